@@ -1,0 +1,1 @@
+"""Rules that turn inventory, snapshots and results into findings."""

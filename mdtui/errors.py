@@ -1,0 +1,30 @@
+"""Typed errors that carry a message a user can act on."""
+
+from __future__ import annotations
+
+
+class MdtuiError(Exception):
+    """Base of every error mdtui raises on purpose; its message is shown to the user as is."""
+
+
+class ProbeError(MdtuiError):
+    """The system could not be read the way the tool needs."""
+
+
+class PlanError(MdtuiError):
+    """A requested plan is invalid; the message says what to change."""
+
+
+class CommandError(MdtuiError):
+    """An external command failed; holds argv, exit code and stderr."""
+
+    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stderr = stderr
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no error output"
+        super().__init__(f"{argv[0]} exited with code {returncode}: {tail}")
+
+
+class SafetyError(MdtuiError):
+    """A destructive action was refused by the in-use rules or an identity check."""

@@ -1,0 +1,78 @@
+"""Block devices a user could put in an array, and the reasons one is in use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mdtui.model.link import Link
+
+
+class Transport(StrEnum):
+    NVME = "nvme"
+    SATA = "sata"
+    SAS = "sas"
+    VIRTIO = "virtio"
+    USB = "usb"
+    LOOP = "loop"
+    OTHER = "other"
+
+
+class InUseKind(StrEnum):
+    """Why a disk must not be offered as an array member. Each kind is named in the UI."""
+
+    MOUNTED = "mounted"
+    ROOT_FS = "root-filesystem"
+    HOLDER = "holder"
+    MD_MEMBER = "md-member"
+    MD_SUPERBLOCK = "md-superblock"
+    LVM_PV = "lvm-pv"
+    SWAP = "swap"
+    FS_SIGNATURE = "filesystem-signature"
+    PARTITION_TABLE = "partition-table"
+    OPEN_EXCLUSIVE = "open-exclusive"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class InUseReason:
+    kind: InUseKind
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Disk:
+    """One whole block device as discovered. Fields the system would not tell are None."""
+
+    name: str
+    dev_path: str
+    transport: Transport
+    size_bytes: int | None = None
+    by_id_path: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    wwn: str | None = None
+    logical_sector_bytes: int | None = None
+    physical_sector_bytes: int | None = None
+    rotational: bool | None = None
+    driver: str | None = None
+    major_minor: str | None = None
+    link: Link | None = None
+    partitions: tuple[str, ...] = ()
+    in_use: tuple[InUseReason, ...] = ()
+    # What could not be read: a device with problems is shown as "unknown", never offered blindly.
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def available(self) -> bool:
+        """Safe to offer as a new array member: nothing uses it and everything needed was read."""
+        return not self.in_use and not self.problems
+
+    @property
+    def kind_label(self) -> str:
+        if self.rotational is None:
+            return "?"
+        return "HDD" if self.rotational else "SSD"

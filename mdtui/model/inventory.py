@@ -1,0 +1,25 @@
+"""What one scan of the system found: disks, arrays, and what could not be seen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
+
+
+@dataclass(frozen=True)
+class Inventory:
+    disks: tuple[Disk, ...]
+    arrays: tuple[MdArray, ...]
+    # True when running as root: signatures, exclusive opens and mdadm --examine could be checked.
+    privileged: bool
+    udev: bool  # True when the udev database was read (by-id paths, signatures)
+    # Sentences about what this scan could not do (no md driver, not root, no udev, ...).
+    notes: tuple[str, ...] = ()
+
+    def disk(self, name: str) -> Disk | None:
+        return next((d for d in self.disks if d.name == name), None)
+
+    def array(self, name: str) -> MdArray | None:
+        return next((a for a in self.arrays if a.name == name), None)

@@ -1,0 +1,1 @@
+"""Pure planning: a request becomes a validated plan (argv, predicted size and speed, warnings)."""

@@ -1,0 +1,1 @@
+"""Executes plans and jobs through one logged command runner."""

@@ -1,0 +1,1 @@
+"""Periodic sampler: kernel counters become rates in immutable snapshots."""

@@ -1,0 +1,1 @@
+"""Results database, migrations and export."""

@@ -1,0 +1,1 @@
+"""Textual app: a thin shell over the core."""
