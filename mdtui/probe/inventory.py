@@ -1,0 +1,33 @@
+"""One scan of the system: disks, md arrays, and notes on what could not be seen."""
+
+from __future__ import annotations
+
+import os
+
+from mdtui.model.inventory import Inventory
+from mdtui.probe.disks import DiskProber
+from mdtui.probe.root import SystemRoot
+
+
+def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None) -> Inventory:
+    """Discover disks and arrays under ``root`` ("/" by default). Never raises on odd sysfs content."""
+    from mdtui.probe.arrays import md_available, read_arrays
+
+    system = root if isinstance(root, SystemRoot) else SystemRoot(root or "/")
+    if privileged is None:
+        privileged = os.geteuid() == 0 if system.is_live else True
+    prober = DiskProber(system, privileged=privileged)
+    disks = tuple(prober.probe_all())
+    arrays = tuple(read_arrays(system))
+    notes = []
+    if not md_available(system):
+        notes.append("No md driver: /proc/mdstat is missing (load it with `modprobe md_mod`).")
+    if not prober.udev.available:
+        notes.append("No udev database: by-id paths come from /dev/disk/by-id, signatures from blkid.")
+    if system.is_live and not privileged:
+        notes.append(
+            "Read-only mode (not root): filesystem signatures without udev, exclusive opens by other "
+            "programs and md superblocks cannot be checked, and nothing can be created or benchmarked "
+            "with writes. Run as root for the full picture."
+        )
+    return Inventory(disks=disks, arrays=arrays, privileged=privileged, udev=prober.udev.available, notes=tuple(notes))

@@ -1,0 +1,76 @@
+"""udev properties of block devices: pyudev on a live system, the udev database files under a root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mdtui.probe.root import SystemRoot
+
+
+@dataclass(frozen=True)
+class UdevInfo:
+    properties: dict[str, str] = field(default_factory=dict)
+    links: tuple[str, ...] = ()  # absolute /dev/... symlinks such as /dev/disk/by-id/...
+
+    def get(self, key: str) -> str | None:
+        value = self.properties.get(key)
+        return value or None
+
+
+class UdevReader:
+    """Looks up a device's udev record by its major:minor.
+
+    On the live system pyudev is used (it asks libudev, which reads the same database); on a captured
+    tree the database files ``/run/udev/data/b<major>:<minor>`` are parsed directly.
+    """
+
+    def __init__(self, root: SystemRoot) -> None:
+        self.root = root
+        self._context = None
+        self.available = bool(root.listdir("/run/udev/data"))
+        if self.available and root.is_live:
+            try:
+                import pyudev
+
+                self._context = pyudev.Context()
+            except Exception:  # libudev missing: the database files still work
+                self._context = None
+
+    def lookup(self, major_minor: str | None, sys_name: str) -> UdevInfo:
+        if not self.available or not major_minor:
+            return UdevInfo()
+        if self._context is not None:
+            info = self._lookup_pyudev(sys_name)
+            if info is not None:
+                return info
+        return self._lookup_file(major_minor)
+
+    def _lookup_pyudev(self, sys_name: str) -> UdevInfo | None:
+        import pyudev
+
+        try:
+            device = pyudev.Devices.from_name(self._context, "block", sys_name)
+            properties = {str(k): str(v) for k, v in device.properties.items()}
+            links = tuple(sorted(str(link) for link in device.device_links))
+        except Exception:
+            return None
+        return UdevInfo(properties, links)
+
+    def _lookup_file(self, major_minor: str) -> UdevInfo:
+        text = self.root.read_text(f"/run/udev/data/b{major_minor}")
+        if text is None:
+            return UdevInfo()
+        return parse_udev_database(text)
+
+
+def parse_udev_database(text: str) -> UdevInfo:
+    """Parse one udev database record: ``E:KEY=value`` properties and ``S:`` symlinks below /dev."""
+    properties: dict[str, str] = {}
+    links: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("E:") and "=" in line:
+            key, _, value = line[2:].partition("=")
+            properties[key] = value
+        elif line.startswith("S:"):
+            links.append("/dev/" + line[2:].strip())
+    return UdevInfo(properties, tuple(sorted(links)))
