@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Install everything mdtui's tests and lab need on a fresh Debian machine (run as root, or via sudo).
+# Install the Debian packages mdtui needs on a fresh machine (run as root, or with sudo available).
+#   install-deps.sh          runtime: mdadm, fio, util-linux, sysstat, python3-venv
+#   install-deps.sh --lab    runtime + the QEMU lab: qemu-system-x86, a Debian kernel, busybox, udev
 # Idempotent: packages already present are left alone, so CI and repeat runs stay fast.
 set -euo pipefail
 
-APT_PACKAGES=(
-  mdadm fio busybox-static udev kmod pciutils util-linux coreutils
-  qemu-system-x86 linux-image-amd64 sysstat tmux
-)
+RUNTIME=(mdadm fio util-linux coreutils sysstat python3 python3-venv python3-pip)
+LAB=(qemu-system-x86 linux-image-amd64 busybox-static udev kmod pciutils lvm2 e2fsprogs tmux)
+
+packages=("${RUNTIME[@]}")
+if [ "${1:-}" = "--lab" ]; then packages+=("${LAB[@]}"); fi
 
 missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
+for pkg in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
@@ -22,7 +25,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  # mdadm's postinst wants to write a config and may start a monitor; neither matters on a build host.
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
 else
   echo "install-deps: all Debian packages present"

@@ -66,6 +66,8 @@ class Disk:
     # What could not be read: a device with problems is shown as "unknown", never offered blindly.
     problems: tuple[str, ...] = field(default=())
 
+    __json_extras__ = ("available",)
+
     @property
     def available(self) -> bool:
         """Safe to offer as a new array member: nothing uses it and everything needed was read."""

@@ -54,6 +54,8 @@ class Link:
     port_max_width: int | None = None
     source: str = ""
 
+    __json_extras__ = ("bandwidth_bytes_per_s", "max_bandwidth_bytes_per_s", "downgraded", "slot_limited")
+
     def _bandwidth(self, rate: float | None, width: int | None) -> int | None:
         if rate is None or width is None:
             return None
@@ -128,11 +130,15 @@ class Link:
             return None
         current_bw = self.bandwidth_bytes_per_s
         max_bw = self.max_bandwidth_bytes_per_s
-        text = f"link trained at {self.describe_current()} but the device supports {self.describe_max()}"
+        capable = "device" if self.kind is LinkKind.PCIE else "port"
+        text = f"link trained at {self.describe_current()} but the {capable} supports {self.describe_max()}"
         if current_bw and max_bw:
             text += f": {current_bw / 1e6:.0f} MB/s usable of {max_bw / 1e6:.0f} MB/s"
         if self.slot_limited:
             text += f"; the slot only runs {_describe(self.kind, self.port_max_rate, self.port_max_width)}"
+        elif self.kind is not LinkKind.PCIE:
+            # sysfs gives the port's maximum for SATA and SAS, not the drive's.
+            text += " (the drive, cable or backplane may be what limits it)"
         return text
 
 

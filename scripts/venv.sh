@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Create (or reuse) the project's virtualenv in .venv and install mdtui into it, editable.
+#   venv.sh          the app
+#   venv.sh --test   the app and its test tools
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+extra=""
+if [ "${1:-}" = "--test" ]; then extra="[test]"; fi
+stamp=".venv/.installed${extra}"
+# Reinstall only when pyproject.toml changed since the last install.
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".${extra}"
+  touch "$stamp"
+fi
