@@ -102,8 +102,11 @@ def sas_link(root: SystemRoot, device_path: Path) -> Link | None:
     for entry in root.listdir(port_dir):
         if not entry.startswith("phy-"):
             continue
+        # The port lists its phys as links; the phys themselves sit beside the port (in the HBA's
+        # host or the expander directory), which also works when a copied tree lost the links.
         phy_dirs = [
             port_dir / entry / "sas_phy" / entry,
+            port_dir.parent / entry / "sas_phy" / entry,
             root.path(f"/sys/class/sas_phy/{entry}"),
         ]
         for phy_dir in phy_dirs:
