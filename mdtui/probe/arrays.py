@@ -1,0 +1,212 @@
+"""Existing md arrays: /proc/mdstat, refined by each array's /sys/block/<md>/md/ directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Any
+
+from mdtui.model.array import ArrayMember, MdArray, SyncStatus
+from mdtui.probe.mdstat import (
+    RAID0_LAYOUT_NAMES,
+    algorithm_name,
+    parse_mdstat,
+    raid10_layout_name,
+)
+from mdtui.probe.root import SystemRoot
+
+MDSTAT = "/proc/mdstat"
+
+# sysfs spells two states differently from mdstat; keep the mdstat words so both sources agree.
+_ARRAY_STATE_WORDS = {"readonly": "read-only", "read-auto": "auto-read-only"}
+
+# mdstat prints "resync" while a repair runs, so the two are the same running sync.
+_SAME_SYNC = {"repair": "resync"}
+
+
+def md_available(root: SystemRoot) -> bool:
+    """Whether the md driver is loaded: without it the kernel has no /proc/mdstat."""
+    return root.read_text(MDSTAT) is not None
+
+
+def read_arrays(root: SystemRoot) -> list[MdArray]:
+    """Every md array the kernel knows, sorted by name; empty when there is no md driver.
+
+    mdstat gives the list; sysfs values replace mdstat's wherever they can be read, because
+    sysfs is exact (sectors, roles, numeric layouts) where mdstat is rounded or ambiguous.
+    """
+    text = root.read_text(MDSTAT)
+    if text is None:
+        return []
+    arrays = {array.name: array for array in parse_mdstat(text)}
+    for name in root.listdir("/sys/block"):
+        if name.startswith("md") and name not in arrays and _sysfs_only_array(root, name):
+            # Assembled between our read of mdstat and the listing of /sys/block.
+            arrays[name] = MdArray(name=name, state="unknown", level=None)
+    enriched = [_enrich(root, array) for array in arrays.values()]
+    return sorted(enriched, key=lambda a: _natural_key(a.name))
+
+
+def layout_name(level: str | None, number: int) -> str | None:
+    """mdadm's name for a sysfs layout number, which means something different per level."""
+    if level in ("raid4", "raid5", "raid6"):
+        return algorithm_name(number)
+    if level == "raid10":
+        near = number & 0xFF
+        far = (number >> 8) & 0xFF
+        return raid10_layout_name(near, far, bool(number & 0x10000))
+    if level == "raid0":
+        return RAID0_LAYOUT_NAMES.get(number)
+    return None
+
+
+def _natural_key(name: str) -> list[int | str]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _sysfs_only_array(root: SystemRoot, name: str) -> bool:
+    # "clear" is an unused device node (opened but never assembled); mdstat omits those too.
+    state = root.read_text(f"/sys/block/{name}/md/array_state")
+    return bool(state) and state != "clear"
+
+
+def _text(root: SystemRoot, path: str) -> str | None:
+    """A sysfs value, or None when missing or empty (inactive arrays leave files empty)."""
+    text = root.read_text(path)
+    return text if text else None
+
+
+def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
+    md = f"/sys/block/{array.name}/md"
+    if not root.path(md).is_dir():
+        return array
+    changes: dict[str, Any] = {}
+
+    if (state := _text(root, f"{md}/array_state")) is not None:
+        changes["state"] = _ARRAY_STATE_WORDS.get(state, state)
+    level = _text(root, f"{md}/level") or array.level
+    changes["level"] = level
+    if array.level is not None and level != array.level:
+        # mdstat described another personality (a takeover raced our reads): its geometry is stale.
+        changes.update(layout=None, chunk_bytes=None, raid_disks=None)
+    if (raid_disks := root.read_int(f"{md}/raid_disks")) is not None:
+        changes["raid_disks"] = raid_disks
+    if (chunk := root.read_int(f"{md}/chunk_size")) is not None:
+        changes["chunk_bytes"] = chunk or None
+    if (layout := root.read_int(f"{md}/layout")) is not None:
+        changes["layout"] = layout_name(level, layout)
+    if (metadata := _text(root, f"{md}/metadata_version")) is not None:
+        changes["metadata"] = metadata
+    if (degraded := root.read_int(f"{md}/degraded")) is not None:
+        changes["degraded"] = degraded
+    if (uuid := _text(root, f"{md}/uuid")) is not None:
+        changes["uuid"] = uuid
+    sectors = root.read_int(f"/sys/block/{array.name}/size")
+    if sectors:
+        changes["size_bytes"] = sectors * 512
+    changes["bitmap"] = _bitmap(root, md, array.bitmap)
+    changes["sync"] = _sync(root, md, array.sync)
+    if (members := _members(root, md, array.members)) is not None:
+        changes["members"] = members
+    if changes.get("state") in ("inactive", "clear"):
+        # A stopped array has no size, no redundancy to lose and nothing to sync.
+        changes.update(size_bytes=None, degraded=0, sync=None)
+    return dataclasses.replace(array, **changes)
+
+
+def _bitmap(root: SystemRoot, md: str, known: str | None) -> str | None:
+    location = _text(root, f"{md}/bitmap/location")
+    if location is None:
+        return known
+    if location == "none":
+        return "none"
+    if location[0] in "+-":
+        # The location is the bitmap's offset from the superblock, so it lives in the metadata.
+        return "internal"
+    if location == "file":
+        # sysfs does not name the file; mdstat does.
+        return known if known and known.startswith("/") else "file"
+    return known
+
+
+def _sync(root: SystemRoot, md: str, known: SyncStatus | None) -> SyncStatus | None:
+    action_text = _text(root, f"{md}/sync_action")
+    if action_text is None:
+        return known
+    action = action_text.split()[0]
+    if action == "frozen":
+        return known
+    if action == "idle":
+        # A pending or delayed sync is not running yet, so sysfs calls the array idle.
+        return known if known is not None and known.state != "running" else None
+
+    same = known if known is not None and _SAME_SYNC.get(action, action) == known.action else None
+    state = same.state if same is not None else "running"
+    done = total = None
+    completed = _text(root, f"{md}/sync_completed")
+    if completed == "delayed":
+        state = "delayed"
+    elif completed is not None and (m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", completed)):
+        done, total = int(m[1]), int(m[2])
+        state = "running"
+    if done is None and same is not None:
+        done, total = same.done_sectors, same.total_sectors
+
+    kib_per_s = root.read_int(f"{md}/sync_speed")
+    speed = kib_per_s * 1024 if kib_per_s is not None else (same.speed_bytes_per_s if same else None)
+    eta = same.eta_seconds if same is not None else None
+    if kib_per_s and done is not None and total is not None:
+        # Recompute from sysfs's own figures so the estimate matches the progress shown with it.
+        eta = max(total - done, 0) * 512 / speed
+    return SyncStatus(
+        action=action,
+        state=state,
+        done_sectors=done,
+        total_sectors=total,
+        speed_bytes_per_s=speed,
+        eta_seconds=eta,
+    )
+
+
+def _link_name(root: SystemRoot, path: str) -> str | None:
+    """The target of an rdN link; captured trees store it as a file holding the name."""
+    try:
+        return os.path.basename(os.readlink(root.path(path)))
+    except OSError:
+        return _text(root, path)
+
+
+def _members(root: SystemRoot, md: str, known: tuple[ArrayMember, ...]) -> tuple[ArrayMember, ...] | None:
+    entries = root.listdir(md)
+    devices = [entry for entry in entries if entry.startswith("dev-")]
+    if not devices:
+        return None
+    roles: dict[str, int] = {}
+    for entry in entries:
+        if re.fullmatch(r"rd\d+", entry) and (target := _link_name(root, f"{md}/{entry}")):
+            roles[target.removeprefix("dev-")] = int(entry[2:])
+    by_name = {member.name: member for member in known}
+
+    members = []
+    for entry in devices:
+        name = entry.removeprefix("dev-")
+        previous = by_name.get(name)
+        slot_text = _text(root, f"{md}/{entry}/slot")
+        slot: int | None
+        if slot_text == "none":
+            slot = None
+        elif slot_text is not None and slot_text.isdigit():
+            slot = int(slot_text)
+        elif name in roles:
+            slot = roles[name]
+        else:
+            slot = previous.slot if previous is not None else None
+        state_text = root.read_text(f"{md}/{entry}/state")
+        if state_text is not None:
+            states = tuple(word for word in re.split(r"[,\s]+", state_text) if word)
+        else:
+            states = previous.states if previous is not None else ()
+        members.append(ArrayMember(name=name, slot=slot, states=states))
+    members.sort(key=lambda m: (m.slot is None, m.slot if m.slot is not None else 0, m.name))
+    return tuple(members)
