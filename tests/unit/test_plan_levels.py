@@ -1,0 +1,184 @@
+"""RAID level objects: minimum members, data disks, capacity, fault tolerance and small-write cost."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from mdtui.plan import metadata
+from mdtui.plan.levels import (
+    LEVELS,
+    LINEAR,
+    RAID0,
+    RAID1,
+    RAID4,
+    RAID5,
+    RAID5_LAYOUTS,
+    RAID6,
+    RAID6_LAYOUTS,
+    RAID10,
+    level_from_name,
+)
+
+GIB = 1024**3
+
+
+@pytest.mark.parametrize(
+    ("level", "minimum"),
+    [(LINEAR, 2), (RAID0, 2), (RAID1, 2), (RAID4, 3), (RAID5, 3), (RAID6, 4), (RAID10, 2)],
+)
+def test_min_members(level, minimum):
+    assert level.min_members == minimum
+
+
+@pytest.mark.parametrize(
+    ("level", "members", "layout", "data_disks"),
+    [
+        (LINEAR, 3, None, 3),
+        (RAID0, 4, None, 4),
+        (RAID1, 3, None, 1),
+        (RAID4, 4, None, 3),
+        (RAID5, 4, None, 3),
+        (RAID6, 6, None, 4),
+        (RAID10, 4, None, 2),
+        (RAID10, 4, "f2", 2),
+        (RAID10, 6, "n3", 2),
+        (RAID10, 3, "n2", Fraction(3, 2)),
+    ],
+)
+def test_data_disks(level, members, layout, data_disks):
+    assert level.data_disks(members, layout) == data_disks
+
+
+@pytest.mark.parametrize(
+    ("level", "members", "layout", "tolerance"),
+    [
+        (LINEAR, 2, None, 0),
+        (RAID0, 4, None, 0),
+        (RAID1, 2, None, 1),
+        (RAID1, 3, None, 2),
+        (RAID4, 4, None, 1),
+        (RAID5, 5, None, 1),
+        (RAID6, 5, None, 2),
+        (RAID10, 4, "n2", 1),
+        (RAID10, 6, "o3", 2),
+    ],
+)
+def test_fault_tolerance(level, members, layout, tolerance):
+    assert level.fault_tolerance(members, layout) == tolerance
+
+
+def test_fault_tolerance_sentences():
+    assert "no member may fail" in RAID0.fault_tolerance_text(4)
+    assert "any 2 of 3 members" in RAID1.fault_tolerance_text(3)
+    assert "any 2 of 6" in RAID6.fault_tolerance_text(6)
+    text = RAID10.fault_tolerance_text(4, "n2")
+    assert "1 member guaranteed" in text
+    assert "per mirror set" in text
+
+
+@pytest.mark.parametrize(
+    ("level", "members", "layout", "ios"),
+    [
+        (RAID0, 4, None, (0, 1)),
+        (LINEAR, 2, None, (0, 1)),
+        (RAID1, 3, None, (0, 3)),
+        (RAID10, 4, "n2", (0, 2)),
+        (RAID10, 6, "f3", (0, 3)),
+        (RAID4, 4, None, (2, 2)),
+        (RAID5, 4, None, (2, 2)),
+        (RAID6, 4, None, (3, 3)),
+    ],
+)
+def test_small_write_penalty(level, members, layout, ios):
+    assert level.small_write_ios(members, layout) == ios
+
+
+def test_small_write_texts_cite_finding_4():
+    assert "2 reads + 2 writes" in RAID5.small_write_text(4)
+    assert "3 reads + 3 writes" in RAID6.small_write_text(4)
+    for level in LEVELS:
+        if level is not LINEAR:
+            assert "finding 4" in level.small_write_text(4)
+
+
+def test_usable_bytes_smallest_member_times_data_disks():
+    sizes = [100 * GIB, 100 * GIB, 120 * GIB, 100 * GIB]
+    assert RAID5.usable_bytes(sizes, chunk_bytes=512 * 1024) == 300 * GIB
+    assert RAID6.usable_bytes(sizes, chunk_bytes=512 * 1024) == 200 * GIB
+    assert RAID10.usable_bytes(sizes, "n2", 512 * 1024) == 200 * GIB
+    assert RAID1.usable_bytes(sizes) == 100 * GIB
+
+
+def test_usable_bytes_rounds_each_member_down_to_a_chunk():
+    chunk = 64 * 1024
+    odd = 10 * GIB + 1000
+    assert RAID5.usable_bytes([odd, odd, odd], chunk_bytes=chunk) == 2 * 10 * GIB
+
+
+def test_raid0_and_linear_use_every_member_fully():
+    sizes = [100 * GIB, 200 * GIB]
+    assert RAID0.usable_bytes(sizes, chunk_bytes=64 * 1024) == 300 * GIB
+    assert LINEAR.usable_bytes(sizes) == 300 * GIB
+    assert not RAID0.uses_smallest_member()
+    assert RAID5.uses_smallest_member()
+
+
+def test_raid10_odd_members():
+    assert RAID10.usable_bytes([10 * GIB] * 3, "n2", 512 * 1024) == 15 * GIB
+
+
+def test_layouts():
+    assert RAID4.layouts(4) == ("parity-last",)
+    assert RAID5.layouts(4) == RAID5_LAYOUTS
+    assert "left-symmetric" in RAID5_LAYOUTS
+    assert "parity-first-6" in RAID6.layouts(4)
+    assert "left-symmetric-6" not in RAID5.layouts(4)
+    assert set(RAID6_LAYOUTS) >= {"ddf-zero-restart", "ddf-N-restart", "ddf-N-continue"}
+    assert RAID10.layouts(2) == ("n2", "f2", "o2")
+    assert RAID10.layouts(3) == ("n2", "f2", "o2", "n3", "f3", "o3")
+    assert RAID0.layouts(4) == ()
+    assert RAID1.layouts(2) == ()
+
+
+def test_defaults_and_aliases():
+    assert RAID5.effective_layout(None) == "left-symmetric"
+    assert RAID6.effective_layout(None) == "left-symmetric"
+    assert RAID10.effective_layout(None) == "n2"
+    assert RAID4.effective_layout(None) == "parity-last"
+    assert RAID0.effective_layout(None) is None
+    assert RAID5.normalise_layout("rs") == "right-symmetric"
+
+
+def test_redundant_and_parity():
+    assert [lv.name for lv in LEVELS if lv.redundant] == ["raid1", "raid4", "raid5", "raid6", "raid10"]
+    assert [lv.name for lv in LEVELS if lv.parity] == ["raid4", "raid5", "raid6"]
+
+
+def test_raid10_copies_rejects_unknown_layout():
+    with pytest.raises(ValueError, match="n2, f2, o2"):
+        RAID10.copies(4, "n4")
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [("raid5", RAID5), ("5", RAID5), ("RAID6", RAID6), ("linear", LINEAR), ("10", RAID10), (" raid0 ", RAID0)],
+)
+def test_level_from_name(text, level):
+    assert level_from_name(text) is level
+
+
+def test_level_from_name_unknown():
+    with pytest.raises(ValueError, match="unknown RAID level 'raid7'"):
+        level_from_name("raid7")
+
+
+def test_metadata_reserved_estimates():
+    mib = 1024 * 1024
+    assert metadata.reserved_bytes(10**12, "1.2") == 129 * mib  # mdadm --examine: 264192 sectors
+    assert metadata.reserved_bytes(GIB, "1.2") == 2 * mib  # headroom shrinks on small members
+    assert metadata.reserved_bytes(10**12, None) == 0
+    size = 10**12
+    assert metadata.data_bytes(size, "0.90") == size - size % (64 * 1024) - 64 * 1024
+    assert 8 * 1024 < metadata.reserved_bytes(size, "1.0") <= 8 * 1024 + 4096 + 128 * 1024
