@@ -212,9 +212,7 @@ class Raid4(RaidLevel):
         return 1
 
     def fault_tolerance_text(self, members: int, layout: str | None = None) -> str:
-        return (
-            f"any 1 of {members} members may fail; a second failure before the rebuild ends loses the array"
-        )
+        return f"any 1 of {members} members may fail; a second failure before the rebuild ends loses the array"
 
     def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
         return (2, 2)
