@@ -1,0 +1,36 @@
+"""The core never loads Textual: import every core module in a fresh interpreter and look."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import mdtui
+
+CORE_PACKAGES = ("model", "probe", "plan", "run", "sample", "store", "advise")
+
+
+def core_modules() -> list[str]:
+    names = ["mdtui.cli", "mdtui.format", "mdtui.errors"]
+    for package in CORE_PACKAGES:
+        names.append(f"mdtui.{package}")
+        path = [str(p) for p in mdtui.__path__]
+        for info in pkgutil.iter_modules([f"{path[0]}/{package}"]):
+            names.append(f"mdtui.{package}.{info.name}")
+    return names
+
+
+def test_core_modules_do_not_load_textual() -> None:
+    modules = core_modules()
+    assert len(modules) > 10
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'plotext')"
+        " or m.startswith('mdtui.ui'))\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "", f"core modules loaded UI modules: {result.stdout.strip()}"
