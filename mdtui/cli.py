@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from mdtui import __version__
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 
@@ -29,6 +31,30 @@ def build_parser() -> argparse.ArgumentParser:
         "capture", help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)"
     )
     capture_parser.add_argument("out_dir", metavar="DIR")
+
+    create = sub.add_parser("create", help="plan (--dry-run) or create an md array")
+    create.add_argument("members", nargs="+", metavar="MEMBER", help="disks: sdb, /dev/sdb or a /dev/disk/by-id path")
+    create.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
+    create.add_argument("--device", default="/dev/md0", help="array device (default /dev/md0)")
+    create.add_argument("--chunk", type=int, metavar="KIB", help="chunk size in KiB (default 512)")
+    create.add_argument("--layout", help="raid5/6: left-symmetric ...; raid10: n2, f2, o2 ...")
+    create.add_argument("--metadata", choices=("1.2", "1.0", "0.90"))
+    create.add_argument("--bitmap", choices=("none", "internal"), default="none")
+    create.add_argument("--bitmap-chunk", type=int, metavar="KIB")
+    create.add_argument("--spare", action="append", default=[], metavar="DISK")
+    create.add_argument("--name", help="array name stored in the superblock")
+    create.add_argument("--assume-clean", action="store_true", help="skip the initial resync (for benchmarks)")
+    create.add_argument("--build", action="store_true", help="superblock-less raid0/linear test array")
+    create.add_argument("--allow-mixed-sizes", action="store_true")
+    create.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    create.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    create.add_argument("--full-speed", action="store_true", help="let the initial resync run at full speed")
+    create.add_argument("--no-follow", action="store_true", help="do not wait for the resync")
+
+    destroy = sub.add_parser("destroy", help="stop an array mdtui created and wipe its members")
+    destroy.add_argument("device", help="/dev/md0 or md0")
+    destroy.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    destroy.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return parser
 
 
@@ -100,7 +126,112 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"scan": cmd_scan, "capture": cmd_capture}
+def _find_disk(inventory: Inventory, text: str, root: str) -> Disk:
+    from mdtui.probe.root import SystemRoot
+
+    name = text.rsplit("/", 1)[-1] if text.startswith("/dev/") and "/by-" not in text else text
+    disk = inventory.disk(name)
+    if disk is None and text.startswith("/"):
+        target = SystemRoot(root).resolve(text)
+        disk = inventory.disk(target.name) if target is not None else None
+    if disk is None:
+        known = ", ".join(d.name for d in inventory.disks) or "none"
+        raise MdtuiError(f"no disk {text!r} found (disks: {known})")
+    return disk
+
+
+def _confirm(args: argparse.Namespace, what: str, token: str) -> bool:
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise MdtuiError(f"refusing to {what} without confirmation: pass --yes, or run it at a terminal")
+    answer = input(f"This will {what}. Type {token} to go ahead: ")
+    return answer.strip() == token
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    from mdtui.plan import CreateRequest, plan_create
+    from mdtui.plan.describe import describe_create
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
+
+    inventory = scan(args.root)
+    members = tuple(_find_disk(inventory, m, args.root) for m in args.members)
+    spares = tuple(_find_disk(inventory, m, args.root) for m in args.spare)
+    request = CreateRequest(
+        device=args.device if args.device.startswith("/dev/") else f"/dev/{args.device}",
+        level=args.level,
+        members=members,
+        spares=spares,
+        name=args.name,
+        chunk_kib=args.chunk,
+        layout=args.layout,
+        metadata=args.metadata,
+        bitmap=args.bitmap,
+        bitmap_chunk_kib=args.bitmap_chunk,
+        assume_clean=args.assume_clean,
+        build=args.build,
+        allow_mixed_sizes=args.allow_mixed_sizes,
+    )
+    plan = plan_create(request)
+    print("\n".join(describe_create(plan)))
+    if args.dry_run:
+        return 0
+    print()
+    what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
+    if not _confirm(args, what, request.device):
+        print("Cancelled; nothing was run.")
+        return 1
+    outcome = execute_create(plan, confirmed=True, root=SystemRoot(args.root))
+    print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
+    if args.full_speed and plan.resync_expected:
+        print(f"resync minimum speed set to {set_full_resync_speed(outcome.device, True)} KiB/s")
+    if plan.resync_expected and not args.no_follow:
+        def show(array: MdArray) -> None:
+            if array.sync is not None and array.sync.fraction is not None:
+                print(
+                    f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
+                    f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
+                    end="",
+                    flush=True,
+                )
+
+        follow_sync(outcome.device, root=SystemRoot(args.root), on_update=show)
+        print("\nresync finished")
+    return 0
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    from mdtui.plan import plan_destroy
+    from mdtui.plan.describe import describe_destroy
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import created_by_mdtui, execute_destroy, find_array, is_mounted
+
+    system = SystemRoot(args.root)
+    device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+    array = find_array(system, device)
+    if array is None:
+        raise MdtuiError(f"{device} is not an active md array")
+    inventory = scan(args.root)
+    members = [d for d in inventory.disks if d.name in {m.name for m in array.members}]
+    plan = plan_destroy(
+        array,
+        members if len(members) == len(array.members) else None,
+        mounted=is_mounted(system, array),
+        created_by_tool=created_by_mdtui(array),
+    )
+    print("\n".join(describe_destroy(plan)))
+    if args.dry_run:
+        return 0
+    if not _confirm(args, f"stop {device} and wipe {len(plan.member_paths)} member(s)", device):
+        print("Cancelled; nothing was run.")
+        return 1
+    execute_destroy(plan, confirmed=True, root=system)
+    print(f"{device} stopped and its members wiped")
+    return 0
+
+
+COMMANDS = {"scan": cmd_scan, "capture": cmd_capture, "create": cmd_create, "destroy": cmd_destroy}
 
 
 def run_cli(args: argparse.Namespace) -> int:

@@ -1,0 +1,216 @@
+"""Carry out create and destroy plans: identity re-checked right before running, every command logged."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
+from mdtui.plan.create import CreatePlan, member_path
+from mdtui.plan.destroy import DestroyPlan
+from mdtui.probe.arrays import read_arrays
+from mdtui.probe.disks import DiskProber
+from mdtui.probe.mounts import read_mounts
+from mdtui.probe.root import SystemRoot
+from mdtui.run.command import CommandResult, run_command
+from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray
+
+
+@dataclass(frozen=True)
+class CreateOutcome:
+    device: str
+    uuid: str | None
+    results: tuple[CommandResult, ...]
+    array: MdArray | None  # as the kernel reports it right after creation
+
+
+def resolve_member(root: SystemRoot, path: str) -> str | None:
+    """Kernel name a member path points at now (/dev/disk/by-id/... → sdb), or None if it is gone."""
+    target = root.resolve(path)
+    if target is None:
+        return None
+    return target.name
+
+
+def recheck_members(plan: CreatePlan, root: SystemRoot | None = None) -> list[Disk]:
+    """Probe every planned member again and refuse if any changed identity or became busy.
+
+    Between planning and running a disk can be swapped, renamed (sdb becomes sdc after a hotplug),
+    mounted or grabbed by another array; running on stale identities is how data gets lost.
+    """
+    system = root or SystemRoot("/")
+    prober = DiskProber(system)
+    candidates = set(prober.candidates())
+    problems: list[str] = []
+    current_disks: list[Disk] = []
+    for planned in (*plan.request.members, *plan.request.spares):
+        path = member_path(planned)
+        name = resolve_member(system, path)
+        if name is None or name not in candidates:
+            problems.append(f"{path} is gone (planned as {planned.name}); rescan and plan again")
+            continue
+        current = prober.probe(name)
+        if planned.serial and current.serial != planned.serial:
+            problems.append(
+                f"{path} now has serial {current.serial or 'unknown'}, planned {planned.serial}: a different disk"
+            )
+        if planned.size_bytes is not None and current.size_bytes != planned.size_bytes:
+            problems.append(f"{path} changed size since the plan ({current.size_bytes} vs {planned.size_bytes} bytes)")
+        if name != planned.name:
+            problems.append(f"{path} is now {name}, planned as {planned.name}; rescan and plan again")
+        for reason in current.in_use:
+            problems.append(f"{path} ({name}) is in use: {reason}")
+        for problem in current.problems:
+            problems.append(f"{path} ({name}) could not be checked: {problem}")
+        current_disks.append(current)
+    if problems:
+        raise SafetyError("refusing to create the array:\n  - " + "\n  - ".join(problems))
+    return current_disks
+
+
+def _run_logged(argv: tuple[str, ...] | list[str], log: ActionLog, note: str, timeout_s: float = 120) -> CommandResult:
+    result = run_command(list(argv), timeout_s=timeout_s)
+    log.record(result, note)
+    if not result.ok:
+        raise CommandError(list(argv), result.returncode, result.stderr)
+    return result
+
+
+def array_uuid(device: str) -> str | None:
+    """The md UUID from `mdadm --detail --export`, or None for superblock-less (built) arrays."""
+    try:
+        result = run_command(["mdadm", "--detail", "--export", device], timeout_s=30)
+    except MdtuiError:
+        return None
+    for line in result.stdout.splitlines():
+        if line.startswith("MD_UUID="):
+            return line.split("=", 1)[1].strip() or None
+    return None
+
+
+def execute_create(
+    plan: CreatePlan,
+    *,
+    confirmed: bool,
+    root: SystemRoot | None = None,
+    log: ActionLog | None = None,
+    registry: ArrayRegistry | None = None,
+) -> CreateOutcome:
+    """Run a create plan the user confirmed; the array is recorded as mdtui's own for a later teardown."""
+    if not confirmed:
+        raise SafetyError("the create was not confirmed; nothing was run")
+    system = root or SystemRoot("/")
+    log = log or ActionLog()
+    registry = registry or ArrayRegistry()
+    current = recheck_members(plan, system)
+    device = plan.request.device
+    if system.path(device).exists() and _array_name(system, device) in {a.name for a in read_arrays(system)}:
+        raise SafetyError(f"{device} already exists; pick another device name or stop that array first")
+    result = _run_logged(plan.argv, log, f"create {device}")
+    uuid = array_uuid(device)
+    registry.add(
+        CreatedArray(
+            device=device,
+            uuid=uuid,
+            member_serials=tuple(d.serial or "" for d in current),
+            member_paths=plan.member_paths + plan.spare_paths,
+            created_at=time.time(),
+        )
+    )
+    return CreateOutcome(device, uuid, (result,), find_array(system, device))
+
+
+def _array_name(root: SystemRoot, device: str) -> str:
+    """md0 for /dev/md0, and the kernel name behind a /dev/md/NAME link."""
+    target = root.resolve(device)
+    return target.name if target is not None else os.path.basename(device)
+
+
+def find_array(root: SystemRoot, device: str) -> MdArray | None:
+    name = _array_name(root, device)
+    return next((a for a in read_arrays(root) if a.name == name), None)
+
+
+def is_mounted(root: SystemRoot, array: MdArray) -> bool:
+    majmin = root.read_text(f"/sys/block/{array.name}/dev")
+    for mount in read_mounts(root):
+        if mount.source in (array.dev_path, f"/dev/md/{array.name}") or (majmin and mount.major_minor == majmin):
+            return True
+    # A partition of the array or a dm device on top of it is in use just the same.
+    return bool(root.listdir(f"/sys/block/{array.name}/holders"))
+
+
+def created_by_mdtui(array: MdArray, registry: ArrayRegistry | None = None) -> bool:
+    registry = registry or ArrayRegistry()
+    uuid = array_uuid(array.dev_path) if array.metadata != "none" else None
+    return registry.find(array.dev_path, uuid) is not None
+
+
+def execute_destroy(
+    plan: DestroyPlan,
+    *,
+    confirmed: bool,
+    root: SystemRoot | None = None,
+    log: ActionLog | None = None,
+    registry: ArrayRegistry | None = None,
+) -> tuple[CommandResult, ...]:
+    """Stop the array and wipe its members, after checking again that nothing mounted it meanwhile."""
+    if not confirmed:
+        raise SafetyError("the teardown was not confirmed; nothing was run")
+    system = root or SystemRoot("/")
+    log = log or ActionLog()
+    registry = registry or ArrayRegistry()
+    array = find_array(system, plan.array)
+    if array is not None and is_mounted(system, array):
+        raise SafetyError(f"{plan.array} is mounted or held by another device now; unmount it first")
+    uuid = array_uuid(plan.array) if array is not None and array.metadata != "none" else None
+    results = []
+    for step in plan.steps:
+        results.append(_run_logged(step.argv, log, step.description))
+    registry.remove(plan.array, uuid)
+    return tuple(results)
+
+
+def follow_sync(
+    device: str,
+    *,
+    root: SystemRoot | None = None,
+    on_update: Callable[[MdArray], None] | None = None,
+    poll_s: float = 1.0,
+    timeout_s: float | None = None,
+) -> MdArray | None:
+    """Poll an array until no resync/recovery runs (or the timeout passes); report each state seen."""
+    system = root or SystemRoot("/")
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        array = find_array(system, device)
+        if array is not None and on_update is not None:
+            on_update(array)
+        if array is None or array.sync is None:
+            return array
+        if deadline is not None and time.monotonic() >= deadline:
+            return array
+        time.sleep(poll_s)
+
+
+def set_full_resync_speed(device: str, full: bool, *, root: SystemRoot | None = None) -> str:
+    """Let resync run at the system maximum (``full``) or go back to the system default.
+
+    md throttles resync to ``sync_speed_min`` whenever other I/O is seen; raising the minimum to the
+    maximum makes it finish sooner, at the cost of everything else on the disks.
+    """
+    system = root or SystemRoot("/")
+    name = _array_name(system, device)
+    path = system.path(f"/sys/block/{name}/md/sync_speed_min")
+    value = "system"
+    if full:
+        value = system.read_text("/proc/sys/dev/raid/speed_limit_max") or "200000"
+    try:
+        path.write_text(value + "\n")
+    except OSError as exc:
+        raise MdtuiError(f"could not set the resync speed of {device}: {exc.strerror}") from exc
+    return value
