@@ -1,0 +1,61 @@
+"""The Textual app: registers themes, opens the inventory screen, and holds the app-wide keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from mdtui.ui.screens.help import HelpScreen
+from mdtui.ui.screens.inventory import InventoryScreen
+from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
+
+
+class MdtuiApp(App[None]):
+    """mdtui's terminal UI over one system root ("/" live, or a captured tree for tests)."""
+
+    TITLE = "mdtui"
+    CSS_PATH = "app.tcss"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("t", "change_theme", "Theme"),
+    ]
+
+    def __init__(
+        self,
+        root: str = "/",
+        *,
+        privileged: bool | None = None,
+        theme_dirs: Sequence[Path] | None = None,
+    ) -> None:
+        super().__init__()
+        self.root = root
+        self.privileged = privileged
+        self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
+        self._theme_problems: tuple[str, ...] = ()
+
+    def on_mount(self) -> None:
+        loaded = load_themes(self._theme_dirs)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        self._theme_problems = loaded.problems
+        self.theme = pick_default([theme.name for theme in loaded.themes])
+        for problem in loaded.problems:
+            self.notify(problem, severity="warning", timeout=10)
+        self.push_screen(InventoryScreen(self.root, self.privileged))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+
+def run_app(root: str = "/") -> int:
+    """Run the app until the user quits; the exit code for the shell."""
+    app = MdtuiApp(root=root)
+    app.run()
+    return app.return_code or 0

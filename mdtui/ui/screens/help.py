@@ -1,0 +1,95 @@
+"""The help screen: what the columns mean, when a disk counts as in use, and what link findings say."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP_TEXT = """\
+# mdtui — inventory
+
+Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel knows), over a
+**Detail** pane with every field of the selected row.
+
+## Keys
+
+- **↑ ↓ PgUp PgDn** move in a table; **Tab** / **Shift+Tab** go to the next / previous pane
+- **Enter** opens the selected row's detail full screen
+- **r** scans again and keeps the selection; **n** hides or shows the notes banner
+- **t** picks a theme; **?** shows this help; **q** quits
+
+## Disk columns
+
+- **Disk**: kernel name (`nvme0n1`, `sda`). **Bus**: nvme, sata, sas, virtio, usb, loop, other.
+- **Size**: capacity in IEC units (1 GiB = 1024³ bytes).
+- **Type**: SSD or HDD from the kernel's rotational flag; `?` when unknown.
+- **Link**: the link as it trained now (PCIe generation and lanes, SATA Gbps, SAS Gbit);
+  **⚠** when it trained below its maximum.
+- **Model / serial**: cut short on narrow terminals; in full in the detail pane.
+- **State**: **free**, the first **in-use reason** (`+N` more in the detail), or **unknown**.
+
+## In-use rules
+
+A disk is offered for a new array only when it is **free**: nothing uses it and everything
+needed to tell was read. Any one of these makes it *in use*:
+
+- **root-filesystem**: it (or a partition, LV or array on it) holds `/`
+- **mounted**: a filesystem on it is mounted
+- **swap**: active swap on it, or a swap signature
+- **md-member**: it is a member of an assembled md array
+- **md-superblock**: it carries the md superblock of an array that is not assembled
+- **holder**: another device (device-mapper, LVM, bcache…) is built on it
+- **lvm-pv**: it is an LVM physical volume
+- **filesystem-signature**: a filesystem signature is on it or on a partition
+- **partition-table**: it has a partition table or partitions
+- **open-exclusive**: a program holds it open exclusively (checked as root only)
+
+**unknown** means something could not be read (see *Problems* in the detail pane), such as
+signatures without root or a udev database. mdtui never offers such a disk blindly.
+
+## Link findings
+
+A stripe runs at *slowest member × members*. The detail pane shows the link as it trained *now*
+and the *maximum* the device (PCIe) or port (SATA, SAS) supports, each with its usable bandwidth
+in decimal MB/s after line encoding (8b/10b for PCIe Gen1–2, SATA, and SAS up to 12 Gbit;
+128b/130b from PCIe Gen3; 128b/150b for 22.5 Gbit SAS). When a link trained slower or narrower
+than its maximum, a **⚠ Finding** says so in a sentence: one drive in a PCIe Gen1 slot reads at
+half the speed of its neighbours and drags the whole array down. For PCIe, the slot's own maximum
+is named when the slot is the limit.
+
+## Array columns
+
+- **Level**: raid0, raid1, raid4/5/6, raid10, linear; `-` when inactive.
+- **State**: the kernel's array state, plus **degraded N** when N members are missing.
+- **Members**: in-sync members of the raid disks, `+NS` spares, `NF` faulty.
+- **Sync**: resync, recover, check, repair or reshape with progress; speed and ETA in the detail.
+- **Chunk**, **Layout**: stripe geometry as mdadm names it (left to the detail pane when narrow).
+
+## Read-only mode
+
+Without root, mdtui cannot check filesystem signatures (without udev), exclusive opens or md
+superblocks, and cannot create or benchmark anything that writes. The banner says what is missing.
+
+Press **Escape** to close.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("question_mark", "dismiss", "Close", key_display="?", show=False),
+        Binding("q", "dismiss", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Markdown(HELP_TEXT)
+
+    def on_mount(self) -> None:
+        body = self.query_one("#help-body", VerticalScroll)
+        body.border_title = "Help"
+        body.border_subtitle = "Esc closes"
+        body.focus()

@@ -1,0 +1,101 @@
+"""Themes the user can pick: `$variable: value;` files from the repo's themes/ and ~/.config/mdtui/themes."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+DEFAULT_THEME = "mdtui-dark"
+FALLBACK_THEME = "textual-dark"
+
+# Theme fields a file may set; every other `$name` becomes a free theme variable.
+_COLOR_FIELDS = (
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
+_DECLARATION = re.compile(r"^\s*\$([A-Za-z0-9_-]+)\s*:\s*(.+?)\s*;?\s*$")
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ThemeLoad:
+    themes: tuple[Theme, ...]
+    problems: tuple[str, ...]  # one sentence per file that could not be used
+
+
+def repo_themes_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "themes"
+
+
+def user_themes_dir() -> Path:
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "mdtui" / "themes"
+
+
+def default_theme_dirs() -> tuple[Path, ...]:
+    """Repo themes first, so a user file with the same name overrides a shipped one."""
+    return (repo_themes_dir(), user_themes_dir())
+
+
+def parse_theme(text: str, name: str) -> Theme:
+    """Build a Theme from `$field: value;` lines. Raises ValueError with a sentence on bad content."""
+    values: dict[str, str] = {}
+    for line in _COMMENT.sub("", text).splitlines():
+        if not line.strip():
+            continue
+        match = _DECLARATION.match(line)
+        if match is None:
+            raise ValueError(f"cannot read line {line.strip()!r} (expected `$name: value;`)")
+        values[match.group(1)] = match.group(2)
+    name = values.pop("name", name)
+    dark_text = values.pop("dark", "true").lower()
+    if dark_text not in ("true", "false"):
+        raise ValueError(f"$dark must be true or false, not {dark_text!r}")
+    fields: dict[str, str] = {}
+    for field in _COLOR_FIELDS:
+        if field in values:
+            color = values.pop(field)
+            try:
+                Color.parse(color)
+            except ColorParseError as exc:
+                raise ValueError(f"${field}: {exc}") from None
+            fields[field] = color
+    if "primary" not in fields:
+        raise ValueError("$primary is required")
+    return Theme(name=name, dark=dark_text == "true", variables=values, **fields)
+
+
+def load_themes(dirs: Iterable[Path]) -> ThemeLoad:
+    """Every *.tcss theme in ``dirs``; a later directory overrides an earlier one by name."""
+    themes: dict[str, Theme] = {}
+    problems: list[str] = []
+    for directory in dirs:
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.tcss")):
+            try:
+                theme = parse_theme(path.read_text(encoding="utf-8"), path.stem)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                problems.append(f"Theme {path} skipped: {exc}")
+                continue
+            themes[theme.name] = theme
+    return ThemeLoad(themes=tuple(themes.values()), problems=tuple(problems))
+
+
+def pick_default(names: Sequence[str]) -> str:
+    return DEFAULT_THEME if DEFAULT_THEME in names else FALLBACK_THEME

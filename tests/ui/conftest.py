@@ -1,0 +1,59 @@
+"""Fixtures for the UI tests: one captured system tree, and apps that read it instead of this machine."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console, RenderableType
+from textual.pilot import Pilot
+
+from mdtui.model.inventory import Inventory
+from mdtui.probe.inventory import scan
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.themes import repo_themes_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The one captured tree every UI test reads. Switch to REPO / "tests/fixtures/trees/lab-standard" once it exists.
+TREE_ROOT = REPO.parent / "shared" / "fixtures" / "procfs-testdata"
+
+# Only the shipped themes, so a developer's ~/.config/mdtui/themes cannot change a snapshot.
+THEME_DIRS = (repo_themes_dir(),)
+
+
+@pytest.fixture(scope="session")
+def tree_root() -> Path:
+    assert TREE_ROOT.is_dir(), f"{TREE_ROOT} is missing"
+    return TREE_ROOT
+
+
+@pytest.fixture(scope="session")
+def tree_inventory(tree_root: Path) -> Inventory:
+    """What the core finds in the tree: tests derive expectations from it, not from hard-coded names."""
+    return scan(tree_root, privileged=True)
+
+
+@pytest.fixture
+def make_app(tree_root: Path) -> Callable[..., MdtuiApp]:
+    def make(root: str | Path | None = None, privileged: bool | None = True) -> MdtuiApp:
+        return MdtuiApp(str(root if root is not None else tree_root), privileged=privileged, theme_dirs=THEME_DIRS)
+
+    return make
+
+
+def plain(renderable: RenderableType | object, width: int = 200) -> str:
+    """A renderable as plain text, wide enough that nothing wraps."""
+    console = Console(width=width, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    assert isinstance(console.file, io.StringIO)
+    return console.file.getvalue()
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait until every scan worker has finished and its message has been handled."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()

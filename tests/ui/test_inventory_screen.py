@@ -1,0 +1,244 @@
+"""Pilot tests of the inventory screen against a captured tree: selection, detail, help, rescan, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.message import Message
+from textual.widgets import Static
+
+from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
+from mdtui.model.inventory import Inventory
+from mdtui.model.link import Link, LinkKind
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.messages import InventoryScanned
+from mdtui.ui.screens import inventory as inventory_screen
+from mdtui.ui.screens.detail import DetailScreen
+from mdtui.ui.screens.help import HelpScreen
+from mdtui.ui.widgets import ArrayTable, DiskTable
+
+from .conftest import plain, settle
+
+MakeApp = Callable[..., MdtuiApp]
+
+
+def detail_text(app: MdtuiApp) -> str:
+    return plain(app.screen.query_one("#detail-body", Static).content)
+
+
+def banner_text(app: MdtuiApp) -> str:
+    banner = app.screen.query_one("#banner", Static)
+    return plain(banner.content) if banner.has_class("-shown") else ""
+
+
+async def test_opens_on_inventory_with_first_disk_in_detail(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        disks = app.screen.query_one("#disks", DiskTable)
+        arrays = app.screen.query_one("#arrays", ArrayTable)
+        assert disks.has_focus
+        assert disks.row_count == len(tree_inventory.disks)
+        assert arrays.row_count == len(tree_inventory.arrays)
+        first = tree_inventory.disks[0]
+        assert f"{first.name}  {first.dev_path}" in detail_text(app)
+
+
+async def test_arrow_keys_move_the_detail_to_the_next_disk(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("down")
+        second = tree_inventory.disks[1]
+        assert f"{second.name}  {second.dev_path}" in detail_text(app)
+        await pilot.press("up")
+        assert tree_inventory.disks[0].dev_path in detail_text(app)
+
+
+async def test_in_use_disk_shows_every_reason(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    index, disk = next((i, d) for i, d in enumerate(tree_inventory.disks) if d.in_use)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["down"] * index)
+        text = detail_text(app)
+        assert disk.dev_path in text
+        for reason in disk.in_use:
+            assert str(reason) in text
+        assert disk.in_use[0].kind.value in plain(app.screen.query_one("#disks", DiskTable).get_row(disk.name)[-1])
+
+
+async def test_tab_switches_to_arrays_and_shows_sync_progress(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    index, array = next((i, a) for i, a in enumerate(tree_inventory.arrays) if a.sync and a.sync.eta_seconds)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")
+        assert app.screen.query_one("#arrays", ArrayTable).has_focus
+        assert f"{tree_inventory.arrays[0].name}  {tree_inventory.arrays[0].dev_path}" in detail_text(app)
+        await pilot.press(*["down"] * index)
+        text = detail_text(app)
+        assert array.dev_path in text
+        assert "MB/s" in text and "ETA" in text
+        for member in array.members:
+            assert member.name in text
+        # Back to the disks: the detail follows the disk table again.
+        await pilot.press("shift+tab")
+        assert tree_inventory.disks[0].dev_path in detail_text(app)
+
+
+async def test_help_opens_and_closes(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")
+        await pilot.press("question_mark")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_enter_opens_full_detail_and_escape_closes(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        body = app.screen.query_one("#detail-full-body", Static)
+        assert tree_inventory.disks[0].dev_path in plain(body.content)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_rescan_posts_a_new_inventory_and_keeps_the_selection(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
+    scanned: list[Message] = []
+    app = make_app()
+    async with app.run_test(size=(80, 24), message_hook=scanned.append) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        selected = tree_inventory.disks[2]
+        assert selected.dev_path in detail_text(app)
+        before = sum(isinstance(m, InventoryScanned) for m in scanned)
+        await pilot.press("r")
+        await settle(pilot)
+        assert sum(isinstance(m, InventoryScanned) for m in scanned) == before + 1
+        assert app.screen.query_one("#disks", DiskTable).selected_key == selected.name
+        assert selected.dev_path in detail_text(app)
+
+
+async def test_missing_root_is_a_message_not_a_traceback(make_app: MakeApp, tmp_path: Path) -> None:
+    app = make_app(tmp_path / "no-such-tree")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "does not exist" in banner_text(app)
+        assert "does not exist" in detail_text(app)
+        assert "scan failed" in str(app.screen.sub_title)
+
+
+async def test_a_failing_scan_is_shown_and_the_app_keeps_running(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_scan(root: str, *, privileged: bool | None = None) -> Inventory:
+        raise RuntimeError("sysfs went away")
+
+    monkeypatch.setattr(inventory_screen, "scan", broken_scan)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "RuntimeError: sysfs went away" in banner_text(app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_no_md_driver_is_announced(make_app: MakeApp, tmp_path: Path) -> None:
+    (tmp_path / "sys" / "block").mkdir(parents=True)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "No md driver" in banner_text(app)
+        assert app.screen.query_one("#arrays", ArrayTable).border_title == "Arrays: no md driver"
+
+
+NVME_SLOW = Disk(
+    name="nvme3n1",
+    dev_path="/dev/nvme3n1",
+    transport=Transport.NVME,
+    size_bytes=1_000_204_886_016,
+    by_id_path="/dev/disk/by-id/nvme-Example_Pro_1TB_S5GXNF0R000001",
+    model="Example Pro 1TB NVMe with a very long marketing model name",
+    serial="S5GXNF0R000001",
+    wwn="eui.0025385b71b0a2f1",
+    logical_sector_bytes=512,
+    physical_sector_bytes=512,
+    rotational=False,
+    driver="nvme",
+    link=Link(LinkKind.PCIE, current_rate=2.5, max_rate=8.0, current_width=4, max_width=4),
+)
+SATA_MEMBER = Disk(
+    name="sdb",
+    dev_path="/dev/sdb",
+    transport=Transport.SATA,
+    size_bytes=4_000_787_030_016,
+    model="Example HDD 4TB",
+    serial="WD-0000001",
+    rotational=True,
+    link=Link(LinkKind.SATA, current_rate=6.0, max_rate=6.0),
+    in_use=(InUseReason(InUseKind.MD_MEMBER, "active member of md0"),),
+)
+READ_ONLY_NOTE = "Read-only mode (not root): md superblocks cannot be checked. Run as root for the full picture."
+CRAFTED = Inventory(disks=(NVME_SLOW, SATA_MEMBER), arrays=(), privileged=False, udev=True, notes=(READ_ONLY_NOTE,))
+
+
+@pytest.fixture
+def crafted_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inventory_screen, "scan", lambda root, *, privileged=None: CRAFTED)
+
+
+@pytest.mark.usefixtures("crafted_scan")
+async def test_downgraded_link_is_flagged_with_its_finding(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#disks", DiskTable)
+        assert "⚠" in plain(table.get_row("nvme3n1")[4])
+        text = detail_text(app)
+        assert NVME_SLOW.link is not None
+        finding = NVME_SLOW.link.finding()
+        assert finding and finding in text
+        assert "1,000 MB/s" in text  # Gen1 x4 = 4 × 250 MB/s usable
+        assert NVME_SLOW.by_id_path in text and NVME_SLOW.wwn in text
+
+
+@pytest.mark.usefixtures("crafted_scan")
+async def test_read_only_banner_uses_the_inventory_notes(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert READ_ONLY_NOTE in banner_text(app).replace("\n", " ").replace("  ", " ")
+        assert "read-only" in str(app.screen.sub_title)
+        await pilot.press("n")
+        assert banner_text(app) == ""
+        await pilot.press("n")
+        assert "Read-only mode" in banner_text(app)
+
+
+@pytest.mark.usefixtures("crafted_scan")
+@pytest.mark.parametrize("width", [80, 100, 160])
+async def test_state_column_always_fits_and_model_is_cut_instead(make_app: MakeApp, width: int) -> None:
+    app = make_app()
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#disks", DiskTable)
+        used = sum(column.get_render_width(table) for column in table.columns.values())
+        assert used <= table.size.width
+        assert plain(table.get_row("sdb")[-1]).strip() == "md-member"
+        ident = plain(table.get_row("nvme3n1")[5]).strip()
+        assert ident.startswith("Example")
+        if width == 80:
+            assert ident.endswith("…")
