@@ -15,6 +15,7 @@ class Inventory:
     # True when running as root: signatures, exclusive opens and mdadm --examine could be checked.
     privileged: bool
     udev: bool  # True when the udev database was read (by-id paths, signatures)
+    md_available: bool = True  # False when the kernel has no md driver loaded (no /proc/mdstat)
     # Sentences about what this scan could not do (no md driver, not root, no udev, ...).
     notes: tuple[str, ...] = ()
 

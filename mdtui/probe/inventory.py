@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from mdtui.errors import ProbeError
 from mdtui.model.inventory import Inventory
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
@@ -14,13 +15,20 @@ def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None
     from mdtui.probe.arrays import md_available, read_arrays
 
     system = root if isinstance(root, SystemRoot) else SystemRoot(root or "/")
+    if not system.root.is_dir():
+        raise ProbeError(f"Root {system.root} does not exist. Start mdtui with --root / or a captured tree.")
+    if not system.path("/sys/block").is_dir():
+        raise ProbeError(
+            f"Root {system.root} has no sys/block directory: it is neither / nor a captured tree."
+        )
     if privileged is None:
         privileged = os.geteuid() == 0 if system.is_live else True
     prober = DiskProber(system, privileged=privileged)
     disks = tuple(prober.probe_all())
     arrays = tuple(read_arrays(system))
     notes = []
-    if not md_available(system):
+    has_md = md_available(system)
+    if not has_md:
         notes.append("No md driver: /proc/mdstat is missing (load it with `modprobe md_mod`).")
     if not prober.udev.available:
         notes.append("No udev database: by-id paths come from /dev/disk/by-id, signatures from blkid.")
@@ -30,4 +38,7 @@ def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None
             "programs and md superblocks cannot be checked, and nothing can be created or benchmarked "
             "with writes. Run as root for the full picture."
         )
-    return Inventory(disks=disks, arrays=arrays, privileged=privileged, udev=prober.udev.available, notes=tuple(notes))
+    return Inventory(
+        disks=disks, arrays=arrays, privileged=privileged, udev=prober.udev.available,
+        md_available=has_md, notes=tuple(notes),
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from rich.console import RenderableType
@@ -15,7 +14,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from mdtui.errors import MdtuiError, ProbeError
+from mdtui.errors import MdtuiError
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.ui.messages import InventoryScanned, ScanFailed
@@ -27,14 +26,7 @@ Pane = Literal["disks", "arrays"]
 
 
 def scan_root(root: str, privileged: bool | None) -> Inventory:
-    """Scan ``root``, refusing a path that cannot be a system root with a sentence the user can act on."""
-    path = Path(root)
-    if not path.exists():
-        raise ProbeError(f"Root {root} does not exist. Start mdtui with --root / or a captured tree.")
-    if not path.is_dir():
-        raise ProbeError(f"Root {root} is not a directory. Start mdtui with --root / or a captured tree.")
-    if not (path / "sys").is_dir() and not (path / "proc").is_dir():
-        raise ProbeError(f"Root {root} has no sys/ or proc/ directory: it is neither / nor a captured tree.")
+    """Scan ``root``; the core refuses a path that is not a system root with a sentence to act on."""
     return scan(root, privileged=privileged)
 
 
@@ -152,8 +144,8 @@ class InventoryScreen(Screen[None]):
         arrays.show(inventory.arrays, palette)
         disks.border_title = f"Disks ({len(inventory.disks)})"
         self.refresh_bindings()
-        # Inventory says "no md driver" only in its notes; the arrays title repeats it where users look.
-        md_missing = any(note.startswith("No md driver") for note in inventory.notes)
+        # The arrays title repeats a missing md driver where users look for arrays.
+        md_missing = not inventory.md_available
         arrays.border_title = "Arrays: no md driver" if md_missing else f"Arrays ({len(inventory.arrays)})"
         self._update_detail()
 
