@@ -1,0 +1,31 @@
+"""Ready-made lab machines. Extend by copying: ``STANDARD.with_disks(sata("SATA2"))`` or a new Machine."""
+
+from __future__ import annotations
+
+from .harness import Machine, nvme, sas, sata, virtio
+
+SLOW_BPS = 20_000_000  # 20 MB/s: the throttled NVMe, the "weakest link" of the standard machine
+
+STANDARD = Machine(
+    name="standard",
+    cpus=2,
+    memory_mb=2048,
+    disks=(
+        # Four fast NVMe behind PCIe 3.0 x4 root ports: the raid members.
+        *(nvme(f"NVME{i}", "1G", link_speed="8", link_width=4) for i in range(4)),
+        sata("SATA_HDD0", "1G", rotation_rate=7200),  # a spinning SATA disk
+        sata("SATA_SSD0", "1G", rotation_rate=1),  # a SATA SSD (non-rotational)
+        sas("SAS0", "1G"),
+        sas("SAS1", "1G", rotation_rate=1),
+        virtio("VIRTIO0", "1G"),
+        # One more NVMe, throttled in QEMU's block layer to 20 MB/s: a slow member to find.
+        nvme("NVMESLOW0", "1G", link_speed="8", link_width=4, bps_total=SLOW_BPS),
+    ),
+)
+"""The standard lab machine shared by tests (see tests/lab/README.md for what each drive is for)."""
+
+STANDARD_NVME = tuple(d.serial for d in STANDARD.disks if d.transport == "nvme" and not d.bps_total)
+SLOW_NVME = "NVMESLOW0"
+
+TINY = Machine(name="tiny", cpus=1, memory_mb=1024, disks=(virtio("TINY0", "64M"),))
+"""A one-disk machine for tests that kill or break their guest."""
