@@ -1,0 +1,355 @@
+"""`mdtui results ...`: list, show, compare, export, import, label, note and delete stored runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from mdtui.errors import MdtuiError
+from mdtui.format import duration, iec_bytes
+from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table, run_settings
+from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.errors import StoreMissingError
+from mdtui.store.export import (
+    FORMATS,
+    export_comparison,
+    export_normalised,
+    export_ratio_table,
+    export_runs,
+    format_metric,
+    format_setting,
+)
+from mdtui.store.fio_import import import_fio_file
+from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
+
+
+def _run_id(text: str) -> int:
+    value = text.strip().removeprefix("#")
+    if not value.isdigit() or int(value) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run ID (a number such as 12 or #12)")
+    return int(value)
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("the tolerance cannot be negative")
+    return value / 100
+
+
+def _data_disks(text: str) -> tuple[int, float]:
+    run, sep, count = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return _run_id(run), float(count)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not ID=COUNT, such as 7=2") from None
+
+
+def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `results` and its subcommands on the top-level `mdtui` subparsers."""
+    db_help = f"results database (default: $MDTUI_DB, else {default_db_path()})"
+    # --db is accepted before and after the subcommand; the later one wins.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help=db_help)
+    parser = subparsers.add_parser(
+        "results", help="list, show, compare, export and import benchmark results", parents=[common]
+    )
+    parser.set_defaults(results_parser=parser, results_command=None)
+    sub = parser.add_subparsers(dest="results_command", metavar="ACTION")
+
+    listing = sub.add_parser("list", help="stored runs, newest first", parents=[common])
+    listing.add_argument("--limit", type=int, default=None, metavar="N", help="show only the newest N runs")
+
+    show = sub.add_parser("show", help="everything stored about one run", parents=[common])
+    show.add_argument("run", type=_run_id, metavar="ID")
+
+    def output_options(command: argparse.ArgumentParser, default: str) -> None:
+        command.add_argument("--format", choices=FORMATS, default=default, help=f"output format (default: {default})")
+        command.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+
+    comparing = sub.add_parser(
+        "compare", help="runs against a baseline: ratios, better/worse, and what changed", parents=[common]
+    )
+    comparing.add_argument("baseline", type=_run_id, metavar="BASE")
+    comparing.add_argument("candidates", type=_run_id, nargs="+", metavar="ID")
+    comparing.add_argument(
+        "--metric", action="append", choices=list(METRICS_BY_NAME), metavar="NAME", help="only this metric (repeatable)"
+    )
+    comparing.add_argument(
+        "--tolerance",
+        type=_percent,
+        default=DEFAULT_TOLERANCE,
+        metavar="PCT",
+        help=f"changes within ±PCT%% are neither better nor worse (default: {DEFAULT_TOLERANCE * 100:g})",
+    )
+    output_options(comparing, "md")
+
+    exporting = sub.add_parser("export", help="runs as a Markdown table, CSV or JSON", parents=[common])
+    exporting.add_argument("runs", type=_run_id, nargs="+", metavar="ID")
+    exporting.add_argument("--raw", action="store_true", help="include the raw fio JSON (json format only)")
+    output_options(exporting, "md")
+
+    ratios = sub.add_parser(
+        "ratios",
+        help="one metric of many runs as ratios of reference runs (vs single disk, vs RAID0)",
+        parents=[common],
+    )
+    ratios.add_argument("runs", type=_run_id, nargs="+", metavar="ID")
+    ratios.add_argument("--vs", type=_run_id, action="append", required=True, metavar="REF", help="reference run")
+    ratios.add_argument("--metric", choices=list(METRICS_BY_NAME), required=True, metavar="NAME")
+    output_options(ratios, "md")
+
+    normalising = sub.add_parser(
+        "normalise",
+        help="a sweep ÷ (one raw disk's speed × data disks), as in the chunk-size study",
+        parents=[common],
+    )
+    normalising.add_argument("runs", type=_run_id, nargs="+", metavar="ID")
+    device = normalising.add_mutually_exclusive_group(required=True)
+    device.add_argument("--device-run", type=_run_id, metavar="ID", help="a run on one raw disk to divide by")
+    device.add_argument("--device-speed", type=float, metavar="VALUE", help="the disk's figure in the metric's unit")
+    normalising.add_argument("--metric", choices=list(METRICS_BY_NAME), default="read_bw_bytes_per_s", metavar="NAME")
+    normalising.add_argument(
+        "--data-disks", type=_data_disks, action="append", default=[], metavar="ID=N", help="override a run's count"
+    )
+    output_options(normalising, "md")
+
+    importing = sub.add_parser("import", help="store fio --output-format=json output made elsewhere", parents=[common])
+    importing.add_argument("file", metavar="FILE.json")
+    importing.add_argument("--label", default="", metavar="TEXT")
+
+    for name, what in (("label", "a short name shown in tables"), ("note", "free text kept with the run")):
+        command = sub.add_parser(name, help=f"set a run's {name}: {what}", parents=[common])
+        command.add_argument("run", type=_run_id, metavar="ID")
+        command.add_argument("text", nargs="+", metavar="TEXT")
+
+    deleting = sub.add_parser("delete", help="remove runs with their figures and samples", parents=[common])
+    deleting.add_argument("runs", type=_run_id, nargs="+", metavar="ID")
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+
+def _local(moment: datetime | None) -> str:
+    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def render_list(runs: Sequence[RunRecord]) -> str:
+    lines = [
+        f"{'ID':>5}  {'STARTED':<16}  {'STATUS':<11}  {'PRESET':<12}  {'TARGET':<14}  {'LEVEL':<7}  {'CHUNK':>9}  "
+        f"{'READ MB/s':>10}  {'WRITE MB/s':>10}  {'IOPS':>10}  LABEL"
+    ]
+    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
+    iops = METRICS_BY_NAME["read_iops"]
+    for run in runs:
+        read_iops, write_iops = run.metrics.read_iops, run.metrics.write_iops
+        total_iops = None if read_iops is None and write_iops is None else (read_iops or 0) + (write_iops or 0)
+        chunk = run.array.get("chunk_bytes")
+        lines.append(
+            f"{run.id:>5}  {_local(run.started_at):<16}  {run.status.value:<11}  {run.preset[:12]:<12}  "
+            f"{(run.target or '-')[-14:]:<14}  {run.array.get('level') or '-'!s:<7}  "
+            f"{iec_bytes(chunk) if chunk else '-':>9}  "
+            f"{format_metric(bandwidth, run.metrics.read_bw_bytes_per_s):>10}  "
+            f"{format_metric(bandwidth, run.metrics.write_bw_bytes_per_s):>10}  "
+            f"{format_metric(iops, total_iops):>10}  {run.label}".rstrip()
+        )
+    return "\n".join(lines)
+
+
+def render_run(run: RunRecord) -> str:
+    lines = [f"Run {run.title}"]
+
+    def field(name: str, value: str) -> None:
+        if value:
+            lines.append(f"  {name:<10} {value}")
+
+    status = run.status.value
+    if run.status is RunStatus.INTERRUPTED:
+        status += " (its process ended without finishing it: a crash or a kill)"
+    field("Status", status)
+    field("Started", _local(run.started_at))
+    field("Ended", f"{_local(run.ended_at)} ({duration(run.duration_s)})" if run.ended_at else "-")
+    field("Preset", run.preset)
+    field("Target", run.target)
+    field("Params", " ".join(f"{key}={value}" for key, value in run.params.items()))
+    if run.array:
+        settings = run_settings(run)
+        parts = [
+            f"{key.removeprefix('array.')} {format_setting(key, value)}"
+            for key, value in settings.items()
+            if key.startswith("array.") and not key.startswith("array.member_")
+        ]
+        field("Array", ", ".join(parts))
+        for member in run.array.get("members") or []:
+            if not isinstance(member, dict):
+                continue
+            ident = "  ".join(str(member[key]) for key in ("name", "model", "serial", "link") if member.get(key))
+            lines.append(f"  {'':<10}   {ident}")
+    field("System", " · ".join(f"{key} {value}" for key, value in run.context.items()))
+    field("Error", run.error)
+    field("Note", run.note)
+    measured = [(m, v) for m in METRICS if (v := run.metrics.get(m.name)) is not None]
+    if measured:
+        lines.append("")
+        width = max(len(m.label) for m, _ in measured)
+        lines.extend(f"  {m.label:<{width}}  {format_metric(m, v):>12}" for m, v in measured)
+    lines.append("")
+    if run.samples:
+        lines.append(f"  {len(run.samples)} samples over {duration(run.samples[-1].t_s)}")
+    if run.fio_json:
+        lines.append(
+            f"  raw fio JSON kept ({len(run.fio_json):,} characters): "
+            f"mdtui results export {run.id} --format json --raw"
+        )
+    return "\n".join(lines).rstrip()
+
+
+# -- commands ----------------------------------------------------------------------------------------
+
+
+def _store(args: argparse.Namespace, *, create: bool = False) -> ResultsStore:
+    return ResultsStore(getattr(args, "db", None), create=create)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise MdtuiError(f"cannot write {output}: {exc.strerror}") from None
+    print(f"wrote {output}", file=sys.stderr)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    try:
+        store = _store(args)
+    except StoreMissingError:
+        path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+        print(f"No runs yet ({path} does not exist).")
+        return 0
+    with store:
+        runs = store.list_runs(limit=args.limit)
+    print(render_list(runs) if runs else f"No runs in {store.path}.")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        print(render_run(store.get_run(args.run)))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        baseline = store.get_run(args.baseline)
+        candidates = store.get_runs(args.candidates)
+    result = compare(baseline, candidates, metrics=args.metric, tolerance=args.tolerance)
+    _emit(export_comparison(result, args.format), args.output)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        runs = store.get_runs(args.runs)
+    _emit(export_runs(runs, args.format, include_raw=args.raw), args.output)
+    return 0
+
+
+def _cmd_ratios(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        runs = store.get_runs(args.runs)
+        references = store.get_runs(args.vs)
+    _emit(export_ratio_table(ratio_table(runs, references, args.metric), args.format), args.output)
+    return 0
+
+
+def _cmd_normalise(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        runs = store.get_runs(args.runs)
+        device: RunRecord | float = (
+            store.get_run(args.device_run) if args.device_run is not None else args.device_speed
+        )
+    table = normalise(runs, device, metric=args.metric, data_disks_by_run=dict(args.data_disks))
+    _emit(export_normalised(table, args.format), args.output)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    with _store(args, create=True) as store:
+        run = store.get_run(import_fio_file(store, args.file, label=args.label))
+    figures = ", ".join(
+        f"{m.label} {format_metric(m, v)}"
+        for m in METRICS[:4]
+        if (v := run.metrics.get(m.name)) is not None
+    )
+    print(f"imported run #{run.id} ({run.status.value}){': ' + figures if figures else ''}")
+    if run.error:
+        print(f"note: fio reported errors: {run.error}", file=sys.stderr)
+    return 0
+
+
+def _cmd_label(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        store.set_label(args.run, " ".join(args.text))
+    return 0
+
+
+def _cmd_note(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        store.set_note(args.run, " ".join(args.text))
+    return 0
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        # All or nothing: a typo in the third ID must not leave the first two deleted.
+        store.get_runs(args.runs)
+        for run_id in args.runs:
+            store.delete_run(run_id)
+            print(f"deleted run #{run_id}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": _cmd_list,
+    "show": _cmd_show,
+    "compare": _cmd_compare,
+    "export": _cmd_export,
+    "ratios": _cmd_ratios,
+    "normalise": _cmd_normalise,
+    "import": _cmd_import,
+    "label": _cmd_label,
+    "note": _cmd_note,
+    "delete": _cmd_delete,
+}
+
+
+def run_results(args: argparse.Namespace) -> int:
+    """Run one `mdtui results` action; a user error prints one line and returns 2."""
+    if args.results_command is None:
+        args.results_parser.print_help()
+        return 0
+    try:
+        return COMMANDS[args.results_command](args)
+    except MdtuiError as exc:
+        print(f"mdtui: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`mdtui results ...` on its own, for tests and until mdtui.cli registers it."""
+    parser = argparse.ArgumentParser(prog="mdtui")
+    add_results_parser(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
+    return run_results(parser.parse_args(argv))

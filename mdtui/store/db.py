@@ -1,0 +1,521 @@
+"""The results database: SQLite in WAL mode, schema migrations, and runs written crash-safely."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mdtui.store.errors import StoreBusyError, StoreError, StoreMissingError, UnknownRunError
+from mdtui.store.owner import current_owner, owner_alive
+from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
+
+DEFAULT_BUSY_TIMEOUT_S = 5.0
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes; extended codes keep them in the low byte)
+_DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+_RUN_COLUMNS = (
+    "id, status, started_at, ended_at, preset, params_json, target, array_json, context_json, "
+    "label, note, owner, error"
+)
+
+
+def default_db_path() -> Path:
+    """$MDTUI_DB, else $XDG_DATA_HOME/mdtui/results.db, else ~/.local/share/mdtui/results.db."""
+    override = os.environ.get("MDTUI_DB")
+    if override:
+        return Path(override).expanduser()
+    base = os.environ.get("XDG_DATA_HOME", "")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if not base or not os.path.isabs(base):
+        base = str(Path.home() / ".local" / "share")
+    return Path(base) / "mdtui" / "results.db"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _to_text(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("run times must be timezone-aware")
+    # Fixed width (always microseconds, always +00:00) so text order is time order in ORDER BY.
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _from_text(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _dumps(value: Any) -> str:
+    # default=str so a Path or an enum in params is kept as its text rather than refused mid-run.
+    return json.dumps(value, default=str)
+
+
+class ResultsStore:
+    """An open results database. Methods are safe to call from several threads of one process."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    ) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_db_path()
+        self.busy_timeout_s = busy_timeout_s
+        self._owner = current_owner()
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._conn = self._open(create)
+
+    # -- opening and schema ---------------------------------------------------------------------------
+
+    def _open(self, create: bool) -> sqlite3.Connection:
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory, not a results database file")
+        if self.path.exists():
+            self._check_header()
+        elif not create:
+            raise StoreMissingError(f"no results database at {self.path} (no runs recorded yet)")
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory for {self.path}: {exc.strerror}") from None
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        try:
+            with self._errors("open the database"):
+                self._check_identity(conn)
+                conn.execute("PRAGMA foreign_keys = ON")
+                # WAL keeps readers (the app's results screen) working while a run writes its samples.
+                conn.execute("PRAGMA journal_mode = WAL")
+                # FULL: a run reported complete survives a power cut, not just a crash.
+                conn.execute("PRAGMA synchronous = FULL")
+                self._migrate(conn)
+            self._conn = conn
+            self._store_interrupted()
+        except BaseException:
+            conn.close()
+            self._conn = None
+            raise
+        return conn
+
+    def _check_header(self) -> None:
+        # Refuse a foreign file before SQLite touches it, so nothing (not even a -wal file) is written.
+        try:
+            with self.path.open("rb") as handle:
+                header = handle.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+        if header and header != _SQLITE_HEADER:
+            raise StoreError(
+                f"{self.path} is not an SQLite database (damaged or some other file); it was left untouched: "
+                "move it away or pass another --db"
+            )
+
+    def _check_identity(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        foreign = application_id not in (0, APPLICATION_ID) or (
+            version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        )
+        if foreign:
+            raise StoreError(f"{self.path} is an SQLite database of some other program; it was left untouched")
+        if version > LATEST_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}, written by a newer mdtui; this one reads up to "
+                f"version {LATEST_VERSION}: upgrade mdtui"
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        for migration in MIGRATIONS:
+            if self._user_version(conn) >= migration.version:
+                continue
+            with self._errors(f"upgrade the schema to version {migration.version}"):
+                self._apply(conn, migration)
+
+    def _apply(self, conn: sqlite3.Connection, migration: Migration) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while this one waited for the write lock.
+            if self._user_version(conn) >= migration.version:
+                conn.execute("ROLLBACK")
+                return
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {migration.version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _user_version(conn: sqlite3.Connection) -> int:
+        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock, self._errors("read the schema version"):
+            return self._user_version(self._connection())
+
+    def _store_interrupted(self) -> None:
+        """Write "interrupted" over runs whose process is gone, so a later PID reuse cannot revive them."""
+        conn = self._connection()
+        with self._lock, self._errors("look for interrupted runs"):
+            rows = conn.execute("SELECT id, owner FROM runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
+            dead = [run_id for run_id, owner in rows if not self._alive(owner)]
+            if not dead:
+                return
+            # Best effort and without waiting: readers derive "interrupted" anyway, so a busy database is fine.
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                with self._transaction("mark interrupted runs") as tx:
+                    tx.executemany(
+                        "UPDATE runs SET status = ? WHERE id = ? AND status = ?",
+                        [(RunStatus.INTERRUPTED.value, run_id, RunStatus.RUNNING.value) for run_id in dead],
+                    )
+            except StoreBusyError:
+                pass
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the results database {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            primary = code & 0xFF if isinstance(code, int) else None
+            if primary in _BUSY_CODES or "locked" in str(exc):
+                raise StoreBusyError(
+                    f"{self.path} is locked by another process (waited {self.busy_timeout_s:g} s to {action}); "
+                    "try again when it has finished"
+                ) from None
+            if primary in _DAMAGED_CODES:
+                raise StoreError(
+                    f"{self.path} is damaged ({exc}); it was left untouched: move it away to start a new one, "
+                    "or try `sqlite3 FILE .recover` to salvage runs"
+                ) from None
+            raise StoreError(f"cannot {action} in {self.path}: {exc}") from None
+
+    @contextmanager
+    def _transaction(self, action: str, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._errors(action):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _alive(self, owner: str | None) -> bool:
+        return owner == self._owner or owner_alive(owner)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- writing runs ---------------------------------------------------------------------------------
+
+    def begin_run(self, setup: RunSetup, *, started_at: datetime | None = None) -> int:
+        """Record a run as "running" before it starts, so a crash leaves a trace; returns its ID."""
+        with self._transaction("record a new run") as conn:
+            return self._insert_run(conn, setup, RunStatus.RUNNING, started_at or _now(), None, self._owner, "")
+
+    @contextmanager
+    def recording(self, setup: RunSetup) -> Iterator[RunHandle]:
+        """Begin a run and make sure it ends: failed on an exception, cancelled on a cancel or Ctrl-C.
+
+        A body that returns without calling ``finish`` leaves the run complete, with no figures.
+        """
+        handle = RunHandle(self, self.begin_run(setup))
+        try:
+            yield handle
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            handle.finish_quietly(RunStatus.CANCELLED, "cancelled")
+            raise
+        except BaseException as exc:
+            handle.finish_quietly(RunStatus.FAILED, str(exc) or type(exc).__name__)
+            raise
+        if not handle.finished:
+            handle.finish(RunStatus.COMPLETE)
+
+    def append_samples(self, run_id: int, points: Sequence[SamplePoint]) -> None:
+        """Add time-series points as they are taken; each call is its own transaction."""
+        if not points:
+            return
+        with self._transaction("store samples") as conn:
+            self._require(conn, run_id)
+            self._insert_samples(conn, run_id, points)
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        *,
+        metrics: Metrics | None = None,
+        fio_json: str | None = None,
+        error: str = "",
+        ended_at: datetime | None = None,
+    ) -> None:
+        """Complete a running run as complete, cancelled or failed, with whatever it measured."""
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"a run ends as complete, cancelled or failed, not {status.value}")
+        with self._transaction("finish a run") as conn:
+            # An "interrupted" run may still be finished: its owner was only presumed dead.
+            updated = conn.execute(
+                "UPDATE runs SET status = ?, ended_at = ?, fio_json = coalesce(?, fio_json), error = ? "
+                "WHERE id = ? AND status IN (?, ?)",
+                (
+                    status.value,
+                    _to_text(ended_at or _now()),
+                    fio_json,
+                    error,
+                    run_id,
+                    RunStatus.RUNNING.value,
+                    RunStatus.INTERRUPTED.value,
+                ),
+            ).rowcount
+            if not updated:
+                row = self._require(conn, run_id)
+                raise StoreError(f"run #{run_id} has already ended ({row[0]}); it cannot be finished again")
+            if metrics is not None:
+                self._insert_metrics(conn, run_id, metrics)
+
+    def add_run(
+        self,
+        setup: RunSetup,
+        *,
+        status: RunStatus,
+        started_at: datetime,
+        ended_at: datetime | None,
+        metrics: Metrics,
+        samples: Sequence[SamplePoint] = (),
+        fio_json: str | None = None,
+        error: str = "",
+    ) -> int:
+        """Store a whole finished run in one transaction (imports); returns its ID."""
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"add_run stores finished runs, not {status.value} ones")
+        with self._transaction("store a run") as conn:
+            run_id = self._insert_run(conn, setup, status, started_at, ended_at, None, error)
+            if fio_json is not None:
+                conn.execute("UPDATE runs SET fio_json = ? WHERE id = ?", (fio_json, run_id))
+            self._insert_metrics(conn, run_id, metrics)
+            self._insert_samples(conn, run_id, samples)
+            return run_id
+
+    def set_label(self, run_id: int, label: str) -> None:
+        self._set_text(run_id, "label", label)
+
+    def set_note(self, run_id: int, note: str) -> None:
+        self._set_text(run_id, "note", note)
+
+    def _set_text(self, run_id: int, column: str, text: str) -> None:
+        with self._transaction(f"set the {column}") as conn:
+            if not conn.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (text, run_id)).rowcount:
+                raise UnknownRunError(run_id)
+
+    def delete_run(self, run_id: int) -> None:
+        with self._transaction("delete a run") as conn:
+            # Metrics and samples go with the run (ON DELETE CASCADE).
+            if not conn.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount:
+                raise UnknownRunError(run_id)
+
+    def _insert_run(
+        self,
+        conn: sqlite3.Connection,
+        setup: RunSetup,
+        status: RunStatus,
+        started_at: datetime,
+        ended_at: datetime | None,
+        owner: str | None,
+        error: str,
+    ) -> int:
+        cursor = conn.execute(
+            "INSERT INTO runs (status, started_at, ended_at, preset, params_json, target, array_json, "
+            "context_json, label, note, owner, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                status.value,
+                _to_text(started_at),
+                _to_text(ended_at) if ended_at else None,
+                setup.preset,
+                _dumps(setup.params),
+                setup.target,
+                _dumps(setup.array),
+                _dumps(setup.context),
+                setup.label,
+                setup.note,
+                owner,
+                error,
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    @staticmethod
+    def _insert_metrics(conn: sqlite3.Connection, run_id: int, metrics: Metrics) -> None:
+        # SQLite stores NaN as NULL; a figure that is not a number is better absent than a failed commit.
+        rows = [(run_id, name, value) for name, value in metrics.as_dict().items() if math.isfinite(value)]
+        conn.executemany("INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)", rows)
+
+    @staticmethod
+    def _insert_samples(conn: sqlite3.Connection, run_id: int, points: Sequence[SamplePoint]) -> None:
+        start = conn.execute("SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
+        conn.executemany(
+            "INSERT INTO samples (run_id, seq, t_s, values_json) VALUES (?, ?, ?, ?)",
+            [(run_id, start + i, float(p.t_s), _dumps(p.values)) for i, p in enumerate(points)],
+        )
+
+    @staticmethod
+    def _require(conn: sqlite3.Connection, run_id: int) -> tuple[str]:
+        row: tuple[str] | None = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRunError(run_id)
+        return row
+
+    # -- reading runs ---------------------------------------------------------------------------------
+
+    def get_run(self, run_id: int) -> RunRecord:
+        """One run with its samples and raw fio JSON."""
+        with self._transaction("read a run", write=False) as conn:
+            row = conn.execute(f"SELECT {_RUN_COLUMNS}, fio_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise UnknownRunError(run_id)
+            metrics = self._metrics_of(conn, [run_id]).get(run_id, {})
+            samples = tuple(
+                SamplePoint(t_s, json.loads(values))
+                for t_s, values in conn.execute(
+                    "SELECT t_s, values_json FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
+                )
+            )
+        return self._record(row[:-1], metrics, samples=samples, fio_json=row[-1])
+
+    def get_runs(self, run_ids: Sequence[int]) -> list[RunRecord]:
+        return [self.get_run(run_id) for run_id in run_ids]
+
+    def list_runs(self, *, limit: int | None = None) -> list[RunRecord]:
+        """Runs newest first, without samples and raw fio JSON."""
+        with self._transaction("list runs", write=False) as conn:
+            sql = f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, id DESC"
+            rows = conn.execute(sql + " LIMIT ?", (limit,)).fetchall() if limit else conn.execute(sql).fetchall()
+            metrics = self._metrics_of(conn, [row[0] for row in rows])
+        return [self._record(row, metrics.get(row[0], {})) for row in rows]
+
+    @staticmethod
+    def _metrics_of(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, dict[str, float]]:
+        found: dict[int, dict[str, float]] = {}
+        if not run_ids:
+            return found
+        # One query for a whole listing; chunks stay under SQLite's bound-parameter limit.
+        for start in range(0, len(run_ids), 500):
+            chunk = run_ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for run_id, name, value in conn.execute(
+                f"SELECT run_id, name, value FROM metrics WHERE run_id IN ({marks})", chunk
+            ):
+                found.setdefault(run_id, {})[name] = value
+        return found
+
+    def _record(
+        self,
+        row: tuple[Any, ...],
+        metrics: dict[str, float],
+        *,
+        samples: tuple[SamplePoint, ...] = (),
+        fio_json: str | None = None,
+    ) -> RunRecord:
+        (run_id, status_text, started, ended, preset, params, target, array, context, label, note, owner, error) = row
+        try:
+            status = RunStatus(status_text)
+        except ValueError:
+            raise StoreError(f"run #{run_id} in {self.path} has an unknown status {status_text!r}") from None
+        if status is RunStatus.RUNNING and not self._alive(owner):
+            status = RunStatus.INTERRUPTED
+        started_at = _from_text(started)
+        assert started_at is not None
+        return RunRecord(
+            id=run_id,
+            status=status,
+            started_at=started_at,
+            ended_at=_from_text(ended),
+            preset=preset,
+            params=json.loads(params),
+            target=target,
+            array=json.loads(array),
+            context=json.loads(context),
+            metrics=Metrics.from_dict(metrics),
+            label=label,
+            note=note,
+            error=error,
+            samples=samples,
+            fio_json=fio_json,
+        )
+
+
+class RunHandle:
+    """A run being recorded (from ResultsStore.recording): add samples as they come, then finish once."""
+
+    def __init__(self, store: ResultsStore, run_id: int) -> None:
+        self.store = store
+        self.id = run_id
+        self.finished = False
+
+    def add_samples(self, points: Sequence[SamplePoint]) -> None:
+        self.store.append_samples(self.id, points)
+
+    def finish(
+        self,
+        status: RunStatus,
+        *,
+        metrics: Metrics | None = None,
+        fio_json: str | None = None,
+        error: str = "",
+    ) -> None:
+        self.store.finish_run(self.id, status, metrics=metrics, fio_json=fio_json, error=error)
+        self.finished = True
+
+    def finish_quietly(self, status: RunStatus, error: str) -> None:
+        """End the run while another error is on its way; if even this fails the run shows as interrupted."""
+        if self.finished:
+            return
+        with suppress(StoreError):
+            self.finish(status, error=error)

@@ -1,0 +1,55 @@
+"""Which process owns a running run, in a form that survives PID reuse and reboots."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def _boot_id() -> str:
+    try:
+        return _BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _start_ticks(pid: int) -> str:
+    """Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # The command name (field 2) may hold spaces and parentheses; fields after the last ")" are plain.
+    rest = stat.rsplit(")", 1)[-1].split()
+    return rest[19] if len(rest) > 19 else ""
+
+
+def current_owner() -> str:
+    """A token naming this process: boot ID, PID and start time."""
+    pid = os.getpid()
+    return f"{_boot_id()}/{pid}/{_start_ticks(pid)}"
+
+
+def owner_alive(token: str | None) -> bool:
+    """Whether the process named by ``token`` still runs; False for None or a malformed token."""
+    if not token:
+        return False
+    parts = token.split("/")
+    if len(parts) != 3 or not parts[1].isdigit():
+        return False
+    boot_id, pid_text, ticks = parts
+    if boot_id and boot_id != _boot_id():
+        return False
+    pid = int(pid_text)
+    if ticks:
+        # A different start time means the PID was reused by another process.
+        return _start_ticks(pid) == ticks
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
