@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from mdtui import __version__
+from mdtui.cli_results import add_results_parser, run_results
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.array import MdArray
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     destroy.add_argument("device", help="/dev/md0 or md0")
     destroy.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     destroy.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    add_results_parser(sub)
     return parser
 
 
@@ -231,7 +234,13 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"scan": cmd_scan, "capture": cmd_capture, "create": cmd_create, "destroy": cmd_destroy}
+COMMANDS = {
+    "scan": cmd_scan,
+    "capture": cmd_capture,
+    "create": cmd_create,
+    "destroy": cmd_destroy,
+    "results": run_results,
+}
 
 
 def run_cli(args: argparse.Namespace) -> int:
