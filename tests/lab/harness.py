@@ -17,7 +17,9 @@ Typical use::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import dataclasses
 import gzip
 import hashlib
@@ -28,12 +30,14 @@ import lzma
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -618,6 +622,27 @@ def qemu_argv(
 
 
 # --------------------------------------------------------------------------------------------------
+# Never leave QEMU behind: kill live guests at exit, and ask the kernel to kill QEMU if we die.
+
+_LIVE_GUESTS: weakref.WeakSet[Guest] = weakref.WeakSet()
+_PR_SET_PDEATHSIG = 1
+_LIBC: Any = None
+with contextlib.suppress(OSError):
+    _LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@atexit.register
+def _kill_live_guests() -> None:
+    for guest in list(_LIVE_GUESTS):
+        guest.kill()
+
+
+# --------------------------------------------------------------------------------------------------
 # A running guest
 
 
@@ -710,7 +735,17 @@ class Guest:
         argv = qemu_argv(self.machine, self.paths, self.kernel, initramfs, self.python_exe, self.checkout)
         (self.paths.workdir / "qemu.argv").write_text(json.dumps(argv, indent=1) + "\n")
         self._qemu_log = self.paths.qemu_log.open("wb")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._qemu_log, stderr=subprocess.STDOUT)
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self._qemu_log,
+            stderr=subprocess.STDOUT,
+            # QEMU dies with us even if we are SIGKILLed (the death signal follows the forking
+            # *thread*, so only ask for it from the main thread).
+            preexec_fn=_die_with_parent if in_main_thread else None,
+        )
+        _LIVE_GUESTS.add(self)
         try:
             self._connect(started + boot_timeout)
             reply = self._request({"op": "ping"}, started + boot_timeout, what="boot")
