@@ -1,0 +1,278 @@
+"""CPU counters and frequency: /proc/stat cpu lines, cpufreq per CPU, intel_pstate/amd_pstate status."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from mdtui.probe.root import SystemRoot
+
+PROC_STAT = "/proc/stat"
+CPU_SYSFS = "/sys/devices/system/cpu"
+PSTATE_DRIVERS = ("intel_pstate", "amd_pstate")
+
+_CPU_DIR_RE = re.compile(r"cpu(\d+)")
+_POLICY_DIR_RE = re.compile(r"policy\d+")
+
+
+class CpuTimes(NamedTuple):
+    """One cpu line of /proc/stat, in USER_HZ ticks. Older kernels print fewer fields; those read 0."""
+
+    user: int = 0
+    nice: int = 0
+    system: int = 0
+    idle: int = 0
+    iowait: int = 0
+    irq: int = 0
+    softirq: int = 0
+    steal: int = 0
+    guest: int = 0
+    guest_nice: int = 0
+
+    @property
+    def total(self) -> int:
+        # guest and guest_nice are already counted inside user and nice; adding them would count twice.
+        return (
+            self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+        )
+
+    @property
+    def busy(self) -> int:
+        return self.total - self.idle - self.iowait
+
+
+class ProcStatCpu(NamedTuple):
+    """The aggregate "cpu" line and one line per online CPU, keyed by CPU number."""
+
+    total: CpuTimes | None
+    per_cpu: dict[int, CpuTimes]
+
+
+def parse_proc_stat(text: str) -> ProcStatCpu:
+    """The cpu lines of /proc/stat; the rest (intr can be tens of kilobytes) is never split."""
+    total: CpuTimes | None = None
+    per_cpu: dict[int, CpuTimes] = {}
+    # The kernel prints every cpu line first, so only the text before the first other line is split.
+    start = 0 if text.startswith("cpu") else text.find("\ncpu") + 1
+    end = start
+    while text.startswith("cpu", end):
+        newline = text.find("\n", end)
+        end = newline + 1 if newline >= 0 else len(text)
+    for line in text[start:end].splitlines():
+        label, *values = line.split()
+        try:
+            numbers = tuple(map(int, values[:10]))
+        except ValueError:
+            continue
+        # A bare tuple.__new__ skips NamedTuple's generated __new__; this runs per CPU per tick.
+        times = _new_tuple(CpuTimes, numbers + _ZEROS[len(numbers) :])
+        if label == "cpu":
+            total = times
+        elif label[3:].isdigit():
+            per_cpu[int(label[3:])] = times
+    return ProcStatCpu(total, per_cpu)
+
+
+_ZEROS = (0,) * len(CpuTimes._fields)
+_new_tuple = tuple.__new__
+
+
+def read_proc_stat(root: SystemRoot) -> ProcStatCpu | None:
+    text = root.read_text(PROC_STAT)
+    return parse_proc_stat(text) if text is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySettings:
+    """One cpufreq policy directory's settings (shared by its related CPUs)."""
+
+    governor: str | None = None
+    driver: str | None = None
+    cpuinfo_max_khz: int | None = None
+    cpuinfo_min_khz: int | None = None
+    scaling_max_khz: int | None = None
+    epp: str | None = None  # energy_performance_preference, only under intel_pstate/amd-pstate active modes
+
+
+@dataclass(frozen=True, slots=True)
+class CoreFrequency:
+    cpu: int
+    cur_khz: int | None
+    settings: PolicySettings
+
+
+@dataclass(frozen=True, slots=True)
+class CpufreqState:
+    """cpufreq for every CPU that has it; available is False when none has (not zeros)."""
+
+    available: bool
+    cores: tuple[CoreFrequency, ...] = ()
+    pstate_driver: str | None = None
+    pstate_status: str | None = None
+
+
+def cpufreq_dirs(root: SystemRoot) -> dict[int, Path]:
+    """CPU number → its cpufreq directory, for every CPU that has one.
+
+    On a live system cpuN/cpufreq is a symlink to ../cpufreq/policyM; captured trees store such links
+    as files holding the target, so both are followed. Policies name their CPUs in affected_cpus,
+    which covers trees that kept the policies but not the per-CPU links.
+    """
+    base = root.path(CPU_SYSFS)
+    found: dict[int, Path] = {}
+    for entry in root.listdir(base):
+        match = _CPU_DIR_RE.fullmatch(entry)
+        if match is None:
+            continue
+        link = base / entry / "cpufreq"
+        if link.is_dir():
+            found[int(match[1])] = link
+        elif link.is_file() and (target := root.read_text(link)):
+            resolved = base / entry / target
+            if resolved.is_dir():
+                found[int(match[1])] = resolved
+    policies = base / "cpufreq"
+    for entry in root.listdir(policies):
+        if not _POLICY_DIR_RE.fullmatch(entry):
+            continue
+        cpus = root.read_text(policies / entry / "affected_cpus") or ""
+        for word in cpus.split():
+            if word.isdigit():
+                found.setdefault(int(word), policies / entry)
+    return dict(sorted(found.items()))
+
+
+def read_policy_settings(root: SystemRoot, directory: Path, known: PolicySettings | None = None) -> PolicySettings:
+    """A policy's settings; given an earlier reading, only what an admin can change is read again.
+
+    The driver and the cpuinfo limits are the hardware's and cannot change while the policy exists.
+    Re-reads use plain os calls because a many-core host has a policy per CPU.
+    """
+    prefix = f"{directory}{os.sep}"
+    governor = _read_small(prefix + "scaling_governor")
+    scaling_max = _read_small(prefix + "scaling_max_freq")
+    scaling_max_khz = int(scaling_max) if scaling_max and scaling_max.isdigit() else None
+    epp = _read_small(prefix + "energy_performance_preference")
+    if known is not None:
+        if (governor, scaling_max_khz, epp) == (known.governor, known.scaling_max_khz, known.epp):
+            return known
+        return dataclasses.replace(known, governor=governor, scaling_max_khz=scaling_max_khz, epp=epp)
+    return PolicySettings(
+        governor=governor,
+        driver=root.read_text(directory / "scaling_driver") or None,
+        cpuinfo_max_khz=root.read_int(directory / "cpuinfo_max_freq"),
+        cpuinfo_min_khz=root.read_int(directory / "cpuinfo_min_freq"),
+        scaling_max_khz=scaling_max_khz,
+        epp=epp,
+    )
+
+
+def read_pstate_status(root: SystemRoot) -> tuple[str | None, str | None]:
+    """(driver, mode) from intel_pstate/status or amd_pstate/status; (None, None) when neither exists."""
+    for driver in PSTATE_DRIVERS:
+        status = _read_small(str(root.path(f"{CPU_SYSFS}/{driver}/status")))
+        if status:
+            return driver, status
+    return None, None
+
+
+class CpufreqReader:
+    """Reads cpufreq repeatedly at three speeds: current frequencies, settings, and discovery.
+
+    Current frequencies are what a live view needs every tick. Governors, limits and EPP change only
+    when someone changes them, and the set of policies only with CPU hotplug; reading every file of
+    every policy each tick would cost more than the rest of a sample on a many-core host.
+    """
+
+    def __init__(self, root: SystemRoot) -> None:
+        self.root = root
+        self._dirs: dict[int, Path] = {}
+        self._settings: dict[Path, PolicySettings] = {}
+        self._cpu_settings: dict[int, PolicySettings] = {}
+        self._current_files: dict[int, str] = {}
+        self.pstate_driver: str | None = None
+        self.pstate_status: str | None = None
+        self.discover()
+
+    @property
+    def available(self) -> bool:
+        return bool(self._dirs)
+
+    def discover(self) -> None:
+        """Find every CPU's policy again and read all of its settings (after CPU hotplug)."""
+        self._dirs = cpufreq_dirs(self.root)
+        self._settings = {d: read_policy_settings(self.root, d) for d in set(self._dirs.values())}
+        self._current_files = {}
+        for cpu, directory in self._dirs.items():
+            # scaling_cur_freq is world-readable; cpuinfo_cur_freq (the hardware's view) usually needs root.
+            for name in ("scaling_cur_freq", "cpuinfo_cur_freq"):
+                if (directory / name).is_file():
+                    self._current_files[cpu] = str(directory / name)
+                    break
+        self._finish_settings()
+
+    def refresh_settings(self) -> None:
+        """Re-read governors, frequency caps, EPP and the pstate driver mode."""
+        self._settings = {d: read_policy_settings(self.root, d, known) for d, known in self._settings.items()}
+        self._finish_settings()
+
+    def _finish_settings(self) -> None:
+        self._cpu_settings = {cpu: self._settings[d] for cpu, d in self._dirs.items()}
+        self.pstate_driver, self.pstate_status = read_pstate_status(self.root)
+
+    def current_files(self) -> dict[int, str]:
+        """CPU number → the file its current frequency is read from (shared by a policy's CPUs)."""
+        return dict(self._current_files)
+
+    def settings(self) -> dict[int, PolicySettings]:
+        """CPU number → its policy's settings as last read."""
+        return self._cpu_settings
+
+    def current_khz(self) -> dict[int, int | None]:
+        """CPU number → current frequency; CPUs sharing a policy read the same file, so it is read once."""
+        read: dict[str, int | None] = {}
+        current: dict[int, int | None] = {}
+        for cpu, path in self._current_files.items():
+            if path not in read:
+                read[path] = _read_khz(path)
+            current[cpu] = read[path]
+        return current
+
+    def read(self) -> CpufreqState:
+        if not self._dirs:
+            return CpufreqState(False, (), self.pstate_driver, self.pstate_status)
+        current = self.current_khz()
+        cores = tuple(CoreFrequency(cpu, current.get(cpu), settings) for cpu, settings in self._cpu_settings.items())
+        return CpufreqState(True, cores, self.pstate_driver, self.pstate_status)
+
+
+def _read_small(path: str) -> str | None:
+    """A one-line sysfs value, stripped; None when missing, unreadable or empty.
+
+    Plain os calls instead of pathlib: cpufreq files are read for every policy, some on every tick,
+    and pathlib costs four times as much per file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 256).decode(errors="replace").strip() or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_khz(path: str) -> int | None:
+    text = _read_small(path)
+    return int(text) if text is not None and text.isdigit() else None
+
+
+def read_cpufreq(root: SystemRoot) -> CpufreqState:
+    """A one-off reading of every CPU's frequency and settings."""
+    return CpufreqReader(root).read()

@@ -1,0 +1,130 @@
+"""Parsers for /proc/diskstats and /sys/block/<dev>/stat: cumulative I/O counters per block device."""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from typing import NamedTuple
+
+from mdtui.probe.root import SystemRoot
+
+DISKSTATS = "/proc/diskstats"
+
+# The kernel counts these sectors in 512-byte units whatever the device's logical sector size.
+SECTOR_BYTES = 512
+
+# Counters after the three identity fields: 11 before Linux 4.18, 15 with discards, 17 with flushes.
+_MIN_COUNTERS = 11
+_MAX_COUNTERS = 17
+
+
+class DiskCounters(NamedTuple):
+    """One device's cumulative counters. A NamedTuple because the sampler builds one per device per tick."""
+
+    name: str
+    major: int
+    minor: int
+    reads_completed: int
+    reads_merged: int
+    sectors_read: int
+    read_ms: int
+    writes_completed: int
+    writes_merged: int
+    sectors_written: int
+    write_ms: int
+    in_flight: int  # a gauge, not a counter
+    io_ms: int  # io_ticks: milliseconds with at least one request in flight
+    weighted_io_ms: int  # time_in_queue: request-milliseconds, so it grows faster than wall time under load
+    discards_completed: int | None = None
+    discards_merged: int | None = None
+    sectors_discarded: int | None = None
+    discard_ms: int | None = None
+    flushes_completed: int | None = None
+    flush_ms: int | None = None
+
+    @property
+    def read_bytes(self) -> int:
+        return self.sectors_read * SECTOR_BYTES
+
+    @property
+    def write_bytes(self) -> int:
+        return self.sectors_written * SECTOR_BYTES
+
+
+# Padding for lines from kernels that print fewer counters: the fields they lack are None.
+_MISSING: tuple[None, ...] = (None,) * len(DiskCounters._fields)
+_new_tuple = tuple.__new__
+
+
+def parse_diskstats_line(line: str) -> DiskCounters | None:
+    """One /proc/diskstats line (14, 18 or 20 fields), or None when it is not one."""
+    parts = line.split()
+    if len(parts) < 3 + _MIN_COUNTERS:
+        # Linux 2.6 before 2.6.25 printed only four counters for partitions; nothing current does.
+        return None
+    try:
+        values = (parts[2], int(parts[0]), int(parts[1]), *map(int, parts[3 : 3 + _MAX_COUNTERS]))
+    except ValueError:
+        return None
+    # Built as a bare tuple, skipping NamedTuple's generated __new__: this runs per busy device per tick.
+    return _new_tuple(DiskCounters, values + _MISSING[len(values) :])
+
+
+def parse_diskstats(text: str, names: Container[str] | None = None) -> dict[str, DiskCounters]:
+    """Every device in a /proc/diskstats text, or only those in names (others are not even converted)."""
+    devices: dict[str, DiskCounters] = {}
+    for line in text.splitlines():
+        if names is not None:
+            # The name is the third field; skipping unwanted lines before int() keeps big hosts cheap.
+            fields = line.split(None, 3)
+            if len(fields) < 3 or fields[2] not in names:
+                continue
+        counters = parse_diskstats_line(line)
+        if counters is not None:
+            devices[counters.name] = counters
+    return devices
+
+
+def parse_block_stat(name: str, text: str, major: int = 0, minor: int = 0) -> DiskCounters | None:
+    """A /sys/block/<dev>/stat text: the same counters as diskstats without the identity fields."""
+    parts = text.split()
+    if len(parts) < _MIN_COUNTERS:
+        return None
+    try:
+        values = (name, major, minor, *map(int, parts[:_MAX_COUNTERS]))
+    except ValueError:
+        return None
+    return _new_tuple(DiskCounters, values + _MISSING[len(values) :])
+
+
+def read_diskstats(root: SystemRoot, names: Container[str] | None = None) -> dict[str, DiskCounters] | None:
+    """Counters from /proc/diskstats; None when the file is missing (a captured tree without it)."""
+    text = root.read_text(DISKSTATS)
+    if text is None:
+        return None
+    return parse_diskstats(text, names)
+
+
+def read_block_stat(root: SystemRoot, name: str) -> DiskCounters | None:
+    """One whole device's counters from /sys/block/<name>/stat, with major:minor from its dev file."""
+    text = root.read_text(f"/sys/block/{name}/stat")
+    if text is None:
+        return None
+    major = minor = 0
+    dev = root.read_text(f"/sys/block/{name}/dev")
+    if dev and ":" in dev:
+        major_text, _, minor_text = dev.partition(":")
+        if major_text.isdigit() and minor_text.isdigit():
+            major, minor = int(major_text), int(minor_text)
+    return parse_block_stat(name, text, major, minor)
+
+
+def read_block_stats(root: SystemRoot, names: Container[str] | None = None) -> dict[str, DiskCounters]:
+    """Counters for whole devices from /sys/block/*/stat; slower than diskstats, one file per device."""
+    devices: dict[str, DiskCounters] = {}
+    for name in root.listdir("/sys/block"):
+        if names is not None and name not in names:
+            continue
+        counters = read_block_stat(root, name)
+        if counters is not None:
+            devices[name] = counters
+    return devices

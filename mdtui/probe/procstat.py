@@ -1,0 +1,79 @@
+"""md kernel threads (mdX_raidN, mdX_resync, mdX_reshape) and their CPU time from /proc/PID/stat."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from mdtui.probe.root import SystemRoot
+
+# md names its threads "<array>_<purpose>": the personality's thread (raid1, raid10, raid4/5/6) and
+# the sync thread, which older kernels always call "resync" and newer ones name after the action.
+MD_THREAD_RE = re.compile(r"(?P<array>md\d+|md_d\d+)_(?P<role>raid\d+|resync|recovery|recover|reshape|check|repair)")
+
+
+class MdThread(NamedTuple):
+    pid: int
+    name: str
+    array: str
+    role: str
+
+
+class PidStat(NamedTuple):
+    """The fields of /proc/PID/stat the sampler uses; times are in USER_HZ ticks."""
+
+    pid: int
+    comm: str
+    state: str
+    utime_ticks: int
+    stime_ticks: int
+    processor: int | None  # field 39: the CPU the task last ran on
+
+    @property
+    def cpu_ticks(self) -> int:
+        return self.utime_ticks + self.stime_ticks
+
+
+def parse_pid_stat(text: str) -> PidStat | None:
+    """Parse /proc/PID/stat. comm may hold spaces and parentheses, so it ends at the last ')'."""
+    open_paren = text.find("(")
+    close_paren = text.rfind(")")
+    if open_paren < 0 or close_paren < open_paren:
+        return None
+    rest = text[close_paren + 1 :].split()
+    # rest[0] is field 3 (state), so field N sits at rest[N - 3]: utime 14, stime 15, processor 39.
+    if len(rest) < 13:
+        return None
+    try:
+        pid = int(text[:open_paren])
+        processor = int(rest[36]) if len(rest) > 36 else None
+        return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], int(rest[11]), int(rest[12]), processor)
+    except ValueError:
+        return None
+
+
+def read_pid_stat(root: SystemRoot, pid: int) -> PidStat | None:
+    text = root.read_text(f"/proc/{pid}/stat")
+    return parse_pid_stat(text) if text is not None else None
+
+
+def md_thread_name(comm: str) -> tuple[str, str] | None:
+    """(array, role) when comm names an md kernel thread."""
+    match = MD_THREAD_RE.fullmatch(comm)
+    return (match["array"], match["role"]) if match else None
+
+
+def find_md_threads(root: SystemRoot) -> list[MdThread]:
+    """Every md kernel thread, found by reading /proc/*/comm; costly on busy hosts, so callers cache it."""
+    threads = []
+    for entry in root.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        comm = root.read_text(f"/proc/{entry}/comm")
+        if comm is None or not comm.startswith("md"):
+            continue
+        if (parsed := md_thread_name(comm)) is not None:
+            threads.append(MdThread(int(entry), comm, *parsed))
+    # md2 before md10, as mdstat lists them.
+    threads.sort(key=lambda t: (int(re.sub(r"\D", "", t.array) or 0), t.array, t.role, t.pid))
+    return threads
