@@ -1,0 +1,500 @@
+"""The live sampler: reads every counter once per tick and hands out immutable snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection, Iterator
+from operator import attrgetter
+
+from mdtui.errors import MdtuiError
+from mdtui.model.array import MdArray
+from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
+from mdtui.probe.arrays import read_arrays
+from mdtui.probe.cpu import CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
+from mdtui.probe.diskstats import DiskCounters, parse_diskstats_line, read_block_stats
+from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.files import KeptFile
+from mdtui.sample.rates import cpu_percentages, device_rates, thread_cpu_percent
+
+DEFAULT_INTERVAL_S = 1.0
+MIN_INTERVAL_S = 0.1
+# Ten minutes at the default interval. A snapshot of 64 devices and 16 CPUs holds about 37 KB, so an
+# hour would pin 130 MB and make every full garbage collection walk it.
+DEFAULT_HISTORY_LENGTH = 600
+# Governor, EPP and frequency limits change only when someone changes them: re-read every few seconds.
+DEFAULT_SETTINGS_REFRESH_S = 5.0
+MAX_KEPT_FREQUENCY_FILES = 256
+# md threads come and go with arrays and syncs, and array details with /proc/mdstat, all of which the
+# sampler notices itself; the periodic rescan of /proc/*/comm and md sysfs only catches the rest.
+DEFAULT_RESCAN_S = 30.0
+
+# Which devices a snapshot holds: a collection of kernel names, a predicate on the name, or None
+# for every device that has done any I/O since it appeared (hides the idle ram*, loop*, fd0, sr0 rows).
+DeviceFilter = Collection[str] | Callable[[str], bool] | None
+SnapshotCallback = Callable[[Snapshot], Awaitable[object] | object]
+
+
+class SampleIntervalError(MdtuiError, ValueError):
+    """The requested sampling interval is too short to measure anything but the sampler itself."""
+
+
+def check_interval(interval: float) -> float:
+    if not interval >= MIN_INTERVAL_S:
+        raise SampleIntervalError(f"sampling interval {interval} s is too short; use {MIN_INTERVAL_S} s or more")
+    return float(interval)
+
+
+def _ever_used(counters: DiskCounters) -> bool:
+    return bool(counters.reads_completed or counters.writes_completed or counters.in_flight)
+
+
+class History:
+    """The last maxlen snapshots, oldest first; older ones fall off the end."""
+
+    def __init__(self, maxlen: int = DEFAULT_HISTORY_LENGTH) -> None:
+        self._snapshots: deque[Snapshot] = deque(maxlen=maxlen)
+
+    @property
+    def maxlen(self) -> int:
+        return self._snapshots.maxlen or 0
+
+    def append(self, snapshot: Snapshot) -> None:
+        self._snapshots.append(snapshot)
+
+    def snapshots(self) -> tuple[Snapshot, ...]:
+        # tuple() copies the deque in one C call under the GIL, so a reader on the UI thread never
+        # sees "deque mutated during iteration" while the sampler thread appends.
+        return tuple(self._snapshots)
+
+    def latest(self) -> Snapshot | None:
+        try:
+            return self._snapshots[-1]
+        except IndexError:
+            return None
+
+    def since(self, timestamp: float) -> tuple[Snapshot, ...]:
+        return tuple(s for s in self.snapshots() if s.timestamp >= timestamp)
+
+    def clear(self) -> None:
+        self._snapshots.clear()
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+    def __iter__(self) -> Iterator[Snapshot]:
+        return iter(self.snapshots())
+
+
+class Sampler:
+    """Samples devices, CPUs, md arrays and md threads; call sample() from one thread at a time."""
+
+    def __init__(
+        self,
+        root: SystemRoot,
+        devices: DeviceFilter = None,
+        *,
+        history_length: int = DEFAULT_HISTORY_LENGTH,
+        clock_ticks_per_s: int | None = None,
+        settings_refresh_s: float = DEFAULT_SETTINGS_REFRESH_S,
+        rescan_s: float = DEFAULT_RESCAN_S,
+    ) -> None:
+        self.root = root
+        self.history = History(history_length)
+        self.settings_refresh_s = settings_refresh_s
+        self.rescan_s = rescan_s
+        # USER_HZ, the unit of /proc/PID/stat times; 100 on every mainstream architecture.
+        self.clock_ticks_per_s = clock_ticks_per_s or os.sysconf("SC_CLK_TCK")
+        self.skipped_deliveries = 0  # snapshots run() replaced before a slow callback could take them
+
+        self._names: frozenset[str] | None = None
+        self._predicate: Callable[[str], bool] | None = None
+        if callable(devices):
+            self._predicate = devices
+        elif devices is not None:
+            self._names = frozenset(devices)
+
+        self._diskstats = KeptFile(str(root.path("/proc/diskstats")))
+        self._stat = KeptFile(str(root.path("/proc/stat")))
+        self._mdstat = KeptFile(str(root.path("/proc/mdstat")))
+        self._proc = root.path("/proc")
+
+        self._previous_time: float | None = None
+        self._disks: dict[str, DiskCounters] = {}
+        self._lines: dict[str, DiskCounters] = {}
+        self._idle_rates: dict[str, DeviceRates] = {}
+        self._cpu_total: CpuTimes | None = None
+        self._cpus: dict[int, CpuTimes] = {}
+        self._thread_ticks: dict[int, int] = {}
+
+        self._cpufreq = CpufreqReader(root)
+        self._frequency_files: list[tuple[KeptFile, list[int]]] = []
+        self._open_frequency_files()
+        self._settings_read_at: float | None = None
+        self._settings_forced = False
+        self._drivers_for: dict[int, PolicySettings] | None = None
+        self._drivers: str | None = None
+        self._mdstat_text: str | None = None
+        self._arrays: tuple[MdArray, ...] = ()
+        self._threads: list[tuple[MdThread, KeptFile]] = []  # with each one's /proc/PID/stat
+        self._threads_key: tuple[tuple[str, str | None], ...] | None = None
+        self._rescanned_at: float | None = None
+        self._rescan_forced = False
+
+    def sample(self, now: float | None = None) -> Snapshot:
+        """Read everything once and turn it into rates against the previous sample.
+
+        now stamps the snapshot and measures the interval; tests pass it to get exact rates. By
+        default the wall clock stamps it and the monotonic clock measures the interval, so a clock
+        step cannot distort the rates. Use one way or the other for a sampler's whole life.
+        """
+        if now is None:
+            timestamp, clock = time.time(), time.monotonic()
+        else:
+            timestamp = clock = now
+        interval = clock - self._previous_time if self._previous_time is not None else None
+        if interval is not None and interval <= 0:
+            interval = None
+        self._previous_time = clock
+
+        # Everything slow was read in full on the first tick (or when the reader was made).
+        if self._settings_read_at is None or self._rescanned_at is None:
+            self._settings_read_at = self._rescanned_at = clock
+        settings_due = self._settings_forced or clock - self._settings_read_at >= self.settings_refresh_s
+        if settings_due:
+            self._settings_read_at = clock
+            self._settings_forced = False
+        rescan_due = self._rescan_forced or clock - self._rescanned_at >= self.rescan_s
+        if rescan_due:
+            self._rescanned_at = clock
+            self._rescan_forced = False
+
+        devices = self._sample_devices(interval)
+        cpu = self._sample_cpu(settings_due)
+        arrays = self._sample_arrays(rescan_due)
+        threads = self._sample_threads(interval, arrays, rescan_due)
+        snapshot = Snapshot(timestamp, interval, devices, cpu, arrays, threads)
+        self.history.append(snapshot)
+        return snapshot
+
+    def refresh_settings(self) -> None:
+        """Re-read governors, EPP, frequency caps and array details on the next tick, not in seconds.
+
+        For callers that just changed one of them (an A/B run switching the governor).
+        """
+        self._settings_forced = True
+        self._rescan_forced = True
+
+    def _sample_devices(self, interval: float | None) -> tuple[DeviceRates, ...]:
+        text = self._diskstats.read()
+        # Captured trees may hold only sysfs; /sys/block/*/stat costs a file per device but is exact.
+        current = self._parse_diskstats(text) if text is not None else read_block_stats(self.root, self._names)
+        previous = self._disks
+        self._disks = current
+        if self._predicate is not None:
+            chosen = [c for name, c in current.items() if self._predicate(name)]
+        elif self._names is not None:
+            chosen = list(current.values())
+        else:
+            chosen = [c for c in current.values() if _ever_used(c)]
+        chosen.sort(key=attrgetter("name"))
+
+        rates = []
+        idle_rates = self._idle_rates
+        self._idle_rates = {}
+        for counters in chosen:
+            before = previous.get(counters.name)
+            if before is counters and interval is not None:
+                # The same line as last tick: an idle device, whose all-zero rates do not depend
+                # on the interval, so last tick's object is reused (most disks idle most of the time).
+                result = idle_rates.get(counters.name) or device_rates(counters, before, interval)
+                self._idle_rates[counters.name] = result
+            else:
+                result = device_rates(counters, before, interval)
+            rates.append(result)
+        return tuple(rates)
+
+    def _parse_diskstats(self, text: str) -> dict[str, DiskCounters]:
+        """parse_diskstats, but a line identical to one seen last tick reuses that tick's counters."""
+        previous_lines = self._lines
+        lines: dict[str, DiskCounters] = {}
+        devices: dict[str, DiskCounters] = {}
+        names = self._names
+        for line in text.splitlines():
+            counters = previous_lines.get(line)
+            if counters is None:
+                if names is not None:
+                    fields = line.split(None, 3)
+                    if len(fields) < 3 or fields[2] not in names:
+                        continue
+                counters = parse_diskstats_line(line)
+                if counters is None:
+                    continue
+            lines[line] = counters
+            devices[counters.name] = counters
+        self._lines = lines
+        return devices
+
+    def _sample_cpu(self, settings_due: bool) -> CpuState:
+        text = self._stat.read()
+        total, per_cpu = parse_proc_stat(text) if text is not None else (None, {})
+        total_busy, total_iowait = cpu_percentages(total, self._cpu_total) if total else (None, None)
+        previous = self._cpus
+        self._cpu_total, self._cpus = total, per_cpu
+
+        reader = self._cpufreq
+        if previous and per_cpu.keys() != previous.keys():
+            # CPUs went on- or offline, and their cpufreq policies may have come or gone with them.
+            reader.discover()
+            self._open_frequency_files()
+        elif settings_due:
+            reader.refresh_settings()
+        settings = reader.settings()
+        current = self._read_frequencies()
+        if settings is not self._drivers_for:
+            self._drivers_for = settings
+            self._drivers = ", ".join(sorted({s.driver for s in settings.values() if s.driver})) or None
+
+        cores = []
+        for cpu in sorted(per_cpu.keys() | settings.keys()):
+            times = per_cpu.get(cpu)
+            busy, iowait = cpu_percentages(times, previous.get(cpu)) if times is not None else (None, None)
+            policy = settings.get(cpu)
+            if policy is None:
+                cores.append(CoreState(cpu, busy, iowait))
+                continue
+            khz = current.get(cpu)
+            cores.append(
+                CoreState(
+                    cpu,
+                    busy,
+                    iowait,
+                    khz / 1000.0 if khz is not None else None,
+                    _mhz(policy.cpuinfo_max_khz),
+                    _mhz(policy.scaling_max_khz),
+                    policy.governor,
+                    policy.epp,
+                )
+            )
+        return CpuState(
+            reader.available,
+            tuple(cores),
+            total_busy,
+            total_iowait,
+            self._drivers,
+            reader.pstate_driver,
+            reader.pstate_status,
+        )
+
+    def _open_frequency_files(self) -> None:
+        for file, _ in self._frequency_files:
+            file.close()
+        by_path: dict[str, list[int]] = {}
+        for cpu, path in self._cpufreq.current_files().items():
+            by_path.setdefault(path, []).append(cpu)
+        # One descriptor per policy; past a few hundred (huge hosts) reopen each time to spare the fd limit.
+        keep_open = len(by_path) <= MAX_KEPT_FREQUENCY_FILES
+        self._frequency_files = [(KeptFile(path, keep_open), cpus) for path, cpus in by_path.items()]
+
+    def _read_frequencies(self) -> dict[int, int | None]:
+        """CPU number → current kHz, read through the kept-open scaling_cur_freq files."""
+        current: dict[int, int | None] = {}
+        for file, cpus in self._frequency_files:
+            text = file.read()
+            try:
+                khz = int(text) if text is not None else None
+            except ValueError:
+                khz = None
+            for cpu in cpus:
+                current[cpu] = khz
+        return current
+
+    def close(self) -> None:
+        """Close the kept-open kernel files; the sampler reopens them if sampled again."""
+        for file in (self._diskstats, self._stat, self._mdstat):
+            file.close()
+        for file, _ in self._frequency_files:
+            file.close()
+        for _, file in self._threads:
+            file.close()
+
+    def __enter__(self) -> Sampler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # Descriptors are plain ints, which the garbage collector would not close by itself.
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _sample_arrays(self, rescan_due: bool) -> tuple[MdArray, ...]:
+        text = self._mdstat.read()
+        # mdstat changes whenever anything worth showing live changes (members, sync progress and
+        # speed), so an unchanged text means the dozens of sysfs reads behind read_arrays can wait.
+        # Only sysfs-only details such as clean/active flips lag, by at most rescan_s.
+        if text != self._mdstat_text or rescan_due:
+            self._mdstat_text = text
+            self._arrays = tuple(read_arrays(self.root)) if text is not None else ()
+        return self._arrays
+
+    def _sample_threads(
+        self, interval: float | None, arrays: tuple[MdArray, ...], rescan_due: bool
+    ) -> tuple[MdThreadCpu, ...]:
+        # A new array, a stopped one, or a sync starting or ending adds or removes md threads.
+        key = tuple((a.name, a.sync.action if a.sync else None) for a in arrays)
+        rescan = rescan_due or key != self._threads_key
+        if rescan:
+            self._rescan_threads(key)
+        stats = self._read_thread_stats()
+        if stats is None and not rescan:
+            # A thread exited or its pid was reused: find the current set now rather than next tick.
+            self._rescan_threads(key)
+            stats = self._read_thread_stats()
+        stats = stats or []
+
+        previous = self._thread_ticks
+        self._thread_ticks = {stat.pid: stat.cpu_ticks for _, stat in stats}
+        ticks_per_s = self.clock_ticks_per_s
+        return tuple(
+            MdThreadCpu(
+                stat.pid,
+                thread.name,
+                thread.array,
+                thread.role,
+                thread_cpu_percent(stat.cpu_ticks, previous.get(stat.pid), interval, ticks_per_s),
+                stat.cpu_ticks / ticks_per_s,
+                stat.processor,
+            )
+            for thread, stat in stats
+        )
+
+    def _rescan_threads(self, key: tuple[tuple[str, str | None], ...]) -> None:
+        # md threads exist only for running arrays, so a host without any is never scanned.
+        threads = find_md_threads(self.root) if key else []
+        kept = {thread: file for thread, file in self._threads}
+        self._threads = [
+            (thread, kept.pop(thread, None) or KeptFile(str(self._proc / str(thread.pid) / "stat")))
+            for thread in threads
+        ]
+        for file in kept.values():
+            file.close()
+        self._threads_key = key
+
+    def _read_thread_stats(self) -> list[tuple[MdThread, PidStat]] | None:
+        """Each known thread's stat, or None when one has gone or is no longer the same thread."""
+        found = []
+        for thread, file in self._threads:
+            text = file.read()
+            stat = parse_pid_stat(text) if text is not None else None
+            if stat is None or stat.comm != thread.name:
+                return None
+            found.append((thread, stat))
+        return found
+
+    async def run(
+        self,
+        interval: float = DEFAULT_INTERVAL_S,
+        callback: SnapshotCallback | None = None,
+        *,
+        count: int | None = None,
+    ) -> None:
+        """Sample every interval seconds until cancelled (or count samples), handing each to callback.
+
+        Sampling keeps its own schedule: reads happen in a worker thread, and the callback runs in a
+        separate task that always gets the newest snapshot; one that arrives while the callback is
+        still busy replaces the pending one (all of them are in history). Coroutine callbacks are
+        awaited on the loop; plain callables run in a worker thread so a blocking one cannot stall
+        sampling (Textual's post_message is thread-safe). An exception from the callback stops run.
+        """
+        interval = check_interval(interval)
+        loop = asyncio.get_running_loop()
+        pending: list[Snapshot] = []
+        wake = asyncio.Event()
+        stopping = False
+
+        async def deliver() -> None:
+            assert callback is not None
+            while True:
+                if not pending:
+                    if stopping:
+                        return
+                    await wake.wait()
+                    wake.clear()
+                    continue
+                snapshot = pending.pop()
+                if inspect.iscoroutinefunction(callback):
+                    await callback(snapshot)
+                else:
+                    result = await asyncio.to_thread(callback, snapshot)
+                    if inspect.isawaitable(result):
+                        await result
+
+        consumer = asyncio.create_task(deliver()) if callback is not None else None
+        try:
+            deadline = loop.time()
+            taken = 0
+            while count is None or taken < count:
+                snapshot = await asyncio.to_thread(self.sample)
+                taken += 1
+                if consumer is not None:
+                    if consumer.done():
+                        await consumer  # re-raises the callback's exception
+                    if pending:
+                        self.skipped_deliveries += 1
+                    pending[:] = [snapshot]
+                    wake.set()
+                if count is not None and taken >= count:
+                    break
+                deadline = _next_deadline(deadline, interval, loop.time())
+                await asyncio.sleep(deadline - loop.time())
+            if consumer is not None:
+                stopping = True
+                wake.set()
+                await consumer
+        finally:
+            if consumer is not None and not consumer.done():
+                consumer.cancel()
+
+    def iterate(self, interval: float = DEFAULT_INTERVAL_S, count: int | None = None) -> Iterator[Snapshot]:
+        """Blocking snapshots every interval seconds, for the CLI; a slow consumer skips ticks, not drifts."""
+        interval = check_interval(interval)
+        deadline = time.monotonic()
+        taken = 0
+        while count is None or taken < count:
+            yield self.sample()
+            taken += 1
+            if count is not None and taken >= count:
+                return
+            deadline = _next_deadline(deadline, interval, time.monotonic())
+            time.sleep(max(0.0, deadline - time.monotonic()))
+
+
+def _next_deadline(deadline: float, interval: float, now: float) -> float:
+    """The next tick on the original grid; ticks already missed are skipped, not replayed in a burst."""
+    deadline += interval
+    if deadline < now:
+        deadline += ((now - deadline) // interval + 1) * interval
+    return deadline
+
+
+def _mhz(khz: int | None) -> float | None:
+    return khz / 1000.0 if khz is not None else None
+
+
+__all__ = [
+    "DEFAULT_INTERVAL_S",
+    "MIN_INTERVAL_S",
+    "DeviceFilter",
+    "History",
+    "SampleIntervalError",
+    "Sampler",
+    "SnapshotCallback",
+    "check_interval",
+]
