@@ -1,0 +1,202 @@
+"""Benchmark jobs: what to run (JobSpec), how far it got (Progress) and what it measured (JobResult)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from mdtui.errors import PlanError
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+class Tool(StrEnum):
+    FIO = "fio"
+    DD = "dd"
+
+
+class IoEngine(StrEnum):
+    LIBAIO = "libaio"
+    IO_URING = "io_uring"
+    SYNC = "sync"
+
+
+class RwMode(StrEnum):
+    """fio's --rw values mdtui offers; dd jobs are always READ."""
+
+    READ = "read"
+    WRITE = "write"
+    RANDREAD = "randread"
+    RANDWRITE = "randwrite"
+    READWRITE = "readwrite"
+    RANDRW = "randrw"
+
+    @property
+    def writes(self) -> bool:
+        return self not in (RwMode.READ, RwMode.RANDREAD)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One benchmark process against one target.
+
+    A fio job runs for ``runtime_s`` (time based) or until it has moved ``size_bytes`` per job. A dd job
+    reads ``size_bytes`` (a whole number of blocks) starting at ``offset_bytes`` (also whole blocks),
+    because dd can only express both as block counts.
+    """
+
+    name: str
+    target: str  # a device path such as /dev/md0, or a file
+    block_size_bytes: int
+    tool: Tool = Tool.FIO
+    rw: RwMode = RwMode.READ
+    iodepth: int = 1
+    numjobs: int = 1
+    ioengine: IoEngine = IoEngine.LIBAIO
+    direct: bool = True
+    runtime_s: int | None = None
+    size_bytes: int | None = None
+    offset_bytes: int = 0
+    status_interval_s: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c.isspace() or c in "[]" for c in self.name):
+            raise PlanError(f"job name {self.name!r} must be non-empty without spaces or brackets")
+        if not self.target:
+            raise PlanError(f"job {self.name}: no target device given")
+        if self.block_size_bytes <= 0:
+            raise PlanError(f"job {self.name}: block size must be positive")
+        if self.iodepth < 1 or self.numjobs < 1:
+            raise PlanError(f"job {self.name}: iodepth and numjobs must be at least 1")
+        if self.offset_bytes < 0:
+            raise PlanError(f"job {self.name}: offset must not be negative")
+        if self.status_interval_s < 1:
+            raise PlanError(f"job {self.name}: status interval must be at least 1 s")
+        if (self.runtime_s is None) == (self.size_bytes is None):
+            raise PlanError(f"job {self.name}: give exactly one of a runtime or a size")
+        if self.runtime_s is not None and self.runtime_s < 1:
+            raise PlanError(f"job {self.name}: runtime must be at least 1 s")
+        if self.size_bytes is not None and self.size_bytes < self.block_size_bytes:
+            raise PlanError(f"job {self.name}: size must be at least one block")
+        if self.tool is Tool.DD:
+            if self.rw is not RwMode.READ:
+                raise PlanError(f"job {self.name}: dd jobs only read (to /dev/null)")
+            if self.size_bytes is None:
+                raise PlanError(f"job {self.name}: a dd job needs a size (a block count), not a runtime")
+            if self.size_bytes % self.block_size_bytes or self.offset_bytes % self.block_size_bytes:
+                raise PlanError(f"job {self.name}: dd size and offset must be whole blocks")
+
+    @property
+    def writes(self) -> bool:
+        """True when the job overwrites data on its target."""
+        return self.rw.writes
+
+    @property
+    def time_based(self) -> bool:
+        return self.runtime_s is not None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One status update of a running job.
+
+    Byte counts are cumulative since the start; the rates are over the interval since the previous
+    update (differences between consecutive reports), so a stall shows at once.
+    """
+
+    elapsed_s: float
+    read_bytes: int
+    write_bytes: int
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_iops: float
+    write_iops: float
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.read_bytes_per_s + self.write_bytes_per_s
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Completion latency (fio's clat) in nanoseconds; None where the tool does not report it."""
+
+    mean_ns: float | None = None
+    p50_ns: float | None = None
+    p99_ns: float | None = None
+    p99_9_ns: float | None = None
+    max_ns: float | None = None
+
+
+@dataclass(frozen=True)
+class DirectionStats:
+    """Figures for one direction (read or write) of a job."""
+
+    io_bytes: int = 0
+    runtime_s: float = 0.0
+    bytes_per_s: float = 0.0
+    iops: float = 0.0
+    total_ios: int = 0
+    latency: Latency = Latency()
+
+
+@dataclass(frozen=True)
+class JobStats:
+    """One job's (or the total's) figures. CPU is fio's: percent of one CPU, averaged over its threads."""
+
+    name: str
+    read: DirectionStats
+    write: DirectionStats
+    usr_cpu_percent: float | None = None
+    sys_cpu_percent: float | None = None
+    error: int = 0  # fio's errno for the job; 0 when it ran cleanly
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.read.bytes_per_s + self.write.bytes_per_s
+
+    @property
+    def iops(self) -> float:
+        return self.read.iops + self.write.iops
+
+
+class JobStatus(StrEnum):
+    COMPLETE = "complete"
+    CANCELLED = "cancelled"  # stopped on request; the figures cover the part that ran
+    FAILED = "failed"
+    TIMED_OUT = "timed-out"  # stopped by mdtui because it ran past its deadline
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What one job measured and how it ended.
+
+    ``partial`` is True when the figures come from the last complete status report rather than the
+    tool's own final summary (the stream was cut, or the process had to be killed).
+    """
+
+    spec: JobSpec
+    status: JobStatus
+    argv: tuple[str, ...]
+    returncode: int | None
+    duration_s: float
+    total: JobStats | None = None
+    jobs: tuple[JobStats, ...] = ()
+    partial: bool = False
+    error: str | None = None  # a sentence for the user when status is FAILED (or a job reported an error)
+    stderr: str = ""
+    raw: str = ""  # the tool's own output the figures were taken from (fio's JSON document, dd's stderr)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is JobStatus.COMPLETE
+
+    @property
+    def bytes_per_s(self) -> float | None:
+        return None if self.total is None else self.total.bytes_per_s

@@ -1,0 +1,363 @@
+"""Benchmark presets as data (from the findings in DESIGN.md) and the exact fio/dd argv of a JobSpec."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mdtui.errors import PlanError
+from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
+
+# A quick first look must finish in under a minute whatever the preset; steps share this budget.
+QUICK_BUDGET_S = 45
+QUICK_MIN_RUNTIME_S = 2
+QUICK_MAX_RUNTIME_S = 5
+
+
+def _size_arg(size_bytes: int) -> str:
+    """Bytes in the suffix form fio and dd both read as powers of 1024 ("4m", "64k"), else plain bytes."""
+    for suffix, unit in (("g", GIB), ("m", MIB), ("k", KIB)):
+        if size_bytes % unit == 0:
+            return f"{size_bytes // unit}{suffix}"
+    return str(size_bytes)
+
+
+def fio_argv(spec: JobSpec) -> list[str]:
+    """The fio command line for ``spec``: argv only, JSON on stdout with one document per interval."""
+    if spec.tool is not Tool.FIO:
+        raise PlanError(f"job {spec.name} is a {spec.tool} job, not a fio job")
+    argv = [
+        "fio",
+        f"--name={spec.name}",
+        f"--filename={spec.target}",
+        f"--rw={spec.rw.value}",
+        f"--bs={_size_arg(spec.block_size_bytes)}",
+        f"--iodepth={spec.iodepth}",
+        f"--numjobs={spec.numjobs}",
+        f"--ioengine={spec.ioengine.value}",
+        f"--direct={int(spec.direct)}",
+    ]
+    if spec.offset_bytes:
+        argv.append(f"--offset={spec.offset_bytes}")
+    if spec.runtime_s is not None:
+        argv += ["--time_based", f"--runtime={spec.runtime_s}"]
+    else:
+        argv.append(f"--size={_size_arg(spec.size_bytes or 0)}")
+    if not spec.writes:
+        # fio then refuses any write, so a read benchmark can never damage a member of a live array.
+        argv.append("--readonly")
+    # Threads, not processes: fio's job processes leave the process group (setsid), so a cancel that
+    # had to kill fio would orphan them still doing I/O; as threads they die with it.
+    argv += ["--thread", "--group_reporting", "--output-format=json", f"--status-interval={spec.status_interval_s}"]
+    return argv
+
+
+def dd_argv(spec: JobSpec) -> list[str]:
+    """The dd command line for ``spec``: a direct read to /dev/null with progress on stderr."""
+    if spec.tool is not Tool.DD or spec.size_bytes is None:
+        raise PlanError(f"job {spec.name} is not a dd read job")
+    argv = [
+        "dd",
+        f"if={spec.target}",
+        "of=/dev/null",
+    ]
+    if spec.direct:
+        argv.append("iflag=direct")
+    argv += [
+        f"bs={_size_arg(spec.block_size_bytes).upper()}",
+        f"count={spec.size_bytes // spec.block_size_bytes}",
+        f"skip={spec.offset_bytes // spec.block_size_bytes}",
+        "status=progress",
+    ]
+    return argv
+
+
+def job_argv(spec: JobSpec) -> list[str]:
+    return fio_argv(spec) if spec.tool is Tool.FIO else dd_argv(spec)
+
+
+@dataclass(frozen=True)
+class Step:
+    """Jobs that run at the same time; a preset is a sequence of steps run one after another."""
+
+    label: str
+    jobs: tuple[JobSpec, ...]
+    # The caller samples md kernel-thread CPU (utime+stime from /proc/PID/stat) before and after.
+    measure_md_cpu: bool = False
+
+    @property
+    def writes(self) -> bool:
+        return any(job.writes for job in self.jobs)
+
+
+@dataclass(frozen=True)
+class Preset:
+    key: str
+    title: str
+    doc: str  # what the preset answers and where its parameters come from
+    writes: bool  # some step overwrites the targets: needs an explicit confirmation
+    build: Callable[..., tuple[Step, ...]]
+
+
+def _quick_runtime(step_count: int) -> int:
+    per_step = QUICK_BUDGET_S // max(step_count, 1)
+    return max(QUICK_MIN_RUNTIME_S, min(QUICK_MAX_RUNTIME_S, per_step))
+
+
+def _slug(device: str) -> str:
+    """A fio job name part from a device path: /dev/nvme0n1 → nvme0n1."""
+    return device.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_") or "target"
+
+
+# --- weakest link ----------------------------------------------------------------------------------
+
+WEAKEST_LINK_DOC = (
+    "Which member holds the array back? A stripe runs at the slowest member times the member count: "
+    "in the field a RAID0 of four NVMe drives read 3322 MB/s while the raw drives together read 5645 MB/s, "
+    "because one drive sat in a PCIe 1.0 slot and read 832 MB/s (832 × 4 = 3328). This preset repeats "
+    "that test: 4 MiB sequential direct reads, libaio, iodepth 12, 16 jobs, 30 s, on each member alone, "
+    "on all members at once, then on the array. Read-only."
+)
+WEAKEST_LINK_BLOCK = 4 * MIB
+WEAKEST_LINK_IODEPTH = 12
+WEAKEST_LINK_NUMJOBS = 16
+WEAKEST_LINK_RUNTIME_S = 30
+
+
+def weakest_link(members: Sequence[str], array: str, *, quick: bool = False) -> tuple[Step, ...]:
+    if not members:
+        raise PlanError("the weakest-link run needs at least one member device")
+    runtime = _quick_runtime(len(members) + 2) if quick else WEAKEST_LINK_RUNTIME_S
+
+    def spec(target: str, name: str) -> JobSpec:
+        return JobSpec(
+            name=name,
+            target=target,
+            rw=RwMode.READ,
+            block_size_bytes=WEAKEST_LINK_BLOCK,
+            iodepth=WEAKEST_LINK_IODEPTH,
+            numjobs=WEAKEST_LINK_NUMJOBS,
+            ioengine=IoEngine.LIBAIO,
+            runtime_s=runtime,
+        )
+
+    steps = [Step(f"{_slug(m)} alone", (spec(m, f"alone-{_slug(m)}"),)) for m in members]
+    steps.append(Step("all members at once", tuple(spec(m, f"together-{_slug(m)}") for m in members)))
+    steps.append(Step(f"array {_slug(array)}", (spec(array, f"array-{_slug(array)}"),)))
+    return tuple(steps)
+
+
+# --- disk-mark matrix ------------------------------------------------------------------------------
+
+DISK_MARK_DOC = (
+    "How do RAID levels compare on the CrystalDiskMark matrix? Four SAS3 SSDs measured this way showed "
+    "random 4K writes at Q32T8 of 169K IOPS on one disk, 613K on RAID0 but 58K on RAID5 (the small-write "
+    "penalty), and Q1T1 random reads falling from 17.3K IOPS raw to 7-9K through md. The matrix: SEQ1MQ8T8, "
+    "SEQ1MQ8T1 (1 MiB sequential, queue depth 8, 8 or 1 jobs), RND4KQ32T8, RND4KQ32T1, RND4KQ1T1 (4 KiB "
+    "random), each read then write, libaio, direct I/O, 20 s each. Overwrites the target."
+)
+DISK_MARK_RUNTIME_S = 20
+# (label, block size, sequential, queue depth, jobs)
+DISK_MARK_TESTS: tuple[tuple[str, int, bool, int, int], ...] = (
+    ("SEQ1MQ8T8", MIB, True, 8, 8),
+    ("SEQ1MQ8T1", MIB, True, 8, 1),
+    ("RND4KQ32T8", 4 * KIB, False, 32, 8),
+    ("RND4KQ32T1", 4 * KIB, False, 32, 1),
+    ("RND4KQ1T1", 4 * KIB, False, 1, 1),
+)
+
+
+def disk_mark(target: str, *, quick: bool = False) -> tuple[Step, ...]:
+    runtime = _quick_runtime(2 * len(DISK_MARK_TESTS)) if quick else DISK_MARK_RUNTIME_S
+    steps = []
+    for label, block, sequential, depth, jobs in DISK_MARK_TESTS:
+        for writing in (False, True):
+            if sequential:
+                rw = RwMode.WRITE if writing else RwMode.READ
+            else:
+                rw = RwMode.RANDWRITE if writing else RwMode.RANDREAD
+            direction = "write" if writing else "read"
+            spec = JobSpec(
+                name=f"{label}-{direction}",
+                target=target,
+                rw=rw,
+                block_size_bytes=block,
+                iodepth=depth,
+                numjobs=jobs,
+                ioengine=IoEngine.LIBAIO,
+                runtime_s=runtime,
+            )
+            steps.append(Step(f"{label} {direction}", (spec,)))
+    return tuple(steps)
+
+
+# --- sync random ------------------------------------------------------------------------------------
+
+SYNC_RANDOM_DOC = (
+    "Is the CPU governor costing throughput? A RAID10 of four SATA SSDs read/wrote 780/754 MB/s under the "
+    "ondemand governor, 669/605 MB/s under intel_pstate powersave and 780/750 MB/s under performance, with "
+    "a wider spread under powersave. Single-threaded synchronous I/O shows it best: ioengine=sync, "
+    "iodepth 1, one job, randread then randwrite of 500 MiB at 512 KiB and at 1 MiB blocks. Run it once "
+    "per governor for an A/B comparison. Overwrites the target."
+)
+SYNC_RANDOM_SIZE = 500 * MIB
+SYNC_RANDOM_QUICK_SIZE = 128 * MIB
+SYNC_RANDOM_BLOCKS: tuple[int, ...] = (512 * KIB, MIB)
+
+
+def sync_random(target: str, *, quick: bool = False) -> tuple[Step, ...]:
+    size = SYNC_RANDOM_QUICK_SIZE if quick else SYNC_RANDOM_SIZE
+    steps = []
+    for block in SYNC_RANDOM_BLOCKS:
+        for rw in (RwMode.RANDREAD, RwMode.RANDWRITE):
+            spec = JobSpec(
+                name=f"sync-{rw.value}-{_size_arg(block)}",
+                target=target,
+                rw=rw,
+                block_size_bytes=block,
+                iodepth=1,
+                numjobs=1,
+                ioengine=IoEngine.SYNC,
+                size_bytes=size,
+            )
+            steps.append(Step(f"{rw.value} {_size_arg(block)}", (spec,)))
+    return tuple(steps)
+
+
+# --- parity cost -----------------------------------------------------------------------------------
+
+PARITY_COST_DOC = (
+    "What does parity cost the CPU? A raid6 volume pushed ~400 MB/s of 64 KiB sequential writes (libaio, "
+    "iodepth 4) with its md127_raid6 kernel thread at just under 10% of a core with AVX, ~250 MB/s at ~20% "
+    "without; reads of a clean array cost md almost nothing. This preset writes then reads 64 KiB "
+    "sequentially for 30 s each; the md thread's CPU is sampled before and after each step. Overwrites "
+    "the target."
+)
+PARITY_COST_BLOCK = 64 * KIB
+PARITY_COST_IODEPTH = 4
+PARITY_COST_RUNTIME_S = 30
+
+
+def parity_cost(target: str, *, quick: bool = False) -> tuple[Step, ...]:
+    runtime = _quick_runtime(2) if quick else PARITY_COST_RUNTIME_S
+    steps = []
+    for rw in (RwMode.WRITE, RwMode.READ):
+        spec = JobSpec(
+            name=f"parity-{rw.value}",
+            target=target,
+            rw=rw,
+            block_size_bytes=PARITY_COST_BLOCK,
+            iodepth=PARITY_COST_IODEPTH,
+            numjobs=1,
+            ioengine=IoEngine.LIBAIO,
+            runtime_s=runtime,
+        )
+        steps.append(Step(f"64k sequential {rw.value}", (spec,), measure_md_cpu=True))
+    return tuple(steps)
+
+
+# --- offset sweep ----------------------------------------------------------------------------------
+
+OFFSET_SWEEP_DOC = (
+    "Does throughput hold across the array, and with several readers? Three 4 TB HDDs read with "
+    "`dd iflag=direct bs=16M count=1024` at 0/25/50/75/100% of the array, one reader at a time and all "
+    "five at once, showed chunk size barely matters for RAID0 but decides RAID5 (2 MiB chunk best for one "
+    "reader, larger always better for concurrent readers), and HDDs falling to ~0.47 at the end of the "
+    "disk. This preset repeats those reads; the 100% point reads the last window before the end of the "
+    "device. Read-only."
+)
+OFFSET_SWEEP_BLOCK = 16 * MIB
+OFFSET_SWEEP_COUNT = 1024
+OFFSET_SWEEP_QUICK_COUNT = 64
+OFFSET_SWEEP_POINTS: tuple[int, ...] = (0, 25, 50, 75, 100)
+
+
+def offset_sweep(target: str, size_bytes: int, *, quick: bool = False, count: int | None = None) -> tuple[Step, ...]:
+    total_blocks = size_bytes // OFFSET_SWEEP_BLOCK
+    if total_blocks < 1:
+        raise PlanError(f"{target} is smaller than one {OFFSET_SWEEP_BLOCK // MIB} MiB block")
+    wanted = count or (OFFSET_SWEEP_QUICK_COUNT if quick else OFFSET_SWEEP_COUNT)
+    # A small device gets shorter reads rather than windows that overlap the next offset point.
+    blocks = max(1, min(wanted, total_blocks // len(OFFSET_SWEEP_POINTS)))
+    last_start = total_blocks - blocks
+
+    def spec(percent: int, role: str) -> JobSpec:
+        skip = min(math.floor(total_blocks * percent / 100), last_start)
+        return JobSpec(
+            name=f"{role}-s{percent}",
+            target=target,
+            tool=Tool.DD,
+            rw=RwMode.READ,
+            block_size_bytes=OFFSET_SWEEP_BLOCK,
+            size_bytes=blocks * OFFSET_SWEEP_BLOCK,
+            offset_bytes=skip * OFFSET_SWEEP_BLOCK,
+        )
+
+    steps = [Step(f"one reader at {p}%", (spec(p, "single"),)) for p in OFFSET_SWEEP_POINTS]
+    steps.append(Step("all readers at once", tuple(spec(p, "concurrent") for p in OFFSET_SWEEP_POINTS)))
+    return tuple(steps)
+
+
+# --- custom ----------------------------------------------------------------------------------------
+
+CUSTOM_DOC = (
+    "Any single fio job: read/write pattern, block size, queue depth, job count, runtime or size, engine "
+    "(libaio, io_uring, sync), direct I/O, target and offset. Quick mode caps it at 10 s or 1 GiB. "
+    "Overwrites the target when the pattern writes."
+)
+CUSTOM_QUICK_RUNTIME_S = 10
+CUSTOM_QUICK_SIZE = GIB
+
+
+def custom(
+    target: str,
+    *,
+    rw: RwMode = RwMode.READ,
+    block_size_bytes: int = 4 * KIB,
+    iodepth: int = 1,
+    numjobs: int = 1,
+    runtime_s: int | None = None,
+    size_bytes: int | None = None,
+    ioengine: IoEngine = IoEngine.LIBAIO,
+    direct: bool = True,
+    offset_bytes: int = 0,
+    quick: bool = False,
+    name: str = "custom",
+) -> tuple[Step, ...]:
+    if quick and runtime_s is not None:
+        runtime_s = min(runtime_s, CUSTOM_QUICK_RUNTIME_S)
+    if quick and size_bytes is not None:
+        size_bytes = min(size_bytes, CUSTOM_QUICK_SIZE)
+    spec = JobSpec(
+        name=name,
+        target=target,
+        rw=rw,
+        block_size_bytes=block_size_bytes,
+        iodepth=iodepth,
+        numjobs=numjobs,
+        ioengine=ioengine,
+        direct=direct,
+        runtime_s=runtime_s,
+        size_bytes=size_bytes,
+        offset_bytes=offset_bytes,
+    )
+    return (Step(name, (spec,)),)
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("weakest-link", "Find the weakest link", WEAKEST_LINK_DOC, False, weakest_link),
+    Preset("disk-mark", "Disk-mark matrix", DISK_MARK_DOC, True, disk_mark),
+    Preset("sync-random", "Synchronous random I/O (governor A/B)", SYNC_RANDOM_DOC, True, sync_random),
+    Preset("parity-cost", "Parity CPU cost", PARITY_COST_DOC, True, parity_cost),
+    Preset("offset-sweep", "Offset and concurrency sweep", OFFSET_SWEEP_DOC, False, offset_sweep),
+    Preset("custom", "Custom fio job", CUSTOM_DOC, True, custom),
+)
+
+
+def preset(key: str) -> Preset:
+    for candidate in PRESETS:
+        if candidate.key == key:
+            return candidate
+    known = ", ".join(p.key for p in PRESETS)
+    raise PlanError(f"unknown preset {key!r}; known presets: {known}")

@@ -1,0 +1,228 @@
+"""Presets and the exact fio/dd argv built from a JobSpec."""
+
+from __future__ import annotations
+
+import pytest
+
+from mdtui.errors import PlanError
+from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
+from mdtui.run.jobs import (
+    PRESETS,
+    Step,
+    custom,
+    dd_argv,
+    disk_mark,
+    fio_argv,
+    job_argv,
+    offset_sweep,
+    parity_cost,
+    preset,
+    sync_random,
+    weakest_link,
+)
+
+MEMBERS = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"]
+
+
+def step_seconds(step: Step) -> int:
+    return max(job.runtime_s or 0 for job in step.jobs)
+
+
+def test_weakest_link_fio_argv_is_the_field_command() -> None:
+    steps = weakest_link(MEMBERS, "/dev/md0")
+    assert fio_argv(steps[0].jobs[0]) == [
+        "fio",
+        "--name=alone-nvme0n1",
+        "--filename=/dev/nvme0n1",
+        "--rw=read",
+        "--bs=4m",
+        "--iodepth=12",
+        "--numjobs=16",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--time_based",
+        "--runtime=30",
+        "--readonly",
+        "--thread",
+        "--group_reporting",
+        "--output-format=json",
+        "--status-interval=1",
+    ]
+
+
+def test_weakest_link_steps_each_member_alone_then_together_then_array() -> None:
+    steps = weakest_link(MEMBERS, "/dev/md0")
+    assert len(steps) == len(MEMBERS) + 2
+    assert [s.jobs[0].target for s in steps[: len(MEMBERS)]] == MEMBERS
+    assert all(len(s.jobs) == 1 for s in steps[: len(MEMBERS)])
+    assert [j.target for j in steps[-2].jobs] == MEMBERS
+    assert [j.target for j in steps[-1].jobs] == ["/dev/md0"]
+    assert not any(s.writes for s in steps)
+    assert len({j.name for s in steps for j in s.jobs}) == sum(len(s.jobs) for s in steps)
+    with pytest.raises(PlanError):
+        weakest_link([], "/dev/md0")
+
+
+def test_write_jobs_are_flagged_and_not_readonly() -> None:
+    spec = parity_cost("/dev/md0")[0].jobs[0]
+    assert spec.writes is True
+    argv = fio_argv(spec)
+    assert "--rw=write" in argv and "--readonly" not in argv
+    assert "--bs=64k" in argv and "--iodepth=4" in argv
+
+
+def test_disk_mark_matrix() -> None:
+    steps = disk_mark("/dev/md0")
+    names = [s.jobs[0].name for s in steps]
+    assert names == [
+        f"{test}-{direction}"
+        for test in ("SEQ1MQ8T8", "SEQ1MQ8T1", "RND4KQ32T8", "RND4KQ32T1", "RND4KQ1T1")
+        for direction in ("read", "write")
+    ]
+    by_name = {s.jobs[0].name: s.jobs[0] for s in steps}
+    q32t8 = by_name["RND4KQ32T8-write"]
+    assert (q32t8.rw, q32t8.block_size_bytes, q32t8.iodepth, q32t8.numjobs) == (RwMode.RANDWRITE, 4 * KIB, 32, 8)
+    seq = by_name["SEQ1MQ8T1-read"]
+    assert (seq.rw, seq.block_size_bytes, seq.iodepth, seq.numjobs) == (RwMode.READ, MIB, 8, 1)
+    assert [s.writes for s in steps] == [False, True] * 5
+
+
+def test_sync_random_is_size_based_sync_io() -> None:
+    steps = sync_random("/dev/md0")
+    specs = [s.jobs[0] for s in steps]
+    assert [(s.rw, s.block_size_bytes) for s in specs] == [
+        (RwMode.RANDREAD, 512 * KIB),
+        (RwMode.RANDWRITE, 512 * KIB),
+        (RwMode.RANDREAD, MIB),
+        (RwMode.RANDWRITE, MIB),
+    ]
+    argv = fio_argv(specs[0])
+    assert "--ioengine=sync" in argv and "--iodepth=1" in argv and "--numjobs=1" in argv
+    assert "--size=500m" in argv and "--time_based" not in argv
+    assert all(s.size_bytes == 128 * MIB for s in (st.jobs[0] for st in sync_random("/dev/md0", quick=True)))
+
+
+def test_parity_cost_marks_md_cpu_sampling() -> None:
+    steps = parity_cost("/dev/md127")
+    assert [s.jobs[0].rw for s in steps] == [RwMode.WRITE, RwMode.READ]
+    assert all(s.measure_md_cpu for s in steps)
+
+
+def test_offset_sweep_points_and_dd_argv() -> None:
+    size = 1024 * 16 * MIB  # 1024 blocks of 16 MiB
+    steps = offset_sweep("/dev/md0", size, quick=True)
+    singles = [s.jobs[0] for s in steps[:5]]
+    skips = [s.offset_bytes // (16 * MIB) for s in singles]
+    assert skips == [0, 256, 512, 768, 1024 - 64]  # 100% reads the last window before the end
+    assert dd_argv(singles[1]) == [
+        "dd",
+        "if=/dev/md0",
+        "of=/dev/null",
+        "iflag=direct",
+        "bs=16M",
+        "count=64",
+        "skip=256",
+        "status=progress",
+    ]
+    assert len(steps[-1].jobs) == 5 and steps[-1].label == "all readers at once"
+    assert all(j.tool is Tool.DD and not j.writes for s in steps for j in s.jobs)
+    assert job_argv(singles[0])[0] == "dd"
+    full = offset_sweep("/dev/md0", 12 * 1024 * 1024 * MIB)
+    assert full[0].jobs[0].size_bytes == 1024 * 16 * MIB
+
+
+def test_offset_sweep_on_a_small_device_shrinks_the_reads() -> None:
+    steps = offset_sweep("/dev/loop0", 256 * MIB)  # 16 blocks: 3 per point
+    for step in steps:
+        for job in step.jobs:
+            assert job.offset_bytes + (job.size_bytes or 0) <= 256 * MIB
+    assert steps[0].jobs[0].size_bytes == 3 * 16 * MIB
+    with pytest.raises(PlanError):
+        offset_sweep("/dev/loop0", 8 * MIB)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        weakest_link(MEMBERS, "/dev/md0", quick=True),
+        weakest_link([f"/dev/sd{c}" for c in "bcdefghijklmnopqrs"], "/dev/md0", quick=True),
+        disk_mark("/dev/md0", quick=True),
+        parity_cost("/dev/md0", quick=True),
+        custom("/dev/md0", runtime_s=600, quick=True),
+    ],
+)
+def test_quick_time_based_presets_take_under_a_minute(steps: tuple[Step, ...]) -> None:
+    assert sum(step_seconds(s) for s in steps) < 60
+
+
+def test_custom_job() -> None:
+    (step,) = custom(
+        "/dev/md0",
+        rw=RwMode.RANDRW,
+        block_size_bytes=8 * KIB,
+        iodepth=64,
+        numjobs=4,
+        size_bytes=2 * GIB,
+        ioengine=IoEngine.IO_URING,
+        direct=False,
+        offset_bytes=MIB,
+    )
+    argv = fio_argv(step.jobs[0])
+    assert argv[:10] == [
+        "fio",
+        "--name=custom",
+        "--filename=/dev/md0",
+        "--rw=randrw",
+        "--bs=8k",
+        "--iodepth=64",
+        "--numjobs=4",
+        "--ioengine=io_uring",
+        "--direct=0",
+        f"--offset={MIB}",
+    ]
+    assert "--size=2g" in argv and step.writes
+    assert custom("/dev/md0", size_bytes=8 * GIB, quick=True)[0].jobs[0].size_bytes == GIB
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"runtime_s": None, "size_bytes": None},
+        {"runtime_s": 10, "size_bytes": MIB},
+        {"runtime_s": 10, "iodepth": 0},
+        {"runtime_s": 10, "name": "has space"},
+        {"runtime_s": 10, "target": ""},
+        {"tool": Tool.DD, "runtime_s": 10},
+        {"tool": Tool.DD, "size_bytes": MIB, "rw": RwMode.WRITE},
+        {"tool": Tool.DD, "size_bytes": 3 * MIB, "block_size_bytes": 2 * MIB},
+    ],
+)
+def test_invalid_specs_are_plan_errors(kwargs: dict) -> None:
+    base = {"name": "job", "target": "/dev/md0", "block_size_bytes": MIB}
+    with pytest.raises(PlanError):
+        JobSpec(**(base | kwargs))
+
+
+def test_argv_builders_refuse_the_other_tool() -> None:
+    fio_spec = custom("/dev/md0", runtime_s=5)[0].jobs[0]
+    dd_spec = offset_sweep("/dev/md0", GIB)[0].jobs[0]
+    with pytest.raises(PlanError):
+        dd_argv(fio_spec)
+    with pytest.raises(PlanError):
+        fio_argv(dd_spec)
+
+
+def test_preset_registry() -> None:
+    assert [p.key for p in PRESETS] == [
+        "weakest-link",
+        "disk-mark",
+        "sync-random",
+        "parity-cost",
+        "offset-sweep",
+        "custom",
+    ]
+    assert all(len(p.doc) > 100 for p in PRESETS)
+    assert preset("disk-mark").build is disk_mark
+    assert not preset("weakest-link").writes and preset("disk-mark").writes
+    with pytest.raises(PlanError, match="known presets"):
+        preset("nope")
