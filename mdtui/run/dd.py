@@ -1,0 +1,128 @@
+"""Parser for GNU dd's stderr: status=progress updates (carriage-return separated) and the final summary."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mdtui.model.job import Progress
+
+# "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.5 s, 429 MB/s"; below 1 kB the parenthesis is absent and
+# a single byte reads "1 byte copied". The seconds use the C locale's "." because mdtui runs dd with
+# LC_ALL=C; progress lines give whole seconds, the summary uses %g, which turns tiny times into "5e-05".
+_COPIED = re.compile(
+    r"^(?P<bytes>\d+) bytes? (?:\([^)]*\) )?copied, (?P<seconds>[0-9.]+(?:e[-+]?\d+)?) s, (?P<rate>.+)$"
+)
+_RECORDS = re.compile(r"^(?P<full>\d+)\+(?P<part>\d+) records (?P<way>in|out)$")
+
+
+@dataclass(frozen=True)
+class DdSummary:
+    """dd's final report. ``bytes_per_s`` is computed from bytes and seconds, not dd's rounded rate."""
+
+    bytes_copied: int
+    seconds: float
+    records_in_full: int
+    records_in_partial: int
+    records_out_full: int
+    records_out_partial: int
+    rate_text: str  # dd's own rounded rate, e.g. "429 MB/s", kept for display and checks
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.bytes_copied / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class DdOutput:
+    """Everything read from one dd run's stderr."""
+
+    progress: tuple[Progress, ...]
+    summary: DdSummary | None
+    errors: tuple[str, ...]  # "dd: ..." lines
+
+
+def _copied(line: str) -> tuple[int, float, str] | None:
+    match = _COPIED.match(line.strip())
+    if match is None:
+        return None
+    return int(match["bytes"]), float(match["seconds"]), match["rate"].strip()
+
+
+class DdProgressTracker:
+    """Turns dd's cumulative progress lines into Progress with per-interval rates."""
+
+    def __init__(self) -> None:
+        self._previous: tuple[float, int] = (0.0, 0)
+
+    def update(self, bytes_copied: int, seconds: float) -> Progress:
+        prev_seconds, prev_bytes = self._previous
+        self._previous = (seconds, bytes_copied)
+        interval = seconds - prev_seconds
+        rate = (bytes_copied - prev_bytes) / interval if interval > 0 else 0.0
+        return Progress(
+            elapsed_s=seconds,
+            read_bytes=bytes_copied,
+            write_bytes=0,
+            read_bytes_per_s=rate,
+            write_bytes_per_s=0.0,
+            read_iops=0.0,  # dd does not count I/Os separately from bytes
+            write_iops=0.0,
+        )
+
+
+class DdStreamParser:
+    """Feed stderr text as it arrives; get Progress for each progress line, then the summary."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._tracker = DdProgressTracker()
+        self._records: dict[str, tuple[int, int]] = {}
+        self.summary: DdSummary | None = None
+        self.errors: list[str] = []
+        self.progress: list[Progress] = []
+
+    def feed(self, text: str) -> list[Progress]:
+        self._buffer += text
+        # Progress lines end in "\r" (the next overwrites them), the summary lines in "\n".
+        *complete, self._buffer = re.split(r"[\r\n]", self._buffer)
+        return self._lines(complete)
+
+    def close(self) -> list[Progress]:
+        rest, self._buffer = self._buffer, ""
+        return self._lines([rest])
+
+    def _lines(self, lines: list[str]) -> list[Progress]:
+        found: list[Progress] = []
+        for raw in lines:
+            line = raw.strip()
+            if not line:
+                continue
+            records = _RECORDS.match(line)
+            if records:
+                self._records[records["way"]] = (int(records["full"]), int(records["part"]))
+                continue
+            copied = _copied(line)
+            if copied is None:
+                if line.startswith("dd:"):
+                    self.errors.append(line)
+                continue
+            bytes_copied, seconds, rate = copied
+            if "in" in self._records:
+                # The line after "records in/out" is the summary, not a progress update.
+                full_in, part_in = self._records["in"]
+                full_out, part_out = self._records.get("out", (0, 0))
+                self.summary = DdSummary(bytes_copied, seconds, full_in, part_in, full_out, part_out, rate)
+                continue
+            progress = self._tracker.update(bytes_copied, seconds)
+            self.progress.append(progress)
+            found.append(progress)
+        return found
+
+
+def parse_dd_stderr(text: str) -> DdOutput:
+    """Parse a whole captured stderr."""
+    parser = DdStreamParser()
+    parser.feed(text)
+    parser.close()
+    return DdOutput(tuple(parser.progress), parser.summary, tuple(parser.errors))

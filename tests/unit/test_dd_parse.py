@@ -1,0 +1,83 @@
+"""The dd stderr parser, checked against real coreutils 9.1 captures in tests/fixtures/dd."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mdtui.run.dd import DdStreamParser, parse_dd_stderr
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dd"
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_progress_line_and_summary() -> None:
+    output = parse_dd_stderr(fixture("progress_4k.txt"))
+    assert [(p.read_bytes, p.elapsed_s) for p in output.progress] == [(117829632, 1.0)]
+    assert output.progress[0].read_bytes_per_s == pytest.approx(117829632.0)
+    summary = output.summary
+    assert summary is not None
+    assert summary.bytes_copied == 268435456 == 65536 * 4096
+    assert summary.seconds == pytest.approx(1.61583)
+    assert (summary.records_in_full, summary.records_in_partial) == (65536, 0)
+    assert (summary.records_out_full, summary.records_out_partial) == (65536, 0)
+    # Computed from bytes and seconds, not the rounded "166 MB/s".
+    assert summary.bytes_per_s == pytest.approx(268435456 / 1.61583)
+    assert summary.rate_text == "166 MB/s"
+    assert output.errors == ()
+
+
+def test_interrupted_dd_progress_rates_are_per_interval() -> None:
+    output = parse_dd_stderr(fixture("sigint_zero.txt"))
+    assert [(p.read_bytes, p.elapsed_s) for p in output.progress] == [(856822272, 1.0), (1845092352, 2.0)]
+    assert output.progress[1].read_bytes_per_s == pytest.approx(1845092352 - 856822272)
+    summary = output.summary
+    assert summary is not None
+    # Interrupted mid-block: one more record read than written.
+    assert (summary.records_in_full, summary.records_out_full) == (4554950, 4554949)
+    assert summary.bytes_copied == 2332133888
+    assert summary.seconds == pytest.approx(2.49939)
+
+
+def test_streamed_in_single_characters_gives_the_same_result() -> None:
+    text = fixture("sigint_zero.txt")
+    parser = DdStreamParser()
+    streamed = []
+    for character in text:
+        streamed += parser.feed(character)
+    streamed += parser.close()
+    whole = parse_dd_stderr(text)
+    assert tuple(streamed) == whole.progress
+    assert parser.summary == whole.summary
+
+
+def test_summary_only_and_short_read_past_the_end() -> None:
+    offset = parse_dd_stderr(fixture("offset_16m.txt"))
+    assert offset.progress == ()
+    assert offset.summary is not None and offset.summary.bytes_copied == 4 * 16 * 1024 * 1024
+    past_end = parse_dd_stderr(fixture("past_end.txt"))
+    assert past_end.summary is not None
+    assert past_end.summary.records_in_full == 2  # asked for 4 blocks, the device ended after 2
+    assert fixture("past_end.rc").strip() == "0"
+
+
+def test_error_line() -> None:
+    output = parse_dd_stderr(fixture("error_missing.txt"))
+    assert output.summary is None and output.progress == ()
+    assert len(output.errors) == 1
+    assert output.errors[0].startswith("dd: failed to open")
+    assert output.errors[0].endswith("No such file or directory")
+
+
+def test_small_counts_without_the_human_sizes() -> None:
+    text = "1+0 records in\n1+0 records out\n512 bytes copied, 0.000123 s, 4.2 MB/s\n"
+    summary = parse_dd_stderr(text).summary
+    assert summary is not None and summary.bytes_copied == 512
+    # dd formats the final time with %g: a tiny one comes out in exponent form.
+    one = parse_dd_stderr("0+1 records in\n0+1 records out\n1 byte copied, 5e-05 s, 20 kB/s\n").summary
+    assert one is not None and one.bytes_copied == 1 and one.records_in_partial == 1
+    assert one.seconds == pytest.approx(5e-05) and one.bytes_per_s == pytest.approx(20000)
