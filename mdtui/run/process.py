@@ -1,0 +1,537 @@
+"""Long-running benchmark processes: own process group, streamed output, graceful cancel, timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mdtui.errors import MdtuiError
+from mdtui.model.job import DirectionStats, JobResult, JobSpec, JobStats, JobStatus, Progress, Tool
+from mdtui.run import dd as dd_parse
+from mdtui.run import fio as fio_parse
+from mdtui.run.jobs import Step, dd_argv, fio_argv
+
+# The same logger as the one-shot runner: every external command is logged in one place.
+log = logging.getLogger("mdtui.command")
+
+INTERRUPT_GRACE_S = 10.0  # fio needs a moment after SIGINT to stop its workers and write the final JSON
+TERMINATE_GRACE_S = 3.0
+KILL_GRACE_S = 2.0
+DRAIN_TIMEOUT_S = 2.0  # output still buffered in the pipe after the process exited
+_POLL_S = 0.05
+_READ_SIZE = 65536
+
+Stream = Literal["stdout", "stderr"]
+
+
+@dataclass(frozen=True)
+class OutputChunk:
+    stream: Stream
+    data: bytes
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgrp, starttime) of a process from /proc/PID/stat, or None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses; the fields after its last ")" are fixed.
+    fields = text[text.rfind(")") + 2 :].split()
+    return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
+
+
+def _all_stats() -> dict[int, tuple[str, int, int, int]]:
+    stats = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            stat = _proc_stat(int(entry.name))
+            if stat is not None:
+                stats[int(entry.name)] = stat
+    return stats
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in a process group.
+
+    A zombie has finished; it only waits for a parent to reap it, which in a container may never happen.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, 0)
+        return [pid for pid, (state, _, pgrp, _) in _all_stats().items() if pgrp == pgid and state != "Z"]
+    return []
+
+
+def _descendants(root: int) -> dict[int, int]:
+    """Live descendants of root as {pid: starttime}, so a pid reused later is never signalled."""
+    stats = _all_stats()
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    found: dict[int, int] = {}
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        state, _, _, start = stats[pid]
+        if state != "Z":
+            found[pid] = start
+        todo.extend(children.get(pid, []))
+    return found
+
+
+class GroupProcess:
+    """One external command in its own process group (session), its output read as it arrives.
+
+    Descendants that leave the group (fio's job processes call setsid) are tracked too, so stopping
+    reaches everything the command started.
+    """
+
+    def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+        self.argv = tuple(str(a) for a in argv)
+        if not self.argv:
+            raise MdtuiError("internal error: empty command")
+        self._env = env
+        self._proc: asyncio.subprocess.Process | None = None
+        self._queue: asyncio.Queue[OutputChunk | None] = asyncio.Queue()
+        self._readers: list[asyncio.Task[None]] = []
+        self._escapees: dict[int, int] = {}
+        self.started_at = 0.0
+        self.ended_at: float | None = None
+        self.strongest_signal: signal.Signals | None = None
+
+    async def start(self) -> None:
+        if shutil.which(self.argv[0]) is None:
+            raise MdtuiError(f"{self.argv[0]} is not installed (needed to run: {' '.join(self.argv)})")
+        self.started_at = time.monotonic()
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                env=self._env,
+            )
+        except OSError as exc:
+            raise MdtuiError(f"could not start {self.argv[0]}: {exc.strerror or exc}") from exc
+        log.info("started %s as pid %d", list(self.argv), self._proc.pid)
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._readers = [
+            asyncio.create_task(self._read(self._proc.stdout, "stdout")),
+            asyncio.create_task(self._read(self._proc.stderr, "stderr")),
+        ]
+
+    async def _read(self, reader: asyncio.StreamReader, stream: Stream) -> None:
+        try:
+            while data := await reader.read(_READ_SIZE):
+                await self._queue.put(OutputChunk(stream, data))
+        finally:
+            await self._queue.put(None)
+
+    @property
+    def pid(self) -> int:
+        if self._proc is None:
+            raise MdtuiError("internal error: process not started")
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._proc is None else self._proc.returncode
+
+    @property
+    def duration_s(self) -> float:
+        return (self.ended_at or time.monotonic()) - self.started_at
+
+    async def chunks(self) -> AsyncIterator[OutputChunk]:
+        """Output chunks of stdout and stderr in arrival order, until both are closed."""
+        open_streams = len(self._readers)
+        while open_streams:
+            chunk = await self._queue.get()
+            if chunk is None:
+                open_streams -= 1
+            else:
+                yield chunk
+
+    def __aiter__(self) -> AsyncIterator[OutputChunk]:
+        return self.chunks()
+
+    async def wait(self) -> int:
+        if self._proc is None:
+            raise MdtuiError("internal error: process not started")
+        returncode = await self._proc.wait()
+        if self.ended_at is None:
+            self.ended_at = time.monotonic()
+        return returncode
+
+    def alive(self) -> bool:
+        """True while anything started by the command still runs."""
+        return bool(group_members(self.pid)) or any(self._escapee_alive(p) for p in self._escapees)
+
+    def _escapee_alive(self, pid: int) -> bool:
+        stat = _proc_stat(pid)
+        return stat is not None and stat[0] != "Z" and stat[3] == self._escapees[pid]
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self.returncode is None:
+            # Found while the leader lives: once it dies its children are reparented and lost to us.
+            self._escapees.update(_descendants(self.pid))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, sig)
+        for pid in list(self._escapees):
+            if self._escapee_alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+        self.strongest_signal = sig
+
+    async def _gone_within(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.returncode is not None and not self.alive():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+
+    async def stop(
+        self,
+        *,
+        interrupt_grace_s: float = INTERRUPT_GRACE_S,
+        terminate_grace_s: float = TERMINATE_GRACE_S,
+        kill_grace_s: float = KILL_GRACE_S,
+    ) -> None:
+        """SIGINT (fio and dd then print their figures so far), then SIGTERM, then SIGKILL, to all of it."""
+        steps = (
+            (signal.SIGINT, interrupt_grace_s),
+            (signal.SIGTERM, terminate_grace_s),
+            (signal.SIGKILL, kill_grace_s),
+        )
+        for sig, grace in steps:
+            if self.returncode is not None and not self.alive():
+                return
+            log.info("sending %s to %s (pid %d)", sig.name, self.argv[0], self.pid)
+            self._signal(sig)
+            if await self._gone_within(grace):
+                return
+        log.error("%s (pid %d) survived SIGKILL", self.argv[0], self.pid)
+
+    async def reap_leftovers(self) -> None:
+        """After the leader exited on its own, kill whatever it left running."""
+        if self.alive():
+            log.warning("%s left processes behind; killing them", self.argv[0])
+            self._signal(signal.SIGKILL)
+            await self._gone_within(KILL_GRACE_S)
+
+    async def close_readers(self, timeout_s: float = DRAIN_TIMEOUT_S) -> None:
+        """Let the readers drain what is left in the pipes, then stop them."""
+        _, pending = await asyncio.wait(self._readers, timeout=timeout_s) if self._readers else (set(), set())
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    """How one streamed command ended."""
+
+    argv: tuple[str, ...]
+    returncode: int | None
+    duration_s: float
+    stdout: bytes
+    stderr: bytes
+    cancelled: bool = False
+    timed_out: bool = False
+    strongest_signal: signal.Signals | None = None  # the last signal mdtui had to send, None when none
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+
+def _c_locale_env() -> dict[str, str]:
+    # dd's progress and summary numbers use the locale's decimal separator; C makes them parseable.
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    return env
+
+
+async def run_streaming(
+    argv: Sequence[str],
+    *,
+    on_stdout: Callable[[bytes], None] | None = None,
+    on_stderr: Callable[[bytes], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    timeout_s: float | None = None,
+    interrupt_grace_s: float = INTERRUPT_GRACE_S,
+    terminate_grace_s: float = TERMINATE_GRACE_S,
+) -> ProcessRun:
+    """Run argv to the end, a set ``cancel`` event, or ``timeout_s``, handing output to the callbacks.
+
+    Cancelling the awaiting task stops the process the same way before the cancellation propagates.
+    Raises MdtuiError only when the command cannot be started.
+    """
+    process = GroupProcess(argv, env=_c_locale_env())
+    stdout = bytearray()
+    stderr = bytearray()
+
+    async def consume() -> None:
+        async for chunk in process:
+            if chunk.stream == "stdout":
+                stdout.extend(chunk.data)
+                if on_stdout is not None:
+                    on_stdout(chunk.data)
+            else:
+                stderr.extend(chunk.data)
+                if on_stderr is not None:
+                    on_stderr(chunk.data)
+
+    await process.start()
+    consumer = asyncio.create_task(consume())
+    exited = asyncio.create_task(process.wait())
+    cancel_wait = asyncio.create_task(cancel.wait()) if cancel is not None else None
+    cancelled = timed_out = False
+    try:
+        waiting = {exited} | ({cancel_wait} if cancel_wait else set())
+        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if exited not in done:
+            cancelled = cancel_wait in done
+            timed_out = not cancelled
+            if timed_out:
+                log.warning("%s ran past its %.1f s limit; stopping it", process.argv[0], timeout_s or 0)
+            await process.stop(interrupt_grace_s=interrupt_grace_s, terminate_grace_s=terminate_grace_s)
+        if process.returncode is not None:
+            await exited
+            await process.reap_leftovers()
+        else:
+            # Only a process stuck in uninterruptible sleep (a dead disk) outlives SIGKILL; report it
+            # rather than hang with it.
+            log.error("%s (pid %d) could not be stopped; leaving it", process.argv[0], process.pid)
+        await process.close_readers()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(consumer, DRAIN_TIMEOUT_S)
+    except asyncio.CancelledError:
+        await process.stop(interrupt_grace_s=interrupt_grace_s, terminate_grace_s=terminate_grace_s)
+        await process.close_readers()
+        raise
+    finally:
+        for task in (consumer, exited, cancel_wait):
+            if task is not None and not task.done():
+                task.cancel()
+    log.info(
+        "ran %s -> %s in %.3fs%s",
+        list(process.argv),
+        process.returncode,
+        process.duration_s,
+        " (timed out)" if timed_out else " (cancelled)" if cancelled else "",
+    )
+    return ProcessRun(
+        argv=process.argv,
+        returncode=process.returncode,
+        duration_s=process.duration_s,
+        stdout=bytes(stdout),
+        stderr=bytes(stderr),
+        cancelled=cancelled,
+        timed_out=timed_out,
+        strongest_signal=process.strongest_signal,
+    )
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def default_timeout_s(spec: JobSpec) -> float | None:
+    """A time-based job that runs far past its runtime is hung; a size-based one has no natural limit."""
+    if spec.runtime_s is None:
+        return None
+    return spec.runtime_s * 2 + 60
+
+
+def _status(run: ProcessRun, failed: bool) -> JobStatus:
+    if run.timed_out:
+        return JobStatus.TIMED_OUT
+    if run.cancelled:
+        return JobStatus.CANCELLED
+    return JobStatus.FAILED if failed else JobStatus.COMPLETE
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.replace("\r", "\n").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+async def run_fio(
+    spec: JobSpec,
+    on_progress: ProgressCallback | None = None,
+    *,
+    cancel: asyncio.Event | None = None,
+    timeout_s: float | None = None,
+    interrupt_grace_s: float = INTERRUPT_GRACE_S,
+    terminate_grace_s: float = TERMINATE_GRACE_S,
+) -> JobResult:
+    """Run a fio job, streaming Progress once per status interval, and return its figures.
+
+    ``timeout_s`` defaults to default_timeout_s(spec). A cancelled or timed-out run keeps what fio
+    reported until it stopped.
+    """
+    argv = fio_argv(spec)
+    decoder = fio_parse.FioStreamDecoder()
+    text = codecs.getincrementaldecoder("utf-8")("replace")
+    tracker = fio_parse.FioProgressTracker()
+
+    def on_stdout(data: bytes) -> None:
+        for document, _ in decoder.feed(text.decode(data)):
+            if on_progress is not None:
+                on_progress(tracker.update(document))
+
+    run = await run_streaming(
+        argv,
+        on_stdout=on_stdout,
+        cancel=cancel,
+        timeout_s=default_timeout_s(spec) if timeout_s is None else timeout_s,
+        interrupt_grace_s=interrupt_grace_s,
+        terminate_grace_s=terminate_grace_s,
+    )
+    decoder.feed(text.decode(b"", final=True))
+    output = fio_parse.parse_fio_output(run.stdout.decode("utf-8", "replace"))
+    stderr = run.stderr_text
+    final = output.final
+    total, jobs = fio_parse.document_stats(final) if final is not None else (None, ())
+    # fio exits by itself after SIGINT (code 128) with its final document; a kill leaves an interim one.
+    partial = bool(output.truncated) or (final is not None and (run.returncode or 0) < 0)
+    errors: list[str] = []
+    stopped_by_us = run.cancelled or run.timed_out
+    if final is not None and (job_error := fio_parse.document_error(final)):
+        errors.append(job_error)
+    if run.returncode != 0 and not stopped_by_us:
+        messages = fio_parse.fio_messages(stderr) or [m for m in output.skipped if m.startswith("fio:")]
+        tail = messages[0] if messages else _last_line(stderr) or "no error output"
+        errors.append(f"fio exited with code {run.returncode}: {tail}")
+    if final is None and not stopped_by_us and not errors:
+        errors.append("fio printed no JSON result")
+    if output.truncated and not stopped_by_us:
+        errors.append("fio's output ended in the middle of a report; the figures are from the one before")
+    failed = bool(errors)
+    return JobResult(
+        spec=spec,
+        status=_status(run, failed),
+        argv=run.argv,
+        returncode=run.returncode,
+        duration_s=run.duration_s,
+        total=total,
+        jobs=jobs,
+        partial=partial,
+        error="; ".join(errors) or None,
+        stderr=stderr,
+        raw=output.final_raw,
+    )
+
+
+async def run_dd(
+    spec: JobSpec,
+    on_progress: ProgressCallback | None = None,
+    *,
+    cancel: asyncio.Event | None = None,
+    timeout_s: float | None = None,
+    interrupt_grace_s: float = INTERRUPT_GRACE_S,
+    terminate_grace_s: float = TERMINATE_GRACE_S,
+) -> JobResult:
+    """Run a dd read, streaming Progress from its once-a-second lines, and return its figures."""
+    argv = dd_argv(spec)
+    parser = dd_parse.DdStreamParser()
+    text = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def on_stderr(data: bytes) -> None:
+        for progress in parser.feed(text.decode(data)):
+            if on_progress is not None:
+                on_progress(progress)
+
+    run = await run_streaming(
+        argv,
+        on_stderr=on_stderr,
+        cancel=cancel,
+        timeout_s=timeout_s,
+        interrupt_grace_s=interrupt_grace_s,
+        terminate_grace_s=terminate_grace_s,
+    )
+    parser.feed(text.decode(b"", final=True))
+    parser.close()
+    stderr = run.stderr_text
+    summary = parser.summary
+    total: JobStats | None = None
+    partial = False
+    if summary is not None:
+        read = DirectionStats(
+            io_bytes=summary.bytes_copied,
+            runtime_s=summary.seconds,
+            bytes_per_s=summary.bytes_per_s,
+            total_ios=summary.records_in_full + summary.records_in_partial,
+            iops=(summary.records_in_full + summary.records_in_partial) / summary.seconds if summary.seconds else 0.0,
+        )
+        total = JobStats(name=spec.name, read=read, write=DirectionStats())
+    elif parser.progress:
+        last = parser.progress[-1]
+        partial = True
+        rate = last.read_bytes / last.elapsed_s if last.elapsed_s else 0.0
+        read = DirectionStats(io_bytes=last.read_bytes, runtime_s=last.elapsed_s, bytes_per_s=rate)
+        total = JobStats(name=spec.name, read=read, write=DirectionStats())
+    stopped_by_us = run.cancelled or run.timed_out
+    error = None
+    if run.returncode != 0 and not stopped_by_us:
+        tail = parser.errors[0] if parser.errors else _last_line(stderr) or "no error output"
+        error = f"dd exited with code {run.returncode}: {tail}"
+    elif summary is not None and summary.records_in_partial and not stopped_by_us:
+        error = f"dd read {summary.records_in_partial} short block(s): the device ended before the requested count"
+    return JobResult(
+        spec=spec,
+        status=_status(run, error is not None),
+        argv=run.argv,
+        returncode=run.returncode,
+        duration_s=run.duration_s,
+        total=total,
+        jobs=(total,) if total is not None else (),
+        partial=partial,
+        error=error,
+        stderr=stderr,
+        raw=stderr,
+    )
+
+
+async def run_job(
+    spec: JobSpec,
+    on_progress: ProgressCallback | None = None,
+    *,
+    cancel: asyncio.Event | None = None,
+    timeout_s: float | None = None,
+) -> JobResult:
+    runner = run_fio if spec.tool is Tool.FIO else run_dd
+    return await runner(spec, on_progress, cancel=cancel, timeout_s=timeout_s)
+
+
+async def run_step(
+    step: Step,
+    on_progress: Callable[[JobSpec, Progress], None] | None = None,
+    *,
+    cancel: asyncio.Event | None = None,
+    timeout_s: float | None = None,
+) -> tuple[JobResult, ...]:
+    """Run a step's jobs at the same time (all members at once, concurrent readers); results in step order."""
+
+    def forward(spec: JobSpec) -> ProgressCallback | None:
+        if on_progress is None:
+            return None
+        return lambda progress: on_progress(spec, progress)
+
+    return tuple(
+        await asyncio.gather(*(run_job(spec, forward(spec), cancel=cancel, timeout_s=timeout_s) for spec in step.jobs))
+    )
