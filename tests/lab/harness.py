@@ -506,6 +506,11 @@ def _qemu_escape(value: str) -> str:
     return value.replace(",", ",,")
 
 
+def qemu_id(disk: Disk) -> str:
+    """The QEMU device id of ``disk`` (for QMP, e.g. ``guest.qmp("device_del", id=qemu_id(disk))``)."""
+    return f"disk-{disk.serial}"
+
+
 def disk_args(machine: Machine, images: Sequence[Path]) -> list[str]:
     """QEMU arguments for the machine's drives, ``images[i]`` backing ``machine.disks[i]``."""
     args: list[str] = []
@@ -526,21 +531,24 @@ def disk_args(machine: Machine, images: Sequence[Path]) -> list[str]:
                 port += f",x-speed={disk.link_speed}"
             if disk.link_width:
                 port += f",x-width={disk.link_width}"
-            args += ["-device", port, "-device", f"nvme,drive=d{i},serial={disk.serial},bus=rp{i}"]
+            args += ["-device", port, "-device", f"nvme,id={qemu_id(disk)},drive=d{i},serial={disk.serial},bus=rp{i}"]
         elif disk.transport == "sata":
-            dev = f"ide-hd,drive=d{i},bus=ide.{next(sata_port)},serial={disk.serial}"
+            dev = f"ide-hd,id={qemu_id(disk)},drive=d{i},bus=ide.{next(sata_port)},serial={disk.serial}"
             if disk.rotation_rate is not None:
                 dev += f",rotation_rate={disk.rotation_rate}"
             args += ["-device", dev]
         elif disk.transport == "sas":
             # A SAS address (wwn) is required: Linux's mptsas ignores end devices whose address is 0.
             target = next(sas_id)
-            dev = f"scsi-hd,drive=d{i},bus=sas0.0,scsi-id={target},serial={disk.serial},wwn=0x5000c50000{target:06x}"
+            dev = (
+                f"scsi-hd,id={qemu_id(disk)},drive=d{i},bus=sas0.0,scsi-id={target},serial={disk.serial},"
+                f"wwn=0x5000c50000{target:06x}"
+            )
             if disk.rotation_rate is not None:
                 dev += f",rotation_rate={disk.rotation_rate}"
             args += ["-device", dev]
         else:
-            args += ["-device", f"virtio-blk-pci,drive=d{i},serial={disk.serial}"]
+            args += ["-device", f"virtio-blk-pci,id={qemu_id(disk)},drive=d{i},serial={disk.serial}"]
     return args
 
 
@@ -1004,6 +1012,20 @@ class Guest:
             if dev.get("serial") == serial:
                 return f"/dev/{dev['name']}"
         raise KeyError(f"no disk with serial {serial!r} in the guest")
+
+    def unplug(self, serial: str, timeout: float = 30.0) -> None:
+        """Hot-unplug the drive with ``serial`` (QMP ``device_del``) and wait until the guest lost it.
+
+        Works for NVMe (PCIe hotplug through its root port) and virtio-blk; the machine description
+        still lists the drive, so do this on a guest you own (not the shared standard guest).
+        """
+        disk = self.machine.disk(serial)
+        self.qmp("device_del", id=qemu_id(disk))
+        deadline = time.monotonic() + timeout
+        while any(dev.get("serial") == serial for dev in self.lsblk()):
+            if time.monotonic() > deadline:
+                raise LabError(f"{serial} still visible {timeout}s after device_del", self.console_tail(20))
+            time.sleep(0.2)
 
     def reset_md(self) -> None:
         """Stop every md array and wipe md superblocks from every lab disk (for shared guests)."""

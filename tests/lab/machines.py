@@ -27,5 +27,5 @@ STANDARD = Machine(
 STANDARD_NVME = tuple(d.serial for d in STANDARD.disks if d.transport == "nvme" and not d.bps_total)
 SLOW_NVME = "NVMESLOW0"
 
-TINY = Machine(name="tiny", cpus=1, memory_mb=1024, disks=(virtio("TINY0", "64M"),))
-"""A one-disk machine for tests that kill or break their guest."""
+TINY = Machine(name="tiny", cpus=1, memory_mb=1024, disks=(nvme("TINY0", "64M"), nvme("TINY1", "64M")))
+"""A small machine for tests that kill or break their guest (hot-unplug, hangs)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from .harness import (
     CommandTimeout,
     Guest,
     GuestHung,
+    GuestPool,
     Machine,
     record_timing,
 )
@@ -138,8 +138,15 @@ def test_command_timeout_kills_the_command_and_keeps_the_guest(standard_guest: G
     assert standard_guest.run(["pgrep", "-x", "sleep"], check=False).rc == 1  # the agent killed it
 
 
-def test_hung_guest_is_killed_and_the_error_shows_its_console(lab_boot: Callable[..., Guest]) -> None:
-    guest = lab_boot(TINY, hang_grace=2.0)
+def test_nvme_hot_unplug(lab_pool: GuestPool) -> None:
+    guest = lab_pool.get(TINY)  # shared with the hang test below, which kills it anyway
+    guest.unplug("TINY1")
+    assert [dev["serial"] for dev in guest.lsblk()] == ["TINY0"]
+
+
+def test_hung_guest_is_killed_and_the_error_shows_its_console(lab_pool: GuestPool) -> None:
+    guest = lab_pool.get(TINY)
+    guest.hang_grace = 2.0
     guest.qmp("stop")  # freeze the vCPUs: the agent can no longer answer
     started = time.monotonic()
     with pytest.raises(GuestHung) as excinfo:
