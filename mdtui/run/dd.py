@@ -76,6 +76,7 @@ class DdStreamParser:
 
     def __init__(self) -> None:
         self._buffer = ""
+        self._early = ""  # a progress line reported before its terminator arrived
         self._tracker = DdProgressTracker()
         self._records: dict[str, tuple[int, int]] = {}
         self.summary: DdSummary | None = None
@@ -84,12 +85,25 @@ class DdStreamParser:
 
     def feed(self, text: str) -> list[Progress]:
         self._buffer += text
-        # Progress lines end in "\r" (the next overwrites them), the summary lines in "\n".
+        # dd writes "\r" *before* each progress line (the next one overwrites it) and "\n" after the
+        # summary lines, so a progress line's end is known only when the next one starts.
         *complete, self._buffer = re.split(r"[\r\n]", self._buffer)
-        return self._lines(complete)
+        if complete and complete[0] == self._early:
+            complete = complete[1:]  # already reported when it arrived
+        self._early = ""
+        found = self._lines(complete)
+        # Waiting a second for the next line would make every update late: a pending line that
+        # already ends in its rate unit ("MB/s") is whole, since dd writes each line in one go.
+        pending = self._buffer.strip()
+        if pending.endswith("/s") and not self._records and _copied(pending) is not None:
+            found += self._lines([pending])
+            self._early = self._buffer
+        return found
 
     def close(self) -> list[Progress]:
         rest, self._buffer = self._buffer, ""
+        if rest == self._early:
+            return []
         return self._lines([rest])
 
     def _lines(self, lines: list[str]) -> list[Progress]:

@@ -358,6 +358,9 @@ def default_timeout_s(spec: JobSpec) -> float | None:
 
 
 def _status(run: ProcessRun, failed: bool) -> JobStatus:
+    if run.returncode == 0 and not failed:
+        # It finished just as the stop came: fio and dd exit non-zero when a signal cuts them short.
+        return JobStatus.COMPLETE
     if run.timed_out:
         return JobStatus.TIMED_OUT
     if run.cancelled:

@@ -81,3 +81,18 @@ def test_small_counts_without_the_human_sizes() -> None:
     one = parse_dd_stderr("0+1 records in\n0+1 records out\n1 byte copied, 5e-05 s, 20 kB/s\n").summary
     assert one is not None and one.bytes_copied == 1 and one.records_in_partial == 1
     assert one.seconds == pytest.approx(5e-05) and one.bytes_per_s == pytest.approx(20000)
+
+
+def test_a_progress_line_is_reported_when_it_arrives_not_when_the_next_one_starts() -> None:
+    # dd writes "\r" before each progress line: without care every update would come a second late.
+    parser = DdStreamParser()
+    first = parser.feed("\r856822272 bytes (857 MB, 817 MiB) copied, 1 s, 857 MB/s")
+    assert [p.read_bytes for p in first] == [856822272]
+    second = parser.feed("\r1845092352 bytes (1.8 GB, 1.7 GiB) copied, 2 s, 923 MB/s")
+    assert [p.read_bytes for p in second] == [1845092352]
+    rest = parser.feed("\n4554950+0 records in\n4554949+0 records out\n")
+    rest += parser.feed("2332133888 bytes (2.3 GB, 2.2 GiB) copied, 2.49939 s, 933 MB/s\n")
+    rest += parser.close()
+    assert rest == []
+    assert len(parser.progress) == 2
+    assert parser.summary is not None and parser.summary.bytes_copied == 2332133888
