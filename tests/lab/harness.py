@@ -309,7 +309,8 @@ def find_kernel() -> Kernel | None:
         if wanted and "/" not in wanted and version != wanted:
             continue
         modules = moddir / version
-        if image.is_file() and any((modules / "kernel/drivers/md").glob("raid456.ko*")):
+        readable = image.is_file() and os.access(image, os.R_OK)
+        if readable and any((modules / "kernel/drivers/md").glob("raid456.ko*")):
             candidates.append(Kernel(version, image, modules))
     if not candidates:
         return None
@@ -343,7 +344,12 @@ def lab_problem() -> str | None:
     if qemu_binary() is None:
         missing.append("qemu-system-x86_64 (apt install qemu-system-x86)")
     if find_kernel() is None:
-        missing.append("a kernel in /boot with md modules in /lib/modules (apt install linux-image-amd64)")
+        boot = Path(os.environ.get("MDTUI_LAB_BOOT", "/boot"))
+        unreadable = [str(p) for p in sorted(boot.glob("vmlinuz-*")) if not os.access(p, os.R_OK)]
+        if unreadable:
+            missing.append(f"a readable kernel image ({', '.join(unreadable)} unreadable: chmod 0644 it)")
+        else:
+            missing.append("a kernel in /boot with md modules in /lib/modules (apt install linux-image-amd64)")
     if busybox_static() is None:
         missing.append("a static busybox (apt install busybox-static)")
     if not missing:
