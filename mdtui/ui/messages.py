@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from mdtui.errors import MdtuiError
+from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.plan.create import CreatePlan
+from mdtui.plan.destroy import DestroyPlan
+from mdtui.run.mdadm import CreateOutcome
 
 
 class InventoryScanned(Message, bubble=False):
@@ -27,3 +32,77 @@ class ScanFailed(Message, bubble=False):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, (InventoryScanned, ScanFailed))
+
+
+def failure_reason(doing: str, exc: BaseException) -> str:
+    """A sentence for a failed action: mdtui's own errors speak for themselves, anything else is named."""
+    if isinstance(exc, MdtuiError):
+        return str(exc)
+    return f"{doing} failed: {exc.__class__.__name__}: {exc}"
+
+
+class CreateFinished(Message, bubble=False):
+    """execute_create ran: the array exists (``outcome.array`` as the kernel saw it right after)."""
+
+    def __init__(self, plan: CreatePlan, outcome: CreateOutcome) -> None:
+        super().__init__()
+        self.plan = plan
+        self.outcome = outcome
+
+
+class ActionFailed(Message, bubble=False):
+    """A create, teardown or speed change refused or failed; ``reason`` is for the user, never a traceback."""
+
+    def __init__(self, action: str, reason: str) -> None:
+        super().__init__()
+        self.action = action
+        self.reason = reason
+
+
+class SyncProgress(Message, bubble=False):
+    """The array as last polled while a resync runs. A newer poll replaces one still queued."""
+
+    def __init__(self, array: MdArray) -> None:
+        super().__init__()
+        self.array = array
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SyncProgress)
+
+
+class SyncEnded(Message, bubble=False):
+    """Following stopped: no resync runs any more (``array`` None: the array is gone)."""
+
+    def __init__(self, array: MdArray | None) -> None:
+        super().__init__()
+        self.array = array
+
+
+class ResyncSpeedSet(Message, bubble=False):
+    def __init__(self, full: bool, value: str) -> None:
+        super().__init__()
+        self.full = full
+        self.value = value
+
+
+class TeardownPlanned(Message, bubble=False):
+    """plan_destroy accepted the array; the user still has to confirm."""
+
+    def __init__(self, plan: DestroyPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class TeardownRefused(Message, bubble=False):
+    """plan_destroy refused: every problem, one sentence each."""
+
+    def __init__(self, device: str, problems: tuple[str, ...]) -> None:
+        super().__init__()
+        self.device = device
+        self.problems = problems
+
+
+class TeardownFinished(Message, bubble=False):
+    def __init__(self, device: str) -> None:
+        super().__init__()
+        self.device = device

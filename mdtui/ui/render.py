@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -28,6 +28,23 @@ class Palette:
     error: str = "red"
     muted: str = "dim"
     label: str = "bold"
+
+
+def palette_from_variables(variables: Mapping[str, str]) -> Palette:
+    """A Palette from a Textual theme's CSS variables, keeping the defaults for anything not a colour."""
+
+    def pick(name: str, default: str) -> str:
+        value = variables.get(name, "")
+        return value if value.startswith("#") and len(value) in (4, 7) else default
+
+    base = Palette()
+    return Palette(
+        good=pick("text-success", base.good),
+        warning=pick("text-warning", base.warning),
+        error=pick("text-error", base.error),
+        muted=base.muted,
+        label=base.label,
+    )
 
 
 # -- disks -------------------------------------------------------------------------------------

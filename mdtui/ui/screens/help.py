@@ -1,4 +1,4 @@
-"""The help screen: what the columns mean, when a disk counts as in use, and what link findings say."""
+"""The help screen: keys, what the columns mean, in-use rules, link findings, create and teardown."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **↑ ↓ PgUp PgDn** move in a table; **Tab** / **Shift+Tab** go to the next / previous pane
 - **Enter** opens the selected row's detail full screen
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
+- **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **t** picks a theme; **?** shows this help; **q** quits
 
 ## Disk columns
@@ -67,6 +68,26 @@ is named when the slot is the limit.
 - **Members**: in-sync members of the raid disks, `+NS` spares, `NF` faulty.
 - **Sync**: resync, recover, check, repair or reshape with progress; speed and ETA in the detail.
 - **Chunk**, **Layout**: stripe geometry as mdadm names it (left to the detail pane when narrow).
+
+## Create
+
+**c** opens the create form. The member list shows every disk: **space** makes a free disk a
+member, **s** a spare; busy disks are greyed with their reason and cannot be picked. Level, chunk,
+layout, metadata, bitmap, name, *assume clean* and *build* offer only what fits the level and
+member count. The plan preview on the right updates as you go: the exact `mdadm` command, usable
+size, fault tolerance, predicted read and write, the small-write penalty, mkfs alignment and
+warnings, or the problems to fix first. **Ctrl+S** opens the confirmation, which names every disk
+that will be overwritten (by-id path and serial) and creates only after you type the array device
+(e.g. `/dev/md0`). **Escape** cancels at any point and runs nothing.
+
+After creation the resync view follows the resync (progress, speed, ETA). Benchmarks during a
+resync mislead; **f** lets it run at full speed (and back).
+
+## Teardown
+
+**x** on an array mdtui created stops it and wipes its members (`mdadm --stop`,
+`--zero-superblock`, `wipefs --all`) after you type its device. mdtui refuses arrays it did not
+create and mounted arrays.
 
 ## Read-only mode
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Literal
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -15,14 +16,58 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from mdtui.errors import MdtuiError
+from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.plan.destroy import DestroyPlan, plan_destroy
+from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.inventory import scan
-from mdtui.ui.messages import InventoryScanned, ScanFailed
-from mdtui.ui.render import Palette, array_detail, disk_detail
+from mdtui.probe.root import SystemRoot
+from mdtui.run import mdadm as md_run
+from mdtui.ui.messages import (
+    ActionFailed,
+    InventoryScanned,
+    ScanFailed,
+    TeardownFinished,
+    TeardownPlanned,
+    TeardownRefused,
+    failure_reason,
+)
+from mdtui.ui.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.screens.confirm import ConfirmScreen
+from mdtui.ui.screens.create import Created, CreateScreen
 from mdtui.ui.screens.detail import DetailScreen
+from mdtui.ui.screens.resync import ResyncScreen
 from mdtui.ui.widgets import ArrayTable, DiskTable, InventoryTable
 
 Pane = Literal["disks", "arrays"]
+
+
+def teardown_plan(root: str, array: MdArray, inventory: Inventory) -> DestroyPlan:
+    """plan_destroy with what the CLI checks too: mounted now, made by mdtui, members as scanned.
+
+    Runs `mdadm --detail` (through created_by_mdtui), so call it from a worker.
+    """
+    system = SystemRoot(root)
+    names = {member.name for member in array.members}
+    members = [disk for disk in inventory.disks if disk.name in names]
+    return plan_destroy(
+        array,
+        members if len(members) == len(array.members) else None,
+        mounted=md_run.is_mounted(system, array),
+        created_by_tool=md_run.created_by_mdtui(array),
+    )
+
+
+def teardown_body(plan: DestroyPlan, palette: Palette) -> RenderableType:
+    """Every command the teardown runs, in order, and the member paths it wipes."""
+    parts: list[RenderableType] = [Text("This runs, in order:", style=palette.muted)]
+    for step in plan.steps:
+        parts.append(Text(shlex.join(step.argv), style="bold"))
+        parts.append(Text(f"  {step.description}", style=palette.muted))
+    parts += [Text(""), Text("Wiped (the array's data is lost):", style=f"bold {palette.warning}")]
+    parts += [Text(f"  {path}") for path in plan.member_paths]
+    parts += [Text(f"⚠ {warning}", style=palette.warning) for warning in plan.warnings]
+    return Group(*parts)
 
 
 def scan_root(root: str, privileged: bool | None) -> Inventory:
@@ -38,6 +83,8 @@ class InventoryScreen(Screen[None]):
         Binding("tab", "app.focus_next", "Pane"),
         Binding("shift+tab", "app.focus_previous", "Previous pane", show=False),
         Binding("n", "toggle_notes", "Notes"),
+        Binding("c", "create", "Create"),
+        Binding("x", "teardown", "Tear down"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
@@ -104,20 +151,7 @@ class InventoryScreen(Screen[None]):
     # -- drawing ---------------------------------------------------------------------------------
 
     def palette(self) -> Palette:
-        variables = self.app.get_css_variables()
-
-        def pick(name: str, default: str) -> str:
-            value = variables.get(name, "")
-            return value if value.startswith("#") and len(value) in (4, 7) else default
-
-        base = Palette()
-        return Palette(
-            good=pick("text-success", base.good),
-            warning=pick("text-warning", base.warning),
-            error=pick("text-error", base.error),
-            muted=base.muted,
-            label=base.label,
-        )
+        return palette_from_variables(self.app.get_css_variables())
 
     def watch_inventory(self) -> None:
         self._redraw()
@@ -172,6 +206,9 @@ class InventoryScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_notes":
             return bool(self.inventory and self.inventory.notes)
+        if action == "teardown":
+            # Offered only while an array is selected, so the footer stays short on the disks pane.
+            return self.selected_array() is not None
         return True
 
     def _update_banner(self) -> None:
@@ -224,6 +261,7 @@ class InventoryScreen(Screen[None]):
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == self._pane:
             self._update_detail()
+            self.refresh_bindings()
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -236,3 +274,89 @@ class InventoryScreen(Screen[None]):
         if isinstance(widget, InventoryTable) and widget.id in ("disks", "arrays") and widget.id != self._pane:
             self._pane = "disks" if widget.id == "disks" else "arrays"
             self._update_detail()
+            self.refresh_bindings()
+
+    # -- create and teardown ---------------------------------------------------------------------
+
+    def selected_array(self) -> MdArray | None:
+        # Focus moves at once on Tab while the pane follows by message: ask the focus first.
+        focused = self.focused
+        pane = focused.id if isinstance(focused, InventoryTable) else self._pane
+        if pane != "arrays" or self.inventory is None:
+            return None
+        key = self._table("arrays").selected_key
+        return self.inventory.array(key) if key is not None else None
+
+    def action_create(self) -> None:
+        if self.inventory is None:
+            self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+            return
+        self.app.push_screen(CreateScreen(self.root, self.inventory), self._after_create)
+
+    def _after_create(self, created: Created | None) -> None:
+        if created is None:
+            return
+        self.action_rescan()
+        self.app.push_screen(ResyncScreen(self.root, created.plan, created.outcome), lambda _: self.action_rescan())
+
+    def action_teardown(self) -> None:
+        array = self.selected_array()
+        if array is None or self.inventory is None:
+            return
+        self.plan_teardown(array, self.inventory)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
+    def plan_teardown(self, array: MdArray, inventory: Inventory) -> None:
+        """Thread worker: ask the core whether the array may go (mounted? made by mdtui?) and post the plan."""
+        try:
+            plan = teardown_plan(self.root, array, inventory)
+        except PlanRejected as exc:
+            self.post_message(TeardownRefused(array.dev_path, tuple(exc.problems)))
+            return
+        except Exception as exc:  # a refusal or failure is a message, never a traceback
+            self.log.error(f"planning the teardown of {array.dev_path} failed", exc)
+            reason = failure_reason(f"Planning the teardown of {array.dev_path}", exc)
+            self.post_message(ActionFailed("teardown", reason))
+            return
+        self.post_message(TeardownPlanned(plan))
+
+    @on(TeardownRefused)
+    def _teardown_refused(self, message: TeardownRefused) -> None:
+        palette = self.palette()
+        body = Text(f"mdtui will not tear down {message.device}:\n\n", style="bold")
+        for problem in message.problems:
+            body.append(f"• {problem}\n", style=palette.error)
+        self.app.push_screen(DetailScreen(f"Cannot tear down {message.device}", body))
+
+    @on(TeardownPlanned)
+    def _teardown_planned(self, message: TeardownPlanned) -> None:
+        plan = message.plan
+        dialog = ConfirmScreen(f"Tear down {plan.array}", teardown_body(plan, self.palette()), plan.array, "Destroy")
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.notify(f"Tearing down {plan.array}…")
+                self.run_teardown(plan)
+
+        self.app.push_screen(dialog, confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
+    def run_teardown(self, plan: DestroyPlan) -> None:
+        """Thread worker: run the confirmed teardown and post how it went."""
+        try:
+            md_run.execute_destroy(plan, confirmed=True, root=SystemRoot(self.root))
+        except Exception as exc:
+            self.log.error(f"teardown of {plan.array} failed", exc)
+            self.post_message(ActionFailed("teardown", failure_reason(f"Tearing down {plan.array}", exc)))
+            return
+        self.post_message(TeardownFinished(plan.array))
+
+    @on(TeardownFinished)
+    def _teardown_finished(self, message: TeardownFinished) -> None:
+        self.notify(f"{message.device} stopped and its members wiped.")
+        self.action_rescan()
+
+    @on(ActionFailed)
+    def _action_failed(self, message: ActionFailed) -> None:
+        self.notify(message.reason, title="Teardown failed", severity="error", timeout=15)
+        self.action_rescan()

@@ -1,0 +1,206 @@
+"""The create form's state and the choices it may offer: pure functions the create screen draws from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from mdtui.model.disk import Disk
+from mdtui.model.inventory import Inventory
+from mdtui.plan import metadata as md_meta
+from mdtui.plan.create import BITMAP_CHOICES, DEFAULT_CHUNK_KIB, MIN_CHUNK_KIB, CreatePlan, CreateRequest, plan_create
+from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID5, RaidLevel, level_from_name
+from mdtui.plan.rejected import PlanRejected
+
+# Finding 5 swept chunks up to 8 MiB; one step beyond leaves room for the sweep's largest point.
+MAX_CHUNK_KIB = 16 * 1024
+CHUNK_CHOICES_KIB: tuple[int, ...] = tuple(
+    MIN_CHUNK_KIB << shift for shift in range(64) if MIN_CHUNK_KIB << shift <= MAX_CHUNK_KIB
+)
+BUILD_LEVELS: tuple[RaidLevel, ...] = (RAID0, LINEAR)
+DEFAULT_LEVEL = RAID5
+DEFAULT_MARK = " (default)"
+
+_MD_NUMBER = re.compile(r"^md(\d+)$")
+
+Choice = tuple[str, str]  # (label, value) as a Select takes them
+
+
+@dataclass(frozen=True)
+class CreateForm:
+    """What the user entered. Values a level cannot use are kept (switching back restores them) but
+    left out of the request; ``members`` and ``spares`` hold kernel names."""
+
+    device: str
+    level: str = DEFAULT_LEVEL.name
+    members: tuple[str, ...] = ()
+    spares: tuple[str, ...] = ()
+    chunk_kib: int = DEFAULT_CHUNK_KIB
+    layout: str | None = None  # None: the level's default
+    metadata: str = md_meta.DEFAULT_METADATA
+    bitmap: str = "none"
+    name: str = ""
+    assume_clean: bool = False
+    build: bool = False
+
+    @property
+    def raid_level(self) -> RaidLevel:
+        try:
+            return level_from_name(self.level)
+        except ValueError:
+            return DEFAULT_LEVEL
+
+
+@dataclass(frozen=True)
+class FormChoices:
+    """What each field offers for the current level and member count; a disabled field offers one
+    explanatory placeholder."""
+
+    levels: tuple[Choice, ...]
+    chunks: tuple[Choice, ...]
+    chunk_enabled: bool
+    layouts: tuple[Choice, ...]
+    layout_enabled: bool
+    metadata: tuple[Choice, ...]
+    metadata_enabled: bool
+    bitmaps: tuple[Choice, ...]
+    bitmap_enabled: bool
+    name_enabled: bool
+    assume_clean_enabled: bool
+    build_enabled: bool
+    spares_allowed: bool
+
+
+def next_free_device(inventory: Inventory | None) -> str:
+    """The lowest /dev/mdN no array in the inventory uses."""
+    used = set()
+    for array in inventory.arrays if inventory else ():
+        match = _MD_NUMBER.match(array.name)
+        if match:
+            used.add(int(match.group(1)))
+    number = 0
+    while number in used:
+        number += 1
+    return f"/dev/md{number}"
+
+
+def chunk_label(kib: int) -> str:
+    return f"{kib // 1024} MiB" if kib >= 1024 else f"{kib} KiB"
+
+
+def _marked(label: str, is_default: bool) -> str:
+    return label + DEFAULT_MARK if is_default else label
+
+
+def choices(form: CreateForm) -> FormChoices:
+    level = form.raid_level
+    members = len(form.members)
+    build = form.build and level in BUILD_LEVELS
+    levels = tuple((f"{lv.name} (≥{lv.min_members})", lv.name) for lv in LEVELS)
+
+    if level.uses_chunk:
+        chunks = tuple((_marked(chunk_label(kib), kib == DEFAULT_CHUNK_KIB), str(kib)) for kib in CHUNK_CHOICES_KIB)
+    else:
+        chunks = ((f"none: {level.name} has no chunk", ""),)
+
+    offered = level.layouts(members)
+    if offered:
+        layouts = tuple((_marked(layout, layout == level.default_layout), layout) for layout in offered)
+    else:
+        layouts = ((f"none: {level.name} has no layout", ""),)
+
+    if build:
+        metadata: tuple[Choice, ...] = (("none: --build has no superblock", ""),)
+    else:
+        metadata = tuple(
+            (_marked(version, version == md_meta.DEFAULT_METADATA), version) for version in md_meta.METADATA_VERSIONS
+        )
+
+    bitmap_enabled = level.redundant and not build
+    if bitmap_enabled:
+        bitmaps = tuple((_marked(choice, choice == "none"), choice) for choice in BITMAP_CHOICES)
+    else:
+        bitmaps = (("none: no redundancy to resync", "none"),)
+
+    return FormChoices(
+        levels=levels,
+        chunks=chunks,
+        chunk_enabled=level.uses_chunk,
+        layouts=layouts,
+        layout_enabled=len(offered) > 1,
+        metadata=metadata,
+        metadata_enabled=not build,
+        bitmaps=bitmaps,
+        bitmap_enabled=bitmap_enabled,
+        name_enabled=not build and form.metadata != "0.90",
+        assume_clean_enabled=level.redundant and not build,
+        build_enabled=level in BUILD_LEVELS,
+        spares_allowed=level.redundant and not build,
+    )
+
+
+def current_layout(form: CreateForm) -> str | None:
+    """The layout the form stands for: the chosen one while still offered, else the level's default."""
+    level = form.raid_level
+    offered = level.layouts(len(form.members))
+    if form.layout in offered:
+        return form.layout
+    return level.default_layout if level.default_layout in offered else (offered[0] if offered else None)
+
+
+def _pick(disks: Sequence[Disk], names: Sequence[str]) -> tuple[Disk, ...]:
+    # Inventory order, not click order: mdadm's role order then matches the disk table.
+    wanted = set(names)
+    return tuple(disk for disk in disks if disk.name in wanted)
+
+
+def to_request(form: CreateForm, inventory: Inventory) -> CreateRequest:
+    """The request the form stands for, leaving out every value the level or mode cannot use."""
+    level = form.raid_level
+    offered = choices(form)
+    build = form.build and offered.build_enabled
+    members = _pick(inventory.disks, form.members)
+    spares = _pick(inventory.disks, [n for n in form.spares if n not in form.members]) if offered.spares_allowed else ()
+    name = form.name.strip() if offered.name_enabled else ""
+    return CreateRequest(
+        device=form.device.strip(),
+        level=level,
+        members=members,
+        spares=spares,
+        name=name or None,
+        chunk_kib=form.chunk_kib if level.uses_chunk else None,
+        layout=current_layout(form),
+        metadata=None if build else form.metadata,
+        bitmap=form.bitmap if offered.bitmap_enabled else "none",
+        assume_clean=form.assume_clean and offered.assume_clean_enabled,
+        build=build,
+    )
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A plan, or every problem that stops one."""
+
+    plan: CreatePlan | None
+    problems: tuple[str, ...] = ()
+
+
+def preview(form: CreateForm, inventory: Inventory) -> Preview:
+    try:
+        return Preview(plan_create(to_request(form, inventory)))
+    except PlanRejected as exc:
+        return Preview(None, tuple(exc.problems))
+
+
+def toggle(names: tuple[str, ...], name: str) -> tuple[str, ...]:
+    return tuple(n for n in names if n != name) if name in names else (*names, name)
+
+
+def set_member(form: CreateForm, name: str) -> CreateForm:
+    """Toggle a disk as member (a spare that becomes a member stops being a spare)."""
+    return replace(form, members=toggle(form.members, name), spares=tuple(n for n in form.spares if n != name))
+
+
+def set_spare(form: CreateForm, name: str) -> CreateForm:
+    return replace(form, spares=toggle(form.spares, name), members=tuple(n for n in form.members if n != name))

@@ -1,0 +1,82 @@
+"""A confirmation for a destructive action: the action's button stays disabled until the user types its target."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+# Prompt (with its margin), input (with its margin) and the button row.
+FOOTER_ROWS = 5
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Dismisses with True only when the typed text equals ``phrase`` and the action is chosen."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, body: RenderableType, phrase: str, action_label: str) -> None:
+        super().__init__()
+        self._title = title
+        self._body = body
+        self.phrase = phrase
+        self._action_label = action_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            with VerticalScroll(id="confirm-body"):
+                yield Static(self._body, id="confirm-text")
+            with Vertical(id="confirm-footer"):
+                yield Static(Text.assemble("Type ", (self.phrase, "bold"), " to confirm:"), id="confirm-prompt")
+                yield Input(placeholder=self.phrase, id="confirm-input", compact=True)
+                with Horizontal(id="confirm-buttons"):
+                    yield Button("Cancel", id="confirm-cancel", compact=True)
+                    yield Button(self._action_label, id="confirm-go", variant="error", compact=True, disabled=True)
+
+    def on_mount(self) -> None:
+        box = self.query_one("#confirm", Vertical)
+        box.border_title = self._title
+        box.border_subtitle = "Esc cancels"
+        self.query_one("#confirm-input", Input).focus()
+        self._fit_body(self.size.height or self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_body(event.size.height)
+
+    def _fit_body(self, screen_height: int) -> None:
+        # The dialog grows with its text but the typed target and buttons must stay on screen, so
+        # the body gets what is left after the border and the footer (prompt, input, buttons).
+        footer = self.query_one("#confirm-footer", Vertical)
+        reserved = 2 + (footer.outer_size.height or FOOTER_ROWS)
+        self.query_one("#confirm-body", VerticalScroll).styles.max_height = max(3, screen_height - reserved)
+
+    def matches(self) -> bool:
+        return self.query_one("#confirm-input", Input).value.strip() == self.phrase
+
+    @on(Input.Changed, "#confirm-input")
+    def _typed(self) -> None:
+        self.query_one("#confirm-go", Button).disabled = not self.matches()
+
+    @on(Input.Submitted, "#confirm-input")
+    def _submitted(self) -> None:
+        if self.matches():
+            self.dismiss(True)
+        else:
+            self.app.bell()
+
+    @on(Button.Pressed, "#confirm-go")
+    def _go(self) -> None:
+        if self.matches():
+            self.dismiss(True)
+
+    @on(Button.Pressed, "#confirm-cancel")
+    def _cancel_pressed(self) -> None:
+        self.dismiss(False)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
