@@ -1034,11 +1034,15 @@ class Guest:
             time.sleep(0.2)
 
     def reset_md(self) -> None:
-        """Stop every md array and wipe md superblocks from every lab disk (for shared guests)."""
+        """Stop every md array, wipe md superblocks and signatures from every disk and restore md's
+        resync speed limits (for shared guests)."""
         self.sh(
-            'for md in /dev/md[0-9]* /dev/md/*; do [ -b "$md" ] && mdadm --stop "$md"; done; '
+            "mdadm --stop --scan 2>/dev/null; "
+            'for md in /dev/md[0-9]*; do [ -b "$md" ] && mdadm --stop "$md" 2>/dev/null; done; '
             'for d in $(lsblk -dnpo NAME -e 9); do mdadm --zero-superblock --force "$d" 2>/dev/null; '
-            'wipefs -aq "$d" 2>/dev/null; done; udevadm settle; true',
+            'wipefs -aq "$d" 2>/dev/null; done; '
+            "echo 1000 > /proc/sys/dev/raid/speed_limit_min; echo 200000 > /proc/sys/dev/raid/speed_limit_max; "
+            "udevadm settle; true",
             timeout=120,
         )
 
