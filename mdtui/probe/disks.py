@@ -171,12 +171,13 @@ class DiskProber:
         vendor = _clean(root.read_text(f"{base}/device/vendor"))
         if model and vendor and transport is Transport.SAS and vendor not in ("ATA",):
             model = f"{vendor} {model}"
-        serial = (
-            _clean(root.read_text(f"{base}/device/serial"))
-            or _clean(root.read_text(f"{base}/serial"))
-            or udev.get("ID_SERIAL_SHORT")
-            or _vpd_serial(root, root.path(f"{base}/device/vpd_pg80"))
-        )
+        serial = _clean(root.read_text(f"{base}/device/serial")) or _clean(root.read_text(f"{base}/serial"))
+        if serial is None and transport in (Transport.SAS, Transport.OTHER, Transport.USB):
+            # For SCSI, udev's ID_SERIAL_SHORT is the page-0x83 designator (often the WWN); the unit
+            # serial printed on the drive is VPD page 0x80.
+            serial = udev.get("ID_SCSI_SERIAL") or _vpd_serial(root, root.path(f"{base}/device/vpd_pg80"))
+        if serial is None:
+            serial = udev.get("ID_SERIAL_SHORT") or _vpd_serial(root, root.path(f"{base}/device/vpd_pg80"))
         wwn = udev.get("ID_WWN") or _clean(root.read_text(f"{base}/wwid")) or _clean(
             root.read_text(f"{base}/device/wwid")
         )
