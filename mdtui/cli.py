@@ -63,8 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render_scan(inventory: Inventory) -> str:
     lines = []
-    header = f"{'DISK':<10} {'TRANSPORT':<9} {'SIZE':>10} {'TYPE':<4} {'LINK':<28} {'MODEL / SERIAL':<34} STATE"
-    lines.append(header)
+    rows = []
     for disk in inventory.disks:
         link = disk.link.describe() if disk.link else "-"
         if disk.link and disk.link.downgraded:
@@ -76,9 +75,17 @@ def render_scan(inventory: Inventory) -> str:
             state = "unknown: " + "; ".join(disk.problems)
         else:
             state = "free"
+        rows.append((disk, link, ident[:34], state))
+    link_width = max([len("LINK"), *(len(row[1]) for row in rows)])
+    ident_width = max([len("MODEL / SERIAL"), *(len(row[2]) for row in rows)])
+    lines.append(
+        f"{'DISK':<10} {'TRANSPORT':<9} {'SIZE':>10} {'TYPE':<4} {'LINK':<{link_width}} "
+        f"{'MODEL / SERIAL':<{ident_width}} STATE"
+    )
+    for disk, link, ident, state in rows:
         lines.append(
             f"{disk.name:<10} {disk.transport.value:<9} {iec_bytes(disk.size_bytes):>10} {disk.kind_label:<4} "
-            f"{link:<28} {ident[:34]:<34} {state}"
+            f"{link:<{link_width}} {ident:<{ident_width}} {state}"
         )
     downgraded = [d for d in inventory.disks if d.link and d.link.downgraded]
     for disk in downgraded:

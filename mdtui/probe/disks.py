@@ -12,7 +12,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.link import Link
 from mdtui.probe.blocktree import BlockTree
-from mdtui.probe.links import pcie_link, sas_link, sata_link
+from mdtui.probe.links import PCI_ADDRESS, pcie_link, sas_link, sata_link
 from mdtui.probe.mounts import Mount, read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.udev import UdevInfo, UdevReader
@@ -20,7 +20,6 @@ from mdtui.probe.udev import UdevInfo, UdevReader
 # Devices that are never array members in their own right: RAM disks, compressed swap, optical
 # drives, floppies, and the md and dm devices built on top of real disks.
 _NOT_CANDIDATES = re.compile(r"^(ram|zram|md|dm-|sr|fd)\d*")
-_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 # Preferred by-id names: the ones that carry model and serial, before WWN and EUI forms.
 _BY_ID_ORDER = ("nvme-", "ata-", "scsi-S", "scsi-3", "virtio-", "usb-", "scsi-", "wwn-")
 
@@ -87,7 +86,7 @@ def _driver(root: SystemRoot, sys_path: Path, transport: Transport) -> str | Non
         if driver is not None:
             return driver.name
     for candidate in [sys_path, *sys_path.parents]:
-        if _PCI_ADDRESS.match(candidate.name):
+        if PCI_ADDRESS.match(candidate.name):
             driver = root.resolve(candidate / "driver")
             if driver is not None:
                 return driver.name
@@ -164,6 +163,8 @@ class DiskProber:
             problems.append("size unreadable")
         rotational_text = root.read_text(f"{base}/queue/rotational")
         rotational = None if rotational_text not in ("0", "1") else rotational_text == "1"
+        if rotational is None:
+            problems.append("rotational flag unreadable")
 
         model = _clean(root.read_text(f"{base}/device/model")) or _clean(
             (udev.get("ID_MODEL") or "").replace("_", " ")

@@ -10,6 +10,7 @@ from mdtui.probe.root import SystemRoot
 
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(GT/s|Gbps|Gbit|Gb/s)?", re.IGNORECASE)
 _ATA_PORT = re.compile(r"^ata(\d+)$")
+PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 def parse_rate(text: str | None) -> float | None:
@@ -46,7 +47,10 @@ def pcie_link(root: SystemRoot, device_path: Path) -> Link | None:
     """The PCIe link of the nearest PCI function above ``device_path``, with its upstream port."""
     sys_root = root.path("/sys")
     for candidate in _ancestors(device_path, sys_root):
-        if (candidate / "current_link_speed").exists():
+        # The nearest PCI function is the device's own; never fall back to its upstream port's link.
+        if PCI_ADDRESS.match(candidate.name):
+            if not (candidate / "current_link_speed").exists():
+                return None
             port = candidate.parent
             has_port = (port / "max_link_speed").exists()
             return Link(
