@@ -179,9 +179,11 @@ class DiskProber:
             serial = udev.get("ID_SCSI_SERIAL") or _vpd_serial(root, root.path(f"{base}/device/vpd_pg80"))
         if serial is None:
             serial = udev.get("ID_SERIAL_SHORT") or _vpd_serial(root, root.path(f"{base}/device/vpd_pg80"))
-        wwn = udev.get("ID_WWN") or _clean(root.read_text(f"{base}/wwid")) or _clean(
-            root.read_text(f"{base}/device/wwid")
-        )
+        wwn = udev.get("ID_WWN")
+        if wwn is None:
+            wwid = _clean(root.read_text(f"{base}/wwid")) or _clean(root.read_text(f"{base}/device/wwid"))
+            # Only NAA and EUI-64 identifiers are world wide names; t10 vendor IDs are not.
+            wwn = wwid if wwid and wwid.startswith(("naa.", "eui.")) else None
         by_id = _pick_by_id(udev.links) if udev.links else _by_id_from_dev(root, name)
 
         link = _probe_link(root, name, sys_path, transport)

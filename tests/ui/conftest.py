@@ -17,8 +17,8 @@ from mdtui.ui.themes import repo_themes_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The one captured tree every UI test reads. Switch to REPO / "tests/fixtures/trees/lab-standard" once it exists.
-TREE_ROOT = REPO.parent / "shared" / "fixtures" / "procfs-testdata"
+# The one captured tree every UI test reads: the lab capture with real-hardware link values (see its README).
+TREE_ROOT = REPO / "tests" / "fixtures" / "trees" / "real-links"
 
 # Only the shipped themes, so a developer's ~/.config/mdtui/themes cannot change a snapshot.
 THEME_DIRS = (repo_themes_dir(),)

@@ -130,21 +130,23 @@ async def open_confirm(pilot: Pilot[None]) -> ConfirmScreen:
 # -- the form --------------------------------------------------------------------------------------
 
 
-async def test_tree_without_free_disks_greys_every_disk_with_its_reason(
+async def test_tree_disks_in_use_are_greyed_with_their_reason(
     make_app: MakeApp, tree_inventory: Inventory
 ) -> None:
     app = make_app()
+    free = [d for d in tree_inventory.disks if d.available]
+    assert 0 < len(free) < len(tree_inventory.disks)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_create(pilot)
         picker = screen.query_one("#members", MemberPicker)
         assert picker.option_count == len(tree_inventory.disks)
         for index, disk in enumerate(tree_inventory.disks):
             option = picker.get_option_at_index(index)
-            assert option.disabled
-            reason = disk.in_use[0].kind.value if disk.in_use else "unknown"
-            assert reason in plain(option.prompt, width=400)
-        await pilot.press("space")
-        assert screen.form.members == ()
+            assert option.disabled is (not disk.available), disk.name
+            if not disk.available:
+                reason = disk.in_use[0].kind.value if disk.in_use else "unknown"
+                assert reason in plain(option.prompt, width=400)
+        # Two free disks are too few for raid5: the preview says so and Create stays shut.
         assert "needs at least" in preview_text(app)
         assert screen.query_one("#create", Button).disabled
         await pilot.press("ctrl+s")
