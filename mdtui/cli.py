@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     create = sub.add_parser("create", help="plan (--dry-run) or create an md array")
     create.add_argument("members", nargs="+", metavar="MEMBER", help="disks: sdb, /dev/sdb or a /dev/disk/by-id path")
     create.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
-    create.add_argument("--device", default="/dev/md0", help="array device (default /dev/md0)")
+    create.add_argument("--device", help="array device (default: the first free /dev/mdN)")
     create.add_argument("--chunk", type=int, metavar="KIB", help="chunk size in KiB (default 512)")
     create.add_argument("--layout", help="raid5/6: left-symmetric ...; raid10: n2, f2, o2 ...")
     create.add_argument("--metadata", choices=("1.2", "1.0", "0.90"))
@@ -51,11 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     create.add_argument("--full-speed", action="store_true", help="let the initial resync run at full speed")
     create.add_argument("--no-follow", action="store_true", help="do not wait for the resync")
+    create.add_argument("--json", action="store_true", help="print the plan (and what was created) as JSON")
 
     destroy = sub.add_parser("destroy", help="stop an array mdtui created and wipe its members")
     destroy.add_argument("device", help="/dev/md0 or md0")
     destroy.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     destroy.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    destroy.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
 
     add_results_parser(sub)
     return parser
@@ -161,15 +163,20 @@ def _confirm(args: argparse.Namespace, what: str, token: str) -> bool:
 
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.plan import CreateRequest, plan_create
-    from mdtui.plan.describe import describe_create
+    from mdtui.plan.describe import create_plan_dict, describe_create
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
 
     inventory = scan(args.root)
     members = tuple(_find_disk(inventory, m, args.root) for m in args.members)
     spares = tuple(_find_disk(inventory, m, args.root) for m in args.spare)
+    if args.device is None:
+        taken = {a.name for a in inventory.arrays}
+        device = f"/dev/md{next(n for n in range(10_000) if f'md{n}' not in taken)}"
+    else:
+        device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
     request = CreateRequest(
-        device=args.device if args.device.startswith("/dev/") else f"/dev/{args.device}",
+        device=device,
         level=args.level,
         members=members,
         spares=spares,
@@ -184,21 +191,26 @@ def cmd_create(args: argparse.Namespace) -> int:
         allow_mixed_sizes=args.allow_mixed_sizes,
     )
     plan = plan_create(request)
-    print("\n".join(describe_create(plan)))
+    report: dict = {"plan": create_plan_dict(plan)}
+    if not args.json:
+        print("\n".join(describe_create(plan)))
     if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
         return 0
-    print()
     what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
     if not _confirm(args, what, request.device):
         print("Cancelled; nothing was run.")
         return 1
     outcome = execute_create(plan, confirmed=True, root=SystemRoot(args.root))
-    print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
+    report["created"] = {"device": outcome.device, "uuid": outcome.uuid}
+    if not args.json:
+        print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
     if args.full_speed and plan.resync_expected:
-        print(f"resync minimum speed set to {set_full_resync_speed(outcome.device, True)} KiB/s")
+        report["resync_speed_min_kib_s"] = set_full_resync_speed(outcome.device, True)
     if plan.resync_expected and not args.no_follow:
         def show(array: MdArray) -> None:
-            if array.sync is not None and array.sync.fraction is not None:
+            if not args.json and array.sync is not None and array.sync.fraction is not None:
                 print(
                     f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
                     f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
@@ -207,7 +219,11 @@ def cmd_create(args: argparse.Namespace) -> int:
                 )
 
         follow_sync(outcome.device, root=SystemRoot(args.root), on_update=show)
-        print("\nresync finished")
+        report["resync"] = "finished"
+        if not args.json:
+            print("\nresync finished")
+    if args.json:
+        print(json.dumps(report, indent=2))
     return 0
 
 
@@ -230,14 +246,19 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         mounted=is_mounted(system, array),
         created_by_tool=created_by_mdtui(array),
     )
-    print("\n".join(describe_destroy(plan)))
+    report: dict = {"plan": [list(step.argv) for step in plan.steps]}
+    if not args.json:
+        print("\n".join(describe_destroy(plan)))
     if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
         return 0
     if not _confirm(args, f"stop {device} and wipe {len(plan.member_paths)} member(s)", device):
         print("Cancelled; nothing was run.")
         return 1
-    execute_destroy(plan, confirmed=True, root=system)
-    print(f"{device} stopped and its members wiped")
+    results = execute_destroy(plan, confirmed=True, root=system)
+    report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
+    print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
     return 0
 
 

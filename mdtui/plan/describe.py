@@ -49,6 +49,38 @@ def describe_create(plan: CreatePlan) -> list[str]:
     return lines
 
 
+def create_plan_dict(plan: CreatePlan) -> dict:
+    """The plan as plain JSON types, for `mdtui create --json` and for scripts."""
+    prediction = plan.prediction
+    return {
+        "device": plan.request.device,
+        "level": plan.level.name,
+        "argv": list(plan.argv),
+        "members": [d.name for d in plan.request.members],
+        "member_paths": list(plan.member_paths),
+        "spares": [d.name for d in plan.request.spares],
+        "chunk_bytes": plan.chunk_bytes,
+        "layout": plan.layout,
+        "metadata": plan.metadata,
+        "bitmap": plan.request.bitmap,
+        "build": plan.request.build,
+        "assume_clean": plan.request.assume_clean,
+        "data_disks": float(plan.data_disks),
+        "usable_bytes": plan.usable_bytes,
+        "fault_tolerance": plan.fault_tolerance,
+        "stripe_width_bytes": plan.stripe_width_bytes,
+        "small_write_ios": [plan.small_write_reads, plan.small_write_writes],
+        "predicted_read_bytes_per_s": prediction.seq_read_bytes_per_s,
+        "predicted_write_bytes_per_s": prediction.seq_write_bytes_per_s,
+        "slowest_members": list(prediction.slowest_members),
+        "prediction_basis": prediction.basis,
+        "mkfs_ext4_args": list(plan.mkfs_ext4_args or ()),
+        "mkfs_xfs_args": list(plan.mkfs_xfs_args or ()),
+        "resync_expected": plan.resync_expected,
+        "warnings": list(plan.warnings),
+    }
+
+
 def describe_destroy(plan: DestroyPlan) -> list[str]:
     lines = [f"Plan: tear down {plan.array}", ""]
     for step in plan.steps:
