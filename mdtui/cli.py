@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from mdtui import __version__
 from mdtui.cli_results import add_results_parser, run_results
+from mdtui.cli_watch import add_watch_parser, run_watch
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.array import MdArray
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     destroy.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
 
     add_results_parser(sub)
+    add_watch_parser(sub)
     return parser
 
 
@@ -268,6 +270,7 @@ COMMANDS = {
     "create": cmd_create,
     "destroy": cmd_destroy,
     "results": run_results,
+    "watch": run_watch,
 }
 
 
