@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
 
 from mdtui.ui.screens.help import HelpScreen
 from mdtui.ui.screens.inventory import InventoryScreen
@@ -32,12 +33,15 @@ class MdtuiApp(App[None]):
         *,
         privileged: bool | None = None,
         theme_dirs: Sequence[Path] | None = None,
+        start_screen: Callable[[], Screen[None]] | None = None,
     ) -> None:
         super().__init__()
         self.root = root
         self.privileged = privileged
         self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
         self._theme_problems: tuple[str, ...] = ()
+        # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
+        self._start_screen = start_screen
 
     def on_mount(self) -> None:
         loaded = load_themes(self._theme_dirs)
@@ -47,15 +51,18 @@ class MdtuiApp(App[None]):
         self.theme = pick_default([theme.name for theme in loaded.themes])
         for problem in loaded.problems:
             self.notify(problem, severity="warning", timeout=10)
-        self.push_screen(InventoryScreen(self.root, self.privileged))
+        if self._start_screen is not None:
+            self.push_screen(self._start_screen())
+        else:
+            self.push_screen(InventoryScreen(self.root, self.privileged))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
 
-def run_app(root: str = "/") -> int:
+def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
-    app = MdtuiApp(root=root)
+    app = MdtuiApp(root=root, start_screen=start_screen)
     app.run()
     return app.return_code or 0
