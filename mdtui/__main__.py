@@ -1,4 +1,4 @@
-"""Entry point: `mdtui` with no command opens the app, `mdtui COMMAND` runs the CLI."""
+"""Entry point: `mdtui` with no command opens the app, `mdtui watch` its dashboard, `mdtui COMMAND` runs the CLI."""
 
 from __future__ import annotations
 
@@ -6,10 +6,25 @@ import sys
 from collections.abc import Sequence
 
 from mdtui.cli import build_parser, run_cli
+from mdtui.cli_watch import check_watch_args
+from mdtui.errors import MdtuiError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "watch" and not args.json:
+        # The dashboard is UI, which the CLI never imports; the arguments are checked by the core first.
+        try:
+            request = check_watch_args(args)
+        except MdtuiError as exc:
+            print(f"mdtui: {exc}", file=sys.stderr)
+            return 2
+        from mdtui.ui.app import run_app
+        from mdtui.ui.screens.watch import WatchScreen
+
+        return run_app(
+            root=request.root, start_screen=lambda: WatchScreen(request.root, request.array, request.interval)
+        )
     if args.command is not None:
         return run_cli(args)
     from mdtui.ui.app import run_app

@@ -37,6 +37,7 @@ from mdtui.ui.screens.confirm import ConfirmScreen
 from mdtui.ui.screens.create import Created, CreateScreen
 from mdtui.ui.screens.detail import DetailScreen
 from mdtui.ui.screens.resync import ResyncScreen
+from mdtui.ui.screens.watch import WatchScreen
 from mdtui.ui.widgets import ArrayTable, DiskTable, InventoryTable
 
 Pane = Literal["disks", "arrays"]
@@ -85,6 +86,7 @@ class InventoryScreen(Screen[None]):
         Binding("n", "toggle_notes", "Notes"),
         Binding("c", "create", "Create"),
         Binding("x", "teardown", "Tear down"),
+        Binding("w", "watch", "Watch"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
@@ -298,6 +300,11 @@ class InventoryScreen(Screen[None]):
             return
         self.action_rescan()
         self.app.push_screen(ResyncScreen(self.root, created.plan, created.outcome), lambda _: self.action_rescan())
+
+    def action_watch(self) -> None:
+        """The live dashboard, on the selected array (or the first one, or all disks without arrays)."""
+        array = self.selected_array()
+        self.app.push_screen(WatchScreen(self.root, array.name if array is not None else None))
 
     def action_teardown(self) -> None:
         array = self.selected_array()

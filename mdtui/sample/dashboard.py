@@ -1,0 +1,327 @@
+"""What the live dashboard shows, worked out from snapshots: the watched target, its members, who stands out."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from mdtui.model.array import MdArray
+from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
+from mdtui.plan.levels import level_from_name
+from mdtui.probe.root import SystemRoot
+
+# The target that watches every whole disk at once: the only one on a host without md arrays.
+ALL_DISKS = "disks"
+DEFAULT_WINDOW_S = 120.0
+# Stacked block devices: their traffic is their members' traffic again, so a disk total leaves them out.
+_STACKED = re.compile(r"(md\d+|md_d\d+|dm-\d+)")
+
+# A member stands out when it is clearly busier or slower than the median of its peers. The margins
+# keep jitter quiet: an idle array's members differ by a few % busy and a fraction of a millisecond.
+BUSY_MIN_PERCENT = 50.0  # below this every member still has headroom; none is holding the others back
+BUSY_MARGIN_PERCENT = 20.0  # points of utilisation above the peers' median
+SLOW_FACTOR = 2.0  # mean time per request, as a multiple of the peers' median
+SLOW_MIN_EXTRA_MS = 1.0
+SLOW_MIN_IOPS = 5.0  # a handful of requests gives no stable mean time
+
+# More per-core lines than this make a chart unreadable: show the spread (min, mean, max) instead.
+MAX_CORE_LINES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class MemberLoad:
+    """One member (or one disk, when watching all disks) and its rates at the latest tick."""
+
+    name: str
+    role: str  # the member's slot number, "spare", "faulty", or "disk" when watching all disks
+    rates: DeviceRates | None  # None when /proc/diskstats has no line for it (removed, or not yet seen)
+    standout: str | None = None  # why it stands out from its peers: "busy 98% vs 41% for its peers"
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """A target's rates over the window, oldest first; seconds_ago is 0 at the latest tick."""
+
+    seconds_ago: tuple[float, ...] = ()
+    read_bytes_per_s: tuple[float | None, ...] = ()
+    write_bytes_per_s: tuple[float | None, ...] = ()
+    read_iops: tuple[float | None, ...] = ()
+    write_iops: tuple[float | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FrequencySeries:
+    """Per-core (or min/mean/max across cores) frequency in MHz over the window, oldest first."""
+
+    seconds_ago: tuple[float, ...] = ()
+    lines: tuple[tuple[str, tuple[float | None, ...]], ...] = ()  # (label, MHz per tick)
+
+
+@dataclass(frozen=True, slots=True)
+class TargetView:
+    """Everything the dashboard shows about the watched array (or all disks) at one tick."""
+
+    name: str  # "md0", or ALL_DISKS
+    array: MdArray | None
+    total: DeviceRates | None  # the md device's own rates, or the sum over every disk
+    members: tuple[MemberLoad, ...]
+    member_read_bytes_per_s: float | None  # the members' reads added up, to set against total
+    member_write_bytes_per_s: float | None
+    expected_read_factor: float | None  # members ÷ array traffic a clean array of this level implies
+    expected_write_factor: float | None  # (full-stripe writes); None while syncing or degraded
+    threads: tuple[MdThreadCpu, ...]  # md kernel threads of this array (all of them for ALL_DISKS)
+    series: Series
+
+
+def target_names(snapshot: Snapshot) -> tuple[str, ...]:
+    """What can be watched: every active md array, then all disks."""
+    return (*(array.name for array in snapshot.arrays if array.level is not None), ALL_DISKS)
+
+
+def pick_target(snapshot: Snapshot, wanted: str | None) -> str:
+    """wanted when the snapshot has it; else the first array, so `mdtui watch` alone shows something."""
+    names = target_names(snapshot)
+    if wanted is not None and wanted.removeprefix("/dev/") in names:
+        return wanted.removeprefix("/dev/")
+    return names[0]
+
+
+def next_target(snapshot: Snapshot, current: str) -> str:
+    names = target_names(snapshot)
+    return names[(names.index(current) + 1) % len(names)] if current in names else names[0]
+
+
+class WholeDisks:
+    """Names of whole, unstacked block devices (from /sys/block), re-listed only when a new name appears.
+
+    Partitions and md/dm devices carry their disks' traffic again, so a total over them would count
+    bytes twice. Without /sys/block (a tree with only /proc) every unstacked name counts.
+    """
+
+    def __init__(self, root: SystemRoot) -> None:
+        self.root = root
+        self._seen: frozenset[str] = frozenset()
+        self._whole: frozenset[str] = frozenset()
+        self._listed = False
+
+    def names(self, devices: Iterable[str]) -> frozenset[str]:
+        current = frozenset(devices)
+        if not self._listed or not current <= self._seen:
+            self._whole = frozenset(self.root.listdir("/sys/block"))
+            self._listed = True
+            self._seen = self._seen | current
+        whole = self._whole
+        return frozenset(name for name in current if (not whole or name in whole) and not _STACKED.fullmatch(name))
+
+
+def _member_role(states: tuple[str, ...], slot: int | None) -> str:
+    if "faulty" in states:
+        return "faulty"
+    if slot is None or "spare" in states:
+        return "spare"
+    return str(slot)
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
+def summed_rates(name: str, devices: Sequence[DeviceRates]) -> DeviceRates | None:
+    """Devices' rates added up; utilisation and mean times do not add, so they stay unknown."""
+    if not devices:
+        return None
+    return DeviceRates(
+        name,
+        read_bytes_per_s=_sum(d.read_bytes_per_s for d in devices),
+        write_bytes_per_s=_sum(d.write_bytes_per_s for d in devices),
+        read_iops=_sum(d.read_iops for d in devices),
+        write_iops=_sum(d.write_iops for d in devices),
+        average_queue=_sum(d.average_queue for d in devices),
+        in_flight=sum(d.in_flight for d in devices),
+        read_bytes=sum(d.read_bytes for d in devices),
+        write_bytes=sum(d.write_bytes for d in devices),
+    )
+
+
+def _mean_request_ms(rates: DeviceRates) -> float | None:
+    """Mean time per request in the direction that did most requests (reads on a read test)."""
+    reads, writes = rates.read_iops or 0.0, rates.write_iops or 0.0
+    if max(reads, writes) < SLOW_MIN_IOPS:
+        return None
+    return rates.read_await_ms if reads >= writes else rates.write_await_ms
+
+
+def standouts(members: Sequence[MemberLoad]) -> dict[str, str]:
+    """Member name → why it stands out: busier (utilisation) or slower (time per request) than its peers.
+
+    A stripe runs at its slowest member's pace (DESIGN.md finding 1), so the member that is saturated
+    while its peers idle, or takes twice as long per request, is the one to look at. Each member is
+    set against the median of the *others*, so with two members each is compared with the other.
+    """
+    active = [m for m in members if m.rates is not None and m.role not in ("spare", "faulty")]
+    found: dict[str, str] = {}
+    if len(active) < 2:
+        return found
+    for member in active:
+        assert member.rates is not None
+        peers = [m.rates for m in active if m is not member and m.rates is not None]
+        busy = member.rates.utilisation_percent
+        peer_busy = [p.utilisation_percent for p in peers if p.utilisation_percent is not None]
+        if busy is not None and peer_busy:
+            median = statistics.median(peer_busy)
+            if busy >= BUSY_MIN_PERCENT and busy >= median + BUSY_MARGIN_PERCENT:
+                found[member.name] = f"busy {busy:.0f}% vs {median:.0f}% for its peers"
+                continue
+        took = _mean_request_ms(member.rates)
+        peer_took = [t for t in map(_mean_request_ms, peers) if t is not None]
+        if took is not None and peer_took:
+            median = statistics.median(peer_took)
+            if took >= median * SLOW_FACTOR and took >= median + SLOW_MIN_EXTRA_MS:
+                found[member.name] = f"slow {took:.1f} ms per request vs {median:.1f} ms for its peers"
+    return found
+
+
+def traffic_factors(array: MdArray) -> tuple[float | None, float | None]:
+    """(read, write) member traffic as a multiple of the array's, for a clean array of this level.
+
+    Reads touch each block once at any level. Full-stripe writes add the copies (raid1, raid10) or
+    parity (raid4/5/6); small writes cost more (read-modify-write), so the write figure is a floor.
+    A resync, recovery or reshape adds member traffic the array never sees: no expectation then.
+    """
+    if array.level is None or array.sync is not None or array.degraded or not array.raid_disks:
+        return None, None
+    members = array.raid_disks
+    if array.level == "raid10":
+        copies = 1
+        for number in re.findall(r"=(\d+)", array.layout or ""):
+            copies *= int(number)
+        return 1.0, float(copies)
+    try:
+        level = level_from_name(array.level)
+    except ValueError:
+        return None, None
+    return 1.0, float(members / level.data_disks(members))
+
+
+def _window(snapshots: Sequence[Snapshot], window_s: float) -> list[Snapshot]:
+    if not snapshots:
+        return []
+    start = snapshots[-1].timestamp - window_s
+    index = len(snapshots)
+    while index > 0 and snapshots[index - 1].timestamp >= start:
+        index -= 1
+    return list(snapshots[index:])
+
+
+def _target_rates(snapshot: Snapshot, target: str, disks: frozenset[str]) -> DeviceRates | None:
+    if target != ALL_DISKS:
+        return snapshot.device(target)
+    return summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
+
+
+def target_series(
+    snapshots: Sequence[Snapshot], target: str, disks: frozenset[str] = frozenset(), window_s: float = DEFAULT_WINDOW_S
+) -> Series:
+    """The target's rates at each tick of the last window_s seconds (None where a tick had no rate)."""
+    chosen = _window(snapshots, window_s)
+    if not chosen:
+        return Series()
+    latest = chosen[-1].timestamp
+    ages, reads, writes, read_iops, write_iops = [], [], [], [], []
+    for snapshot in chosen:
+        rates = _target_rates(snapshot, target, disks)
+        ages.append(snapshot.timestamp - latest)
+        reads.append(rates.read_bytes_per_s if rates else None)
+        writes.append(rates.write_bytes_per_s if rates else None)
+        read_iops.append(rates.read_iops if rates else None)
+        write_iops.append(rates.write_iops if rates else None)
+    return Series(tuple(ages), tuple(reads), tuple(writes), tuple(read_iops), tuple(write_iops))
+
+
+def frequency_series(
+    snapshots: Sequence[Snapshot], window_s: float = DEFAULT_WINDOW_S, max_lines: int = MAX_CORE_LINES
+) -> FrequencySeries:
+    """Each core's MHz over the window; past max_lines cores, the min, mean and max across them."""
+    chosen = [s for s in _window(snapshots, window_s) if s.cpu.cpufreq_available]
+    if not chosen:
+        return FrequencySeries()
+    latest = chosen[-1].timestamp
+    ages = tuple(s.timestamp - latest for s in chosen)
+    cores = sorted({core.cpu for s in chosen for core in s.cpu.cores if core.freq_mhz is not None})
+    per_tick = [{core.cpu: core.freq_mhz for core in s.cpu.cores} for s in chosen]
+    if len(cores) <= max_lines:
+        lines = tuple((f"cpu{cpu}", tuple(tick.get(cpu) for tick in per_tick)) for cpu in cores)
+        return FrequencySeries(ages, lines)
+    known = [[mhz for mhz in tick.values() if mhz is not None] for tick in per_tick]
+    spread = (
+        ("max", tuple(max(values) if values else None for values in known)),
+        ("mean", tuple(statistics.fmean(values) if values else None for values in known)),
+        ("min", tuple(min(values) if values else None for values in known)),
+    )
+    return FrequencySeries(ages, spread)
+
+
+def build_view(
+    snapshots: Sequence[Snapshot],
+    target: str,
+    disks: frozenset[str] = frozenset(),
+    window_s: float = DEFAULT_WINDOW_S,
+) -> TargetView:
+    """The dashboard's view of target at the latest snapshot; disks: WholeDisks names, for ALL_DISKS."""
+    if not snapshots:
+        raise ValueError("build_view needs at least one snapshot")
+    latest = snapshots[-1]
+    array = latest.array(target) if target != ALL_DISKS else None
+    if array is not None:
+        members = tuple(
+            MemberLoad(m.name, _member_role(m.states, m.slot), latest.device(m.name))
+            for m in sorted(array.members, key=lambda m: (m.slot is None, m.slot or 0, m.name))
+        )
+        threads = tuple(t for t in latest.md_threads if t.array == array.name)
+        total = latest.device(array.name)
+        expected_read, expected_write = traffic_factors(array)
+        flagged = standouts(members)
+        members = tuple(
+            MemberLoad(m.name, m.role, m.rates, flagged.get(m.name)) if m.name in flagged else m for m in members
+        )
+    else:
+        found = [d for d in latest.devices if d.name in disks]
+        members = tuple(MemberLoad(d.name, "disk", d) for d in found)
+        threads = latest.md_threads
+        total = summed_rates(ALL_DISKS, found)
+        expected_read = expected_write = None
+    member_rates = [m.rates for m in members if m.rates is not None and m.role != "spare"]
+    return TargetView(
+        name=target if array is not None else ALL_DISKS,
+        array=array,
+        total=total,
+        members=members,
+        member_read_bytes_per_s=_sum(r.read_bytes_per_s for r in member_rates),
+        member_write_bytes_per_s=_sum(r.write_bytes_per_s for r in member_rates),
+        expected_read_factor=expected_read,
+        expected_write_factor=expected_write,
+        threads=threads,
+        series=target_series(snapshots, target if array is not None else ALL_DISKS, disks, window_s),
+    )
+
+
+__all__ = [
+    "ALL_DISKS",
+    "DEFAULT_WINDOW_S",
+    "FrequencySeries",
+    "MemberLoad",
+    "Series",
+    "TargetView",
+    "WholeDisks",
+    "build_view",
+    "frequency_series",
+    "next_target",
+    "pick_target",
+    "standouts",
+    "summed_rates",
+    "target_names",
+    "traffic_factors",
+]

@@ -1,0 +1,233 @@
+"""Turns the dashboard's core views (TargetView, CpuState) into rich renderables; no widgets here."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from mdtui.format import duration
+from mdtui.model.array import MdArray
+from mdtui.model.snapshot import CpuState, DeviceRates, MdThreadCpu
+from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, TargetView
+from mdtui.ui.render import MISSING, WARNING_SIGN, Palette, array_state
+
+NO_CPUFREQ = "CPU frequency: not available (no cpufreq in this kernel/VM)"
+# DESIGN.md finding 2: md RAID10 lost 14-20% under the powersave governor against performance.
+POWERSAVE_NOTE = "powersave can cost md 15-20% (DESIGN finding 2)"
+BAR_CELLS = 10
+
+
+def mb_s(value: float | None) -> str:
+    """Decimal MB/s as fio prints it; one decimal below 100 so a trickle is not shown as 0."""
+    if value is None:
+        return MISSING
+    mb = value / 1e6
+    return f"{mb:,.1f}" if mb < 100 else f"{mb:,.0f}"
+
+
+def per_s(value: float | None) -> str:
+    return MISSING if value is None else f"{value:,.0f}"
+
+
+def percent(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.0f}%"
+
+
+def ms(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.1f}"
+
+
+def bar(value: float | None, cells: int = BAR_CELLS) -> str:
+    """A utilisation bar in eighths of a cell: 0-100 % over `cells` cells."""
+    if value is None:
+        return " " * cells
+    eighths = round(max(0.0, min(100.0, value)) / 100 * cells * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")).ljust(cells)
+
+
+def ghz(mhz: float | None) -> str:
+    return MISSING if mhz is None else f"{mhz / 1000:.2f}"
+
+
+def sync_text(array: MdArray) -> str | None:
+    sync = array.sync
+    if sync is None:
+        return None
+    parts = [sync.action if sync.state == "running" else f"{sync.action} {sync.state}"]
+    if sync.fraction is not None:
+        parts.append(f"{sync.fraction * 100:.1f}%")
+    if sync.speed_bytes_per_s is not None:
+        parts.append(f"{mb_s(sync.speed_bytes_per_s)} MB/s")
+    if sync.eta_seconds is not None:
+        parts.append(f"ETA {duration(sync.eta_seconds)}")
+    return " ".join(parts)
+
+
+def _rates_text(label: str, byte_rate: float | None, iops: float | None) -> str:
+    return f"{label} {mb_s(byte_rate)} MB/s {per_s(iops)} IOPS"
+
+
+def summary(view: TargetView, palette: Palette, paused: bool = False) -> Text:
+    """One line on top: what is watched, its state and its traffic right now."""
+    text = Text()
+    total = view.total
+    if view.array is not None:
+        array = view.array
+        active = sum(1 for m in view.members if m.role not in ("spare", "faulty"))
+        text.append(f"{array.name} ", style=palette.label)
+        text.append(f"{array.level or '-'} · {active} members · ")
+        text.append(array_state(array), style=palette.error if array.degraded else "")
+    else:
+        text.append("all disks", style=palette.label)
+        text.append(f" · {len(view.members)} with I/O")
+    text.append("  ")
+    text.append(_rates_text("read", total.read_bytes_per_s if total else None, total.read_iops if total else None))
+    text.append(" · ")
+    text.append(_rates_text("write", total.write_bytes_per_s if total else None, total.write_iops if total else None))
+    if view.array is not None and (sync := sync_text(view.array)) is not None:
+        text.append(f"  {WARNING_SIGN} {sync}", style=palette.warning)
+    if paused:
+        text.append("  ⏸ paused", style=palette.warning)
+    return text
+
+
+MEMBER_COLUMNS_WIDE = ("Member", "Role", "Read MB/s", "Write MB/s", "r/s", "w/s", "Busy", "", "Queue", "r ms", "w ms")
+MEMBER_COLUMNS_NARROW = ("Member", "Read MB/s", "Write MB/s", "r/s", "w/s", "Busy", "", "Queue")
+
+
+def _member_cells(member: MemberLoad, wide: bool) -> list[str]:
+    # A member without a diskstats line (just removed, or not yet seen) shows dashes, never zeros.
+    rates = member.rates if member.rates is not None else DeviceRates(member.name)
+    cells = [
+        member.name,
+        mb_s(rates.read_bytes_per_s),
+        mb_s(rates.write_bytes_per_s),
+        per_s(rates.read_iops),
+        per_s(rates.write_iops),
+        percent(rates.utilisation_percent),
+        bar(rates.utilisation_percent, BAR_CELLS if wide else 6),
+        MISSING if rates.average_queue is None else f"{rates.average_queue:.1f}",
+    ]
+    if wide:
+        cells.insert(1, member.role)
+        cells += [ms(rates.read_await_ms), ms(rates.write_await_ms)]
+    return cells
+
+
+def _ratio(members: float | None, array: float | None) -> str | None:
+    if members is None or not array or array < 1e5:  # below 0.1 MB/s the ratio is noise
+        return None
+    return f"{members / array:.2f}×"
+
+
+def traffic_check(view: TargetView) -> str | None:
+    """The members' traffic against the array's, next to what a clean array of this level implies."""
+    if view.array is None or view.total is None:
+        return None
+    parts = []
+    for label, members, array, expected in (
+        ("read", view.member_read_bytes_per_s, view.total.read_bytes_per_s, view.expected_read_factor),
+        ("write", view.member_write_bytes_per_s, view.total.write_bytes_per_s, view.expected_write_factor),
+    ):
+        ratio = _ratio(members, array)
+        if ratio is None:
+            continue
+        hint = f", {view.array.level} implies {expected:.2f}×" if expected is not None else ""
+        parts.append(f"{label} {ratio} the array's{hint}")
+    return "Members moved: " + "; ".join(parts) if parts else None
+
+
+def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableType:
+    """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=False, header_style=palette.muted)
+    for index, label in enumerate(MEMBER_COLUMNS_WIDE if wide else MEMBER_COLUMNS_NARROW):
+        label = "Disk" if index == 0 and view.array is None else label
+        table.add_column(label, justify="left" if index < (2 if wide else 1) or label == "" else "right", no_wrap=True)
+    for member in view.members:
+        cells = _member_cells(member, wide)
+        if member.standout:
+            style = f"bold {palette.warning}"
+            cells[0] = f"{WARNING_SIGN} {member.name}"
+        elif member.role in ("spare", "faulty"):
+            style = palette.error if member.role == "faulty" else palette.muted
+        else:
+            style = ""
+        table.add_row(*cells, style=style)
+    if view.array is not None and len(view.members) > 1:
+        total = ["Σ members", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
+        if wide:
+            total.insert(1, "")
+        table.add_row(*total, style=palette.muted)
+    notes: list[RenderableType] = [table]
+    for member in view.members:
+        if member.standout:
+            notes.append(Text(f"{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning))
+    if (check := traffic_check(view)) is not None:
+        notes.append(Text(check, style=palette.muted))
+    if not view.members:
+        notes = [Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")]
+    return Group(*notes)
+
+
+def governor_line(cpu: CpuState, palette: Palette) -> Text:
+    """Governor, driver, pstate mode and EPP; powersave is flagged (finding 2)."""
+    if not cpu.cpufreq_available:
+        return Text(NO_CPUFREQ, style=palette.muted)
+    text = Text("Governor ")
+    governors = cpu.governors
+    text.append(", ".join(governors) or "unknown", style=palette.label)
+    details = [part for part in (cpu.driver,) if part]
+    if cpu.pstate_driver:
+        details.append(f"{cpu.pstate_driver} {cpu.pstate_status}")
+    epps = sorted({core.epp for core in cpu.cores if core.epp})
+    if epps:
+        details.append("EPP " + ", ".join(epps))
+    if details:
+        text.append(" · " + " · ".join(details))
+    if "powersave" in governors:
+        text.append(f"  {WARNING_SIGN} {POWERSAVE_NOTE}", style=palette.warning)
+    return text
+
+
+def frequency_line(cpu: CpuState, max_cores: int = 8) -> Text | None:
+    """Current GHz per core (or min/mean/max past max_cores) against the hardware's maximum."""
+    known = [core for core in cpu.cores if core.freq_mhz is not None]
+    if not cpu.cpufreq_available or not known:
+        return None
+    tops = {core.max_freq_mhz for core in known if core.max_freq_mhz}
+    top = f" (max {ghz(max(tops))})" if tops else ""
+    if len(known) <= max_cores:
+        cores = " ".join(f"cpu{core.cpu} {ghz(core.freq_mhz)}" for core in known)
+        return Text(f"GHz {cores}{top}")
+    values = [core.freq_mhz for core in known if core.freq_mhz is not None]
+    return Text(f"GHz min {ghz(min(values))} mean {ghz(sum(values) / len(values))} max {ghz(max(values))}{top}")
+
+
+def threads_line(threads: tuple[MdThreadCpu, ...], view: TargetView, palette: Palette) -> Text:
+    if not threads:
+        if view.array is not None and view.array.level in ("raid0", "linear"):
+            return Text(f"md threads: none ({view.array.level} has no kernel thread)", style=palette.muted)
+        return Text("md threads: none", style=palette.muted)
+    text = Text("md threads: ")
+    for index, thread in enumerate(threads):
+        if index:
+            text.append(" · ")
+        text.append(thread.name, style=palette.label)
+        text.append(f" {percent(thread.cpu_percent)}")
+    return text
+
+
+def cpu_panel(cpu: CpuState, view: TargetView, palette: Palette, with_frequencies: bool) -> RenderableType:
+    """Total CPU and iowait, governor and pstate, md kernel threads; GHz per core when no chart shows them."""
+    load = Text("CPU ")
+    load.append(percent(cpu.total_busy_percent), style=palette.label)
+    load.append(" busy · iowait ")
+    load.append(percent(cpu.iowait_percent), style=palette.label)
+    load.append(f" · {len(cpu.cores)} cores")
+    lines: list[RenderableType] = [load, governor_line(cpu, palette)]
+    if with_frequencies and (frequencies := frequency_line(cpu)) is not None:
+        lines.append(frequencies)
+    lines.append(threads_line(view.threads, view, palette))
+    return Group(*lines)
