@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from mdtui import __version__
+from mdtui.cli_advise import add_advise_parser, run_advise
 from mdtui.cli_results import add_results_parser, run_results
 from mdtui.cli_watch import add_watch_parser, run_watch
 from mdtui.errors import MdtuiError
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_results_parser(sub)
     add_watch_parser(sub)
+    add_advise_parser(sub)
     return parser
 
 
@@ -271,6 +273,7 @@ COMMANDS = {
     "destroy": cmd_destroy,
     "results": run_results,
     "watch": run_watch,
+    "advise": run_advise,
 }
 
 

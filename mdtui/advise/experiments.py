@@ -1,0 +1,305 @@
+"""Guided experiments: before/after and sweep runs over one benchmark runner, each run stored and labelled."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mdtui.advise.governor import governor_label, governor_switched, read_governors
+from mdtui.errors import MdtuiError, PlanError
+from mdtui.model.disk import Disk
+from mdtui.model.job import MIB
+from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
+from mdtui.plan.destroy import plan_destroy
+from mdtui.plan.levels import RAID0, RAID5, RAID6, RAID10, RaidLevel, level_from_name
+from mdtui.probe.root import SystemRoot
+from mdtui.run import mdadm as md_run
+from mdtui.run.command import run_command
+from mdtui.run.state import ActionLog, ArrayRegistry
+from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
+from mdtui.store.db import ResultsStore
+
+# Finding 1's job, with the job count swept: 4 MiB sequential direct reads, libaio, iodepth 12.
+PARALLELISM_NUMJOBS: tuple[int, ...] = (1, 4, 16, 64)
+PARALLELISM_BLOCK = 4 * MIB
+PARALLELISM_IODEPTH = 12
+PARALLELISM_RUNTIME_S = 30
+PARALLELISM_QUICK_RUNTIME_S = 5
+# Finding 5 swept 4 KiB to 8 MiB; these bracket its best single-reader (2 MiB) and concurrent (8 MiB) results.
+DEFAULT_CHUNKS_KIB: tuple[int, ...] = (64, 512, 2048)
+COMPARED_LEVELS: tuple[RaidLevel, ...] = (RAID0, RAID10, RAID5, RAID6)
+# Figures the level table shows as ratios (finding 4: "vs RAID0", "vs RAID10").
+LEVEL_METRICS: tuple[str, ...] = ("read_bw_bytes_per_s", "write_bw_bytes_per_s", "read_iops", "write_iops")
+
+
+class RunPreset(Protocol):
+    """Runs one benchmark preset on a target, stores it with ``label`` and returns the stored run's ID.
+
+    ``options`` go to the preset's builder (mdtui.run.jobs): ``members=`` for the weakest-link run, fio
+    options such as ``numjobs=`` for the custom job. It blocks until the run ends and raises on failure.
+    """
+
+    def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> int: ...
+
+
+class ExperimentCancelled(MdtuiError):
+    """The user stopped an experiment between two of its runs; the runs already stored are kept."""
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    label: str
+    run_id: int
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """The stored runs of one experiment, in order (before, after; or sweep points), and tables over them."""
+
+    key: str
+    runs: tuple[ExperimentRun, ...]
+    notes: tuple[str, ...] = ()
+    normalised: NormalisedTable | None = None
+    ratios: tuple[RatioTable, ...] = field(default=())
+
+    @property
+    def run_ids(self) -> tuple[int, ...]:
+        return tuple(run.run_id for run in self.runs)
+
+
+def _check_cancel(cancel: threading.Event | None, done: Sequence[ExperimentRun]) -> None:
+    if cancel is not None and cancel.is_set():
+        kept = ", ".join(f"#{run.run_id}" for run in done) or "none"
+        raise ExperimentCancelled(f"experiment stopped; runs already stored: {kept}")
+
+
+# --- governor A/B ------------------------------------------------------------------------------------
+
+
+def governor_ab(
+    run_preset: RunPreset,
+    target: str,
+    *,
+    root: SystemRoot,
+    preset_key: str = "sync-random",
+    quick: bool = False,
+    governor: str = "performance",
+    cancel: threading.Event | None = None,
+    **options: Any,
+) -> ExperimentResult:
+    """The preset under the current governor, then with every core on ``governor``; the old ones come back.
+
+    Finding 2's test (sync-random) by default. The previous governors are restored even when the second
+    run fails or is cancelled.
+    """
+    before = read_governors(root)
+    if not before:
+        raise PlanError("this system exposes no cpufreq governors (common in VMs): there is no A/B to run")
+    if set(before.values()) == {governor}:
+        raise PlanError(f"every core already runs the {governor} governor: there is nothing to compare")
+    before_label = f"before: {governor_label(before)}"
+    first = ExperimentRun(before_label, run_preset(preset_key, target, quick=quick, label=before_label, **options))
+    _check_cancel(cancel, [first])
+    after_label = f"after: {governor}"
+    with governor_switched(root, governor):
+        second = ExperimentRun(after_label, run_preset(preset_key, target, quick=quick, label=after_label, **options))
+    return ExperimentResult("governor-ab", (first, second), (f"governors restored to {governor_label(before)}",))
+
+
+# --- parallelism sweep -------------------------------------------------------------------------------
+
+
+def parallelism_sweep(
+    run_preset: RunPreset,
+    target: str,
+    *,
+    quick: bool = False,
+    numjobs: Sequence[int] = PARALLELISM_NUMJOBS,
+    cancel: threading.Event | None = None,
+) -> ExperimentResult:
+    """Finding 1's read (4 MiB, iodepth 12) with 1, 4, 16 and 64 jobs: where the md device saturates. Read-only."""
+    runtime = PARALLELISM_QUICK_RUNTIME_S if quick else PARALLELISM_RUNTIME_S
+    done: list[ExperimentRun] = []
+    for jobs in numjobs:
+        _check_cancel(cancel, done)
+        label = f"numjobs {jobs}"
+        run_id = run_preset(
+            "custom",
+            target,
+            quick=quick,
+            label=label,
+            block_size_bytes=PARALLELISM_BLOCK,
+            iodepth=PARALLELISM_IODEPTH,
+            numjobs=jobs,
+            runtime_s=runtime,
+            name=f"parallel-{jobs}",
+        )
+        done.append(ExperimentRun(label, run_id))
+    return ExperimentResult("parallelism-sweep", tuple(done))
+
+
+# --- arrays made for one measurement -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArrayTools:
+    """Where create/teardown run and are recorded; tests point these at temporary files."""
+
+    root: SystemRoot = field(default_factory=SystemRoot)
+    log: ActionLog | None = None
+    registry: ArrayRegistry | None = None
+    create: Callable[..., md_run.CreateOutcome] = md_run.execute_create
+    destroy: Callable[..., object] = md_run.execute_destroy
+
+
+def _settle_udev() -> None:
+    """Wait for udev to see the wiped members, so the next create's in-use re-check reads fresh signatures."""
+    # Without udev, signatures come from blkid, which reads the disk itself: nothing to wait for.
+    with suppress(MdtuiError):
+        run_command(["udevadm", "settle", "--timeout=20"], timeout_s=30)
+
+
+def teardown(plan: CreatePlan, tools: ArrayTools) -> None:
+    """Stop and wipe an array this experiment created, through plan_destroy and execute_destroy."""
+    device = plan.request.device
+    array = md_run.find_array(tools.root, device)
+    if array is None:
+        return
+    destroy_plan = plan_destroy(
+        array,
+        list(plan.request.members),
+        mounted=md_run.is_mounted(tools.root, array),
+        created_by_tool=md_run.created_by_mdtui(array, tools.registry),
+    )
+    tools.destroy(destroy_plan, confirmed=True, root=tools.root, log=tools.log, registry=tools.registry)
+    _settle_udev()
+
+
+@contextmanager
+def temporary_array(plan: CreatePlan, tools: ArrayTools, *, confirmed: bool) -> Iterator[md_run.CreateOutcome]:
+    """Create the planned array for the block and tear it down afterwards, even when the block fails."""
+    outcome = tools.create(plan, confirmed=confirmed, root=tools.root, log=tools.log, registry=tools.registry)
+    try:
+        yield outcome
+    finally:
+        teardown(plan, tools)
+
+
+def sweep_request(device: str, level: RaidLevel, members: Sequence[Disk], chunk_kib: int | None) -> CreateRequest:
+    """An array for measuring: --assume-clean where a resync would run (finding 5), no bitmap (finding 4)."""
+    return CreateRequest(
+        device=device,
+        level=level,
+        members=tuple(members),
+        chunk_kib=chunk_kib if level.uses_chunk else None,
+        bitmap="none",
+        assume_clean=level.redundant,
+    )
+
+
+def _check_members(members: Sequence[Disk], level: RaidLevel) -> None:
+    if len(members) < level.min_members:
+        raise PlanError(f"{level.name} needs at least {level.min_members} members; {len(members)} given")
+
+
+# --- chunk sweep -------------------------------------------------------------------------------------
+
+
+def chunk_sweep(
+    run_preset: RunPreset,
+    members: Sequence[Disk],
+    *,
+    store: ResultsStore,
+    device: str,
+    level: str | RaidLevel = RAID5,
+    chunks_kib: Sequence[int] = DEFAULT_CHUNKS_KIB,
+    preset_key: str = "offset-sweep",
+    quick: bool = False,
+    confirmed: bool,
+    tools: ArrayTools | None = None,
+    metric: str = "read_bw_bytes_per_s",
+    cancel: threading.Event | None = None,
+    **options: Any,
+) -> ExperimentResult:
+    """Finding 5's sweep: the preset on one raw member, then per chunk create, measure, tear down.
+
+    Every plan is made (and so validated) before anything runs. The table is each array's figure ÷ (the
+    raw member's × data disks), as finding 5 normalised it.
+    """
+    tools = tools or ArrayTools()
+    raid = level if isinstance(level, RaidLevel) else level_from_name(level)
+    _check_members(members, raid)
+    if not raid.uses_chunk:
+        raise PlanError(f"{raid.name} has no chunk: sweep raid0, raid4/5/6 or raid10")
+    if not chunks_kib:
+        raise PlanError("give at least one chunk size to sweep")
+    plans = [plan_create(sweep_request(device, raid, members, chunk)) for chunk in chunks_kib]
+    if not confirmed:
+        raise PlanError("the chunk sweep creates and destroys arrays on the members: it must be confirmed")
+
+    done: list[ExperimentRun] = []
+    baseline_label = f"raw member {members[0].name}"
+    baseline = run_preset(preset_key, members[0].dev_path, quick=quick, label=baseline_label, **options)
+    done.append(ExperimentRun(baseline_label, baseline))
+    data_disks: dict[int, float] = {}
+    for chunk, plan in zip(chunks_kib, plans, strict=True):
+        _check_cancel(cancel, done)
+        label = f"{raid.name} chunk {chunk} KiB"
+        with temporary_array(plan, tools, confirmed=True):
+            run_id = run_preset(preset_key, device, quick=quick, label=label, **options)
+        done.append(ExperimentRun(label, run_id))
+        data_disks[run_id] = plan.data_disks
+    runs = store.get_runs([run.run_id for run in done[1:]])
+    table = normalise(runs, store.get_run(baseline), metric=metric, data_disks_by_run=data_disks)
+    return ExperimentResult("chunk-sweep", tuple(done), normalised=table)
+
+
+# --- level comparison --------------------------------------------------------------------------------
+
+
+def level_comparison(
+    run_preset: RunPreset,
+    members: Sequence[Disk],
+    *,
+    store: ResultsStore,
+    device: str,
+    levels: Sequence[RaidLevel] = COMPARED_LEVELS,
+    chunk_kib: int = 256,
+    preset_key: str = "disk-mark",
+    quick: bool = False,
+    confirmed: bool,
+    tools: ArrayTools | None = None,
+    cancel: threading.Event | None = None,
+    **options: Any,
+) -> ExperimentResult:
+    """Each level on the same members with the disk-mark matrix (finding 4: 256 KiB chunk, no bitmap).
+
+    Levels the member count cannot make are skipped with a note. The ratio tables put every level against
+    RAID0 and RAID10, as finding 4 read its matrix.
+    """
+    tools = tools or ArrayTools()
+    usable = [level for level in levels if len(members) >= level.min_members]
+    notes = [
+        f"{level.name} skipped: it needs {level.min_members} members, {len(members)} given"
+        for level in levels
+        if level not in usable
+    ]
+    if not usable:
+        raise PlanError(f"none of the levels can be made from {len(members)} member(s)")
+    plans = [(level, plan_create(sweep_request(device, level, members, chunk_kib))) for level in usable]
+    if not confirmed:
+        raise PlanError("the level comparison creates and destroys arrays on the members: it must be confirmed")
+
+    done: list[ExperimentRun] = []
+    for level, plan in plans:
+        _check_cancel(cancel, done)
+        with temporary_array(plan, tools, confirmed=True):
+            run_id = run_preset(preset_key, device, quick=quick, label=level.name, **options)
+        done.append(ExperimentRun(level.name, run_id))
+    runs = store.get_runs([run.run_id for run in done])
+    references = [run for run in runs if run.label in (RAID0.name, RAID10.name)]
+    tables = tuple(ratio_table(runs, references, metric) for metric in LEVEL_METRICS) if references else ()
+    return ExperimentResult("level-compare", tuple(done), tuple(notes), ratios=tables)

@@ -1,0 +1,145 @@
+"""What the advisor says: findings (severity, evidence, why, what to do) and the workloads it advises for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from mdtui.errors import MdtuiError
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse; findings are listed worst first."""
+        return (Severity.INFO, Severity.WARNING, Severity.CRITICAL).index(self)
+
+    @property
+    def mark(self) -> str:
+        return {"info": "ℹ", "warning": "⚠", "critical": "✖"}[self.value]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One number behind a finding, with what it is and its unit ("MB/s", "%", "IOPS", "KiB", "")."""
+
+    label: str
+    value: float | int | str
+    unit: str = ""
+
+    def __str__(self) -> str:
+        if isinstance(self.value, float):
+            shown = f"{self.value:,.2f}" if abs(self.value) < 10 else f"{self.value:,.0f}"
+        elif isinstance(self.value, int):
+            shown = f"{self.value:,}"
+        else:
+            shown = self.value
+        return f"{self.label}: {shown}{' ' + self.unit if self.unit else ''}"
+
+
+# Experiments a finding can point to (mdtui.advise.experiments runs them) and the presets it can name.
+EXPERIMENT_TITLES: dict[str, str] = {
+    "weakest-link": "Find the weakest link (each member alone, all together, the array)",
+    "governor-ab": "CPU governor A/B (current governor vs performance)",
+    "parallelism-sweep": "Parallelism sweep (numjobs 1, 4, 16, 64)",
+    "chunk-sweep": "Chunk sweep (create, measure, tear down, next chunk)",
+    "level-compare": "Level comparison on the same members (RAID0/10/5/6, disk-mark matrix)",
+    "parity-cost": "Parity CPU cost (64 KiB writes with md thread CPU)",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing worth knowing, the numbers that triggered it, why it matters and what to do.
+
+    ``id`` is stable across runs for the same cause ("slow-member:md0"), so a UI can keep its place.
+    ``why`` cites the measured effect from the field findings (DESIGN.md) with their numbers.
+    """
+
+    id: str
+    severity: Severity
+    title: str
+    evidence: tuple[Evidence, ...]
+    why: str
+    what_to_do: str
+    experiment: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.experiment is not None and self.experiment not in EXPERIMENT_TITLES:
+            raise ValueError(f"finding {self.id}: unknown experiment {self.experiment!r}")
+
+
+def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Worst first, then by id, so output is stable."""
+    return tuple(sorted(findings, key=lambda f: (-f.severity.rank, f.id)))
+
+
+class Pattern(StrEnum):
+    SMALL_RANDOM = "small-random"  # 4-64 KiB requests at random offsets
+    LARGE_SEQUENTIAL = "large-sequential"  # MiB-sized streams, one or a few at a time
+    CONCURRENT = "concurrent"  # many independent streams/readers at once
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the array is for, as the guide asks it, and the I/O that implies."""
+
+    key: str
+    title: str
+    patterns: frozenset[Pattern]
+    write_heavy: bool
+    suggested_level: str  # a first suggestion the plan step starts from; the findings explain it
+    suggested_chunk_kib: int
+
+    @property
+    def small_random_writes(self) -> bool:
+        return Pattern.SMALL_RANDOM in self.patterns and self.write_heavy
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload(
+        "vm-images", "VM images: many guests doing small random I/O at once",
+        frozenset({Pattern.SMALL_RANDOM, Pattern.CONCURRENT}), True, "raid10", 512,
+    ),
+    Workload(
+        "database", "Database: small random reads and writes (pages of 8-16 KiB), latency matters",
+        frozenset({Pattern.SMALL_RANDOM}), True, "raid10", 64,
+    ),
+    Workload(
+        "backups", "Backups: large sequential writes, one or two streams, capacity matters",
+        frozenset({Pattern.LARGE_SEQUENTIAL}), True, "raid6", 2048,
+    ),
+    Workload(
+        "scratch", "Scratch: fastest large I/O, the data can be lost",
+        frozenset({Pattern.LARGE_SEQUENTIAL, Pattern.CONCURRENT}), True, "raid0", 512,
+    ),
+)
+
+
+class UnknownWorkload(MdtuiError):
+    """A workload name the advisor does not know."""
+
+
+def workload(key: str) -> Workload:
+    for candidate in WORKLOADS:
+        if candidate.key == key:
+            return candidate
+    known = ", ".join(w.key for w in WORKLOADS)
+    raise UnknownWorkload(f"unknown workload {key!r}; choose one of {known}")
+
+
+def finding_lines(finding: Finding) -> list[str]:
+    """A finding as plain lines: the title with its severity, then evidence, why, what to do, the experiment."""
+    lines = [f"{finding.severity.mark} {finding.severity.value.upper()}: {finding.title}"]
+    if finding.evidence:
+        lines.append("  evidence: " + "; ".join(str(item) for item in finding.evidence))
+    lines.append(f"  why: {finding.why}")
+    lines.append(f"  what to do: {finding.what_to_do}")
+    if finding.experiment is not None:
+        lines.append(f"  experiment: {EXPERIMENT_TITLES[finding.experiment]} [{finding.experiment}]")
+    return lines
