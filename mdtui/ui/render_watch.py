@@ -23,7 +23,7 @@ def mb_s(value: float | None) -> str:
     if value is None:
         return MISSING
     mb = value / 1e6
-    return f"{mb:,.1f}" if mb < 100 else f"{mb:,.0f}"
+    return f"{mb:,.1f}" if mb < 99.95 else f"{mb:,.0f}"
 
 
 def per_s(value: float | None) -> str:
@@ -134,9 +134,9 @@ def traffic_check(view: TargetView) -> str | None:
         ratio = _ratio(members, array)
         if ratio is None:
             continue
-        hint = f", {view.array.level} implies {expected:.2f}×" if expected is not None else ""
-        parts.append(f"{label} {ratio} the array's{hint}")
-    return "Members moved: " + "; ".join(parts) if parts else None
+        hint = f" ({view.array.level}: {expected:.2f}×)" if expected is not None else ""
+        parts.append(f"{label} {ratio}{hint}")
+    return "members/array " + ", ".join(parts) if parts else None
 
 
 def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableType:
@@ -155,7 +155,8 @@ def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableT
         else:
             style = ""
         table.add_row(*cells, style=style)
-    if view.array is not None and len(view.members) > 1:
+    # Narrow terminals leave the sum to the pane's title (members/array ratio) to keep the chart tall.
+    if wide and view.array is not None and len(view.members) > 1:
         total = ["Σ members", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
         if wide:
             total.insert(1, "")
@@ -164,21 +165,19 @@ def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableT
     for member in view.members:
         if member.standout:
             notes.append(Text(f"{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning))
-    if (check := traffic_check(view)) is not None:
-        notes.append(Text(check, style=palette.muted))
     if not view.members:
         notes = [Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")]
     return Group(*notes)
 
 
-def governor_line(cpu: CpuState, palette: Palette) -> Text:
-    """Governor, driver, pstate mode and EPP; powersave is flagged (finding 2)."""
+def governor_line(cpu: CpuState, palette: Palette, explain: bool = True) -> Text:
+    """Governor, driver, pstate mode and EPP; powersave is flagged (finding 2), with why when explain."""
     if not cpu.cpufreq_available:
         return Text(NO_CPUFREQ, style=palette.muted)
     text = Text("Governor ")
     governors = cpu.governors
     text.append(", ".join(governors) or "unknown", style=palette.label)
-    details = [part for part in (cpu.driver,) if part]
+    details = [cpu.driver] if cpu.driver and cpu.driver != cpu.pstate_driver else []
     if cpu.pstate_driver:
         details.append(f"{cpu.pstate_driver} {cpu.pstate_status}")
     epps = sorted({core.epp for core in cpu.cores if core.epp})
@@ -187,7 +186,7 @@ def governor_line(cpu: CpuState, palette: Palette) -> Text:
     if details:
         text.append(" · " + " · ".join(details))
     if "powersave" in governors:
-        text.append(f"  {WARNING_SIGN} {POWERSAVE_NOTE}", style=palette.warning)
+        text.append(f"  {WARNING_SIGN} " + (POWERSAVE_NOTE if explain else "powersave"), style=palette.warning)
     return text
 
 
@@ -211,23 +210,36 @@ def threads_line(threads: tuple[MdThreadCpu, ...], view: TargetView, palette: Pa
             return Text(f"md threads: none ({view.array.level} has no kernel thread)", style=palette.muted)
         return Text("md threads: none", style=palette.muted)
     text = Text("md threads: ")
+    _append_threads(text, threads, palette)
+    return text
+
+
+def _append_threads(text: Text, threads: tuple[MdThreadCpu, ...], palette: Palette) -> None:
     for index, thread in enumerate(threads):
         if index:
             text.append(" · ")
         text.append(thread.name, style=palette.label)
         text.append(f" {percent(thread.cpu_percent)}")
-    return text
 
 
-def cpu_panel(cpu: CpuState, view: TargetView, palette: Palette, with_frequencies: bool) -> RenderableType:
-    """Total CPU and iowait, governor and pstate, md kernel threads; GHz per core when no chart shows them."""
+def cpu_panel(
+    cpu: CpuState, view: TargetView, palette: Palette, with_frequencies: bool, wide: bool = True
+) -> RenderableType:
+    """Total CPU and iowait, governor and pstate, md kernel threads; GHz per core when no chart shows them.
+
+    Narrow terminals get it in fewer lines: md threads join the load line, and only when there are any.
+    """
     load = Text("CPU ")
     load.append(percent(cpu.total_busy_percent), style=palette.label)
     load.append(" busy · iowait ")
     load.append(percent(cpu.iowait_percent), style=palette.label)
     load.append(f" · {len(cpu.cores)} cores")
-    lines: list[RenderableType] = [load, governor_line(cpu, palette)]
+    if not wide and view.threads:
+        load.append(" · ")
+        _append_threads(load, view.threads, palette)
+    lines: list[RenderableType] = [load, governor_line(cpu, palette, explain=wide)]
     if with_frequencies and (frequencies := frequency_line(cpu)) is not None:
         lines.append(frequencies)
-    lines.append(threads_line(view.threads, view, palette))
+    if wide:
+        lines.append(threads_line(view.threads, view, palette))
     return Group(*lines)

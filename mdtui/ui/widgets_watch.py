@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from textual.color import Color
@@ -43,6 +44,19 @@ def thin(
     return xs[start::step], ys[start::step]
 
 
+def nice_ticks(top: float, most: int) -> list[float]:
+    """Round y ticks from 0 to at least top: steps of 1, 2 or 5 × 10^k, at most `most` of them."""
+    if top <= 0:
+        return [0.0, 1.0]
+    most = max(2, most)
+    magnitude = 10 ** math.floor(math.log10(top / most))
+    for factor in (1, 2, 5, 10, 20, 50):
+        step = factor * magnitude
+        if math.ceil(top / step) + 1 <= most:
+            break
+    return [step * index for index in range(math.ceil(top / step) + 1)]
+
+
 class _TimeChart(PlotextPlot):
     """A time chart that redraws only when given new data (plotext builds a whole figure per render)."""
 
@@ -67,7 +81,10 @@ class _TimeChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.xlim(-self.window_s, 0)
-        plt.ylim(0, top * 1.1 if top > 0 else 1)
+        # At most a tick per row: the plot area is the height less the frame and the x labels.
+        ticks = nice_ticks(top, max(2, self.size.height - 3))
+        plt.ylim(0, ticks[-1])
+        plt.yticks(ticks, [f"{tick:g}" for tick in ticks])
         plt.grid(False, False)
         return max(0, (self.size.width - 8) * 2)
 

@@ -31,7 +31,7 @@ from mdtui.sample.dashboard import (
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.messages import failure_reason
 from mdtui.ui.render import Palette, palette_from_variables
-from mdtui.ui.render_watch import cpu_panel, members_table, summary
+from mdtui.ui.render_watch import cpu_panel, members_table, summary, traffic_check
 from mdtui.ui.widgets_watch import FrequencyChart, RateChart
 
 
@@ -100,6 +100,7 @@ class WatchScreen(Screen[None]):
         self._disks: frozenset[str] = frozenset()
         self._stop = threading.Event()
         self._palette = Palette()
+        self._freq_colours: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -135,8 +136,10 @@ class WatchScreen(Screen[None]):
         for chart in (rate, iops):
             chart.set_colours("primary", "accent")
         freq = self.query_one("#freq-chart", FrequencyChart)
-        freq.set_colours("primary", "accent", "success", "secondary", "warning", "error", "foreground", "panel")
-        freq.border_title = "CPU GHz per core"
+        names = ("primary", "accent", "success", "secondary", "warning", "error", "foreground", "panel")
+        freq.set_colours(*names)
+        self._freq_colours = tuple(variables.get(name, "white") for name in names)
+        freq.border_title = "CPU GHz"
         self._redraw()
 
     # -- sampling --------------------------------------------------------------------------------
@@ -190,9 +193,12 @@ class WatchScreen(Screen[None]):
         cpu = latest.cpu
         show_chart = cpu.cpufreq_available and self.has_class("-tall")
         self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
-        self.query_one("#cpu-text", Static).update(cpu_panel(cpu, view, palette, with_frequencies=not show_chart))
+        self.query_one("#cpu-text", Static).update(
+            cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide)
+        )
         members = self.query_one("#watch-members", Static)
-        members.border_title = "Members" if view.array is not None else "Disks"
+        check = traffic_check(view)
+        members.border_title = ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else "")
         for chart_id, iops in (("#rate-chart", False), ("#iops-chart", True)):
             chart = self.query_one(chart_id, RateChart)
             chart.window_s = self.window_s
@@ -202,7 +208,11 @@ class WatchScreen(Screen[None]):
             freq = self.query_one("#freq-chart", FrequencyChart)
             freq.window_s = self.window_s
             tops = [core.max_freq_mhz for core in cpu.cores if core.max_freq_mhz]
-            freq.show(frequency_series(snapshots, self.window_s), max(tops) / 1000 if tops else None)
+            series = frequency_series(snapshots, self.window_s)
+            freq.show(series, max(tops) / 1000 if tops else None)
+            freq.border_title = _legend(
+                "CPU GHz", self._freq_colours[: len(series.lines)], [label for label, _ in series.lines]
+            )
 
     def on_resize(self) -> None:
         # A breakpoint change shows charts that were hidden, and hidden charts were not kept drawn.

@@ -1,0 +1,218 @@
+"""Pilot tests of the watch dashboard fed with snapshots from a Sampler over a synthetic tree advanced tick by tick."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.table import Table
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.dashboard import ALL_DISKS, WholeDisks
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.render import palette_from_variables
+from mdtui.ui.render_watch import NO_CPUFREQ, members_table
+from mdtui.ui.screens.inventory import InventoryScreen
+from mdtui.ui.screens.watch import SnapshotTaken, WatchScreen
+from mdtui.ui.widgets_watch import FrequencyChart, RateChart, segments, thin
+
+from .conftest import THEME_DIRS, plain, settle
+from .watch_tree import MEMBERS, WatchTree
+
+MakeApp = Callable[..., MdtuiApp]
+
+
+def watch_app(
+    root: str = "synthetic", array: str | None = None, *, live: bool = False, interval: float = 1.0
+) -> MdtuiApp:
+    """The app opened on the dashboard alone, as `mdtui watch` does; live=False: fed by the test, no clock."""
+    screen = lambda: WatchScreen(root, array, interval, live=live)  # noqa: E731
+    return MdtuiApp(root, privileged=True, theme_dirs=THEME_DIRS, start_screen=screen)
+
+
+async def feed(pilot: Pilot[None], tree: WatchTree, ticks: int = 5) -> WatchScreen:
+    """Sample the tree ticks times and hand the screen the history, as the worker does."""
+    snapshots = tree.snapshots(ticks)
+    disks = WholeDisks(SystemRoot(tree.root)).names(d.name for d in snapshots[-1].devices)
+    screen = pilot.app.screen
+    assert isinstance(screen, WatchScreen)
+    screen.post_message(SnapshotTaken(snapshots, disks))
+    await pilot.pause()
+    await pilot.pause()
+    return screen
+
+
+def text(screen: WatchScreen, widget_id: str) -> str:
+    return plain(screen.query_one(widget_id, Static).content)
+
+
+async def test_array_rates_and_members_from_the_sampler(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path)
+    async with watch_app().run_test(size=(160, 48)) as pilot:
+        screen = await feed(pilot, tree)
+        summary = text(screen, "#watch-summary")
+        assert "md0 raid0 · 4 members · active" in summary
+        # 400 MB/s of 1 MB reads.
+        assert "read 400 MB/s 400 IOPS" in summary
+        members = text(screen, "#watch-members")
+        rows = {line.split()[0]: line.split() for line in members.splitlines() if line.startswith("nvme")}
+        for slot, name in enumerate(MEMBERS):
+            # Name, role (the slot), 100 MB/s read, no writes, 100 reads/s, 0 writes/s, 40% busy.
+            assert rows[name][:7] == [name, str(slot), "100", "0.0", "100", "0", "40%"]
+        assert "⚠" not in members  # evenly loaded members: nobody stands out
+        assert screen.query_one("#watch-members").border_title == "Members · members/array read 1.00× (raid0: 1.00×)"
+        assert screen.view is not None and screen.view.series.read_bytes_per_s[-1] == 400_000_000.0
+        assert screen.query_one("#rate-chart", RateChart).display
+        assert screen.query_one("#iops-chart", RateChart).display
+
+
+async def test_slow_member_is_highlighted(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path)
+    tree.busy_percent["nvme2n1"] = 100.0
+    tree.await_ms["nvme2n1"] = 9.0
+    async with watch_app().run_test(size=(80, 24)) as pilot:
+        screen = await feed(pilot, tree)
+        members = text(screen, "#watch-members")
+        assert "⚠ nvme2n1" in members
+        assert "nvme2n1: busy 100% vs 40% for its peers" in members
+        assert "⚠ nvme0n1" not in members
+        assert screen.view is not None
+        table = members_table(screen.view, palette_from_variables(pilot.app.get_css_variables()), wide=False)
+        rows = next(r for r in table.renderables if isinstance(r, Table)).rows
+        warning = palette_from_variables(pilot.app.get_css_variables()).warning
+        styles = [str(row.style) for row in rows[: len(MEMBERS)]]
+        assert styles[2] == f"bold {warning}"
+        assert all(warning not in style for index, style in enumerate(styles) if index != 2)
+
+
+async def test_slower_member_by_time_per_request(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path)
+    tree.await_ms["nvme1n1"] = 7.5  # equally busy, but each read takes 3.75 times as long
+    async with watch_app().run_test(size=(160, 48)) as pilot:
+        screen = await feed(pilot, tree)
+        assert "nvme1n1: slow 7.5 ms per request vs 2.0 ms for its peers" in text(screen, "#watch-members")
+
+
+async def test_no_cpufreq_says_not_available(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path, cpufreq=False)
+    for size in ((80, 24), (160, 48)):
+        async with watch_app().run_test(size=size) as pilot:
+            screen = await feed(pilot, tree, ticks=2)
+            cpu = text(screen, "#cpu-text")
+            assert NO_CPUFREQ in cpu
+            assert "GHz" not in cpu and "0 MHz" not in cpu
+            assert "CPU 30% busy · iowait 10% · 2 cores" in cpu
+            assert not screen.query_one("#freq-chart", FrequencyChart).display
+
+
+async def test_cpufreq_governor_pstate_epp_and_frequencies(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path, level="raid6")
+    async with watch_app().run_test(size=(80, 24)) as pilot:
+        screen = await feed(pilot, tree, ticks=3)
+        cpu = text(screen, "#cpu-text")
+        # The driver is named once when it is the pstate driver itself; narrow: the warning without the why.
+        assert "Governor powersave · intel_pstate active · EPP balance_power  ⚠ powersave\n" in cpu
+        # Short terminal: no frequency chart, so the current GHz per core is in the text (tick 3: +150 MHz).
+        assert "GHz cpu0 2.55 cpu1 3.25 (max 4.20)" in cpu
+        assert "2 cores · md0_raid6 10%" in cpu  # narrow: md threads join the load line
+        assert not screen.query_one("#freq-chart", FrequencyChart).display
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.query_one("#freq-chart", FrequencyChart).display
+        cpu = text(screen, "#cpu-text")
+        assert "GHz cpu0" not in cpu  # the chart shows them now
+        assert "md threads: md0_raid6 10%" in cpu
+        assert "powersave can cost md" in cpu
+
+
+async def test_keys_cycle_targets_toggle_iops_and_pause(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path)
+    async with watch_app().run_test(size=(80, 24)) as pilot:
+        screen = await feed(pilot, tree)
+        assert screen.target == "md0"
+        assert not screen.query_one("#iops-chart", RateChart).display
+        await pilot.press("i")
+        assert screen.query_one("#iops-chart", RateChart).display
+        assert not screen.query_one("#rate-chart", RateChart).display
+        await pilot.press("a")
+        assert screen.target == ALL_DISKS
+        assert "all disks · 5 with I/O" in text(screen, "#watch-summary")  # vda and four NVMe; md0 is stacked
+        await pilot.press("a")
+        assert screen.target == "md0"
+        await pilot.press("p")
+        before = text(screen, "#watch-summary")
+        assert "paused" in before
+        tree.array_bytes_per_s = 800_000_000
+        await feed(pilot, tree, ticks=2)
+        assert text(screen, "#watch-summary") == before  # paused: the display holds still
+        await pilot.press("p")
+        assert "read 800 MB/s" in text(screen, "#watch-summary")
+
+
+async def test_escape_exits_when_started_alone(tmp_path: Path) -> None:
+    app = watch_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot, WatchTree(tmp_path), ticks=1)
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
+
+
+async def test_w_on_the_inventory_opens_the_dashboard_for_the_selected_array(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        inventory = app.screen
+        assert isinstance(inventory, InventoryScreen) and inventory.inventory is not None
+        await pilot.press("tab", "down")
+        expected = inventory.inventory.arrays[1].name
+        await pilot.press("w")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WatchScreen) and screen.wanted == expected
+        # The live worker samples the captured tree (static counters) and shows the array.
+        for _ in range(50):
+            if screen.view is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert screen.view is not None and screen.target == expected
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is inventory
+
+
+async def test_live_worker_samples_a_tree_in_a_thread(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path)
+    app = watch_app(str(tmp_path), "/dev/md0", live=True, interval=0.1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, WatchScreen)
+        for _ in range(100):
+            tree.advance()
+            await asyncio.sleep(0.05)
+            if screen.view is not None and screen.view.total is not None and screen.view.total.read_bytes_per_s:
+                break
+        assert screen.view is not None and screen.view.name == "md0"
+        # Rates come from the sampler's own clock here; the counters advance 400 MB per tick written.
+        assert screen.view.total is not None and screen.view.total.read_bytes_per_s
+        assert len(screen.view.series.seconds_ago) >= 2
+        await pilot.press("escape")
+    worker_states = [w.is_finished for w in app.workers]
+    assert all(worker_states)
+
+
+def test_newer_snapshot_message_replaces_a_queued_one() -> None:
+    older, newer = SnapshotTaken((), frozenset()), SnapshotTaken((), frozenset())
+    assert newer.can_replace(older)
+
+
+def test_segments_leave_gaps_for_unknown_rates_and_thin_keeps_the_newest() -> None:
+    assert segments([-3, -2, -1, 0], [1.0, None, 2.0, 3.0]) == [([-3], [1.0]), ([-1, 0], [2.0, 3.0])]
+    xs = list(range(-479, 1))
+    thinned_x, thinned_y = thin(xs, [float(x) for x in xs], 100)
+    assert len(thinned_x) <= 100 and thinned_x[-1] == 0 and thinned_y[-1] == 0.0
+    assert thin(xs[:50], xs[:50], 100) == (xs[:50], xs[:50])
