@@ -34,3 +34,16 @@ def test_core_modules_do_not_load_textual() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "", f"core modules loaded UI modules: {result.stdout.strip()}"
+
+
+def test_every_package_is_listed_for_setuptools() -> None:
+    """pyproject lists packages by hand (discovery would walk the link cycles of the fixture trees)."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(mdtui.__path__[0]).parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(root).parts) for init in (root / "mdtui").rglob("__init__.py")
+    }
+    assert found == listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
