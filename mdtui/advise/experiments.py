@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -21,6 +22,7 @@ from mdtui.run.command import run_command
 from mdtui.run.state import ActionLog, ArrayRegistry
 from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
 from mdtui.store.db import ResultsStore
+from mdtui.store.records import RunRecord
 
 # Finding 1's job, with the job count swept: 4 MiB sequential direct reads, libaio, iodepth 12.
 PARALLELISM_NUMJOBS: tuple[int, ...] = (1, 4, 16, 64)
@@ -31,18 +33,18 @@ PARALLELISM_QUICK_RUNTIME_S = 5
 # Finding 5 swept 4 KiB to 8 MiB; these bracket its best single-reader (2 MiB) and concurrent (8 MiB) results.
 DEFAULT_CHUNKS_KIB: tuple[int, ...] = (64, 512, 2048)
 COMPARED_LEVELS: tuple[RaidLevel, ...] = (RAID0, RAID10, RAID5, RAID6)
-# Figures the level table shows as ratios (finding 4: "vs RAID0", "vs RAID10").
-LEVEL_METRICS: tuple[str, ...] = ("read_bw_bytes_per_s", "write_bw_bytes_per_s", "read_iops", "write_iops")
 
 
 class RunPreset(Protocol):
-    """Runs one benchmark preset on a target, stores it with ``label`` and returns the stored run's ID.
+    """Runs one benchmark preset on a target, stores it labelled ``label`` and returns the stored run IDs.
 
-    ``options`` go to the preset's builder (mdtui.run.jobs): ``members=`` for the weakest-link run, fio
-    options such as ``numjobs=`` for the custom job. It blocks until the run ends and raises on failure.
+    The benchmark engine stores every step of a preset as its own run, so a preset of one step (custom)
+    gives one ID and the disk-mark matrix ten, in step order. ``options`` are ``members=`` for the
+    weakest-link run and the custom job's fio options (``numjobs=``, ``size_bytes=`` ...). It blocks until
+    the run ends and raises when it did not complete.
     """
 
-    def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> int: ...
+    def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> Sequence[int]: ...
 
 
 class ExperimentCancelled(MdtuiError):
@@ -51,8 +53,10 @@ class ExperimentCancelled(MdtuiError):
 
 @dataclass(frozen=True)
 class ExperimentRun:
+    """One point of an experiment ("before: powersave", "chunk 64 KiB") and the runs its preset stored."""
+
     label: str
-    run_id: int
+    run_ids: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,26 @@ class ExperimentResult:
 
     @property
     def run_ids(self) -> tuple[int, ...]:
-        return tuple(run.run_id for run in self.runs)
+        return tuple(run_id for run in self.runs for run_id in run.run_ids)
+
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """(before, after) run IDs step by step, for the compare view of an A/B experiment."""
+        if len(self.runs) != 2:
+            return ()
+        return tuple(zip(self.runs[0].run_ids, self.runs[1].run_ids, strict=False))
+
+
+def _run(run_preset: RunPreset, key: str, target: str, quick: bool, label: str, options: dict[str, Any]
+         ) -> tuple[int, ...]:
+    run_ids = tuple(run_preset(key, target, quick=quick, label=label, **options))
+    if not run_ids:
+        raise MdtuiError(f"{key} on {target} stored no run (is the results database writable?)")
+    return run_ids
 
 
 def _check_cancel(cancel: threading.Event | None, done: Sequence[ExperimentRun]) -> None:
     if cancel is not None and cancel.is_set():
-        kept = ", ".join(f"#{run.run_id}" for run in done) or "none"
+        kept = ", ".join(f"#{run_id}" for run in done for run_id in run.run_ids) or "none"
         raise ExperimentCancelled(f"experiment stopped; runs already stored: {kept}")
 
 
@@ -101,11 +119,11 @@ def governor_ab(
     if set(before.values()) == {governor}:
         raise PlanError(f"every core already runs the {governor} governor: there is nothing to compare")
     before_label = f"before: {governor_label(before)}"
-    first = ExperimentRun(before_label, run_preset(preset_key, target, quick=quick, label=before_label, **options))
+    first = ExperimentRun(before_label, _run(run_preset, preset_key, target, quick, before_label, options))
     _check_cancel(cancel, [first])
     after_label = f"after: {governor}"
     with governor_switched(root, governor):
-        second = ExperimentRun(after_label, run_preset(preset_key, target, quick=quick, label=after_label, **options))
+        second = ExperimentRun(after_label, _run(run_preset, preset_key, target, quick, after_label, options))
     return ExperimentResult("governor-ab", (first, second), (f"governors restored to {governor_label(before)}",))
 
 
@@ -118,26 +136,22 @@ def parallelism_sweep(
     *,
     quick: bool = False,
     numjobs: Sequence[int] = PARALLELISM_NUMJOBS,
+    runtime_s: int | None = None,
     cancel: threading.Event | None = None,
 ) -> ExperimentResult:
     """Finding 1's read (4 MiB, iodepth 12) with 1, 4, 16 and 64 jobs: where the md device saturates. Read-only."""
-    runtime = PARALLELISM_QUICK_RUNTIME_S if quick else PARALLELISM_RUNTIME_S
+    runtime = runtime_s or (PARALLELISM_QUICK_RUNTIME_S if quick else PARALLELISM_RUNTIME_S)
     done: list[ExperimentRun] = []
     for jobs in numjobs:
         _check_cancel(cancel, done)
         label = f"numjobs {jobs}"
-        run_id = run_preset(
-            "custom",
-            target,
-            quick=quick,
-            label=label,
-            block_size_bytes=PARALLELISM_BLOCK,
-            iodepth=PARALLELISM_IODEPTH,
-            numjobs=jobs,
-            runtime_s=runtime,
-            name=f"parallel-{jobs}",
-        )
-        done.append(ExperimentRun(label, run_id))
+        options = {
+            "block_size_bytes": PARALLELISM_BLOCK,
+            "iodepth": PARALLELISM_IODEPTH,
+            "numjobs": jobs,
+            "runtime_s": runtime,
+        }
+        done.append(ExperimentRun(label, _run(run_preset, "custom", target, quick, label, options)))
     return ExperimentResult("parallelism-sweep", tuple(done))
 
 
@@ -242,18 +256,20 @@ def chunk_sweep(
 
     done: list[ExperimentRun] = []
     baseline_label = f"raw member {members[0].name}"
-    baseline = run_preset(preset_key, members[0].dev_path, quick=quick, label=baseline_label, **options)
-    done.append(ExperimentRun(baseline_label, baseline))
+    done.append(ExperimentRun(baseline_label, _run(run_preset, preset_key, members[0].dev_path, quick, baseline_label,
+                                                   options)))
     data_disks: dict[int, float] = {}
     for chunk, plan in zip(chunks_kib, plans, strict=True):
         _check_cancel(cancel, done)
         label = f"{raid.name} chunk {chunk} KiB"
         with temporary_array(plan, tools, confirmed=True):
-            run_id = run_preset(preset_key, device, quick=quick, label=label, **options)
-        done.append(ExperimentRun(label, run_id))
-        data_disks[run_id] = plan.data_disks
-    runs = store.get_runs([run.run_id for run in done[1:]])
-    table = normalise(runs, store.get_run(baseline), metric=metric, data_disks_by_run=data_disks)
+            run_ids = _run(run_preset, preset_key, device, quick, label, options)
+        done.append(ExperimentRun(label, run_ids))
+        data_disks.update((run_id, plan.data_disks) for run_id in run_ids)
+    runs = store.get_runs([run_id for run in done[1:] for run_id in run.run_ids])
+    # Finding 5 divided every figure by the raw disk's first reading (offset 0, one reader).
+    device = store.get_run(done[0].run_ids[0])
+    table = normalise(runs, device, metric=metric, data_disks_by_run=data_disks)
     return ExperimentResult("chunk-sweep", tuple(done), normalised=table)
 
 
@@ -297,9 +313,29 @@ def level_comparison(
     for level, plan in plans:
         _check_cancel(cancel, done)
         with temporary_array(plan, tools, confirmed=True):
-            run_id = run_preset(preset_key, device, quick=quick, label=level.name, **options)
-        done.append(ExperimentRun(level.name, run_id))
-    runs = store.get_runs([run.run_id for run in done])
-    references = [run for run in runs if run.label in (RAID0.name, RAID10.name)]
-    tables = tuple(ratio_table(runs, references, metric) for metric in LEVEL_METRICS) if references else ()
-    return ExperimentResult("level-compare", tuple(done), tuple(notes), ratios=tables)
+            done.append(ExperimentRun(level.name, _run(run_preset, preset_key, device, quick, level.name, options)))
+    return ExperimentResult("level-compare", tuple(done), tuple(notes), ratios=level_matrix(store, done))
+
+
+def _step_metric(step: str) -> str:
+    """The figure a disk-mark step is read by: bandwidth for sequential tests, IOPS for random ones."""
+    direction = "write" if step.endswith("write") else "read"
+    return f"{direction}_iops" if step.startswith("RND") else f"{direction}_bw_bytes_per_s"
+
+
+def level_matrix(store: ResultsStore, points: Sequence[ExperimentRun]) -> tuple[RatioTable, ...]:
+    """Finding 4's matrix: per step (SEQ1MQ8T8 read, RND4KQ32T8 write ...) each level against RAID0 and RAID10.
+
+    Runs are matched across levels by the step the benchmark engine recorded (``params["step"]``).
+    """
+    by_step: dict[str, list[RunRecord]] = {}
+    for point in points:
+        for run in store.get_runs(point.run_ids):
+            step = str(run.params.get("step", run.preset))
+            by_step.setdefault(step, []).append(dataclasses.replace(run, label=point.label))
+    tables = []
+    for step, runs in by_step.items():
+        references = [run for run in runs if run.label in (RAID0.name, RAID10.name)]
+        if references:
+            tables.append(ratio_table(runs, references, _step_metric(step)))
+    return tuple(tables)

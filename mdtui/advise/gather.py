@@ -32,42 +32,37 @@ def read_stripe_cache_pages(root: SystemRoot, arrays: Sequence[MdArray]) -> dict
     return found
 
 
-def _read_bytes_per_s(run: RunRecord) -> float | None:
-    return run.metrics.read_bw_bytes_per_s
-
-
 def weakest_link_figures(runs: Sequence[RunRecord]) -> tuple[WeakestLinkFigures, ...]:
-    """Pairs of weakest-link steps stored as runs: "all members at once" and the "array …" step after it.
+    """Weakest-link results as the benchmark engine stores them: one run per step, ``params["step"]`` naming it.
 
-    The benchmark engine stores each step of a preset as its own run with ``params["step"]`` naming it
-    (mdtui.run.record.step_params); a pair belongs together when it has the same label.
+    The "array …" step comes right after "all members at once" (step_index one higher, the next run ID).
     """
-    steps = sorted(
-        (r for r in runs if r.preset == WEAKEST_LINK_PRESET and isinstance(r.params.get("step"), str)),
-        key=lambda r: r.id,
-    )
+    by_id = {r.id: r for r in runs if r.preset == WEAKEST_LINK_PRESET}
     figures = []
-    together: dict[str, RunRecord] = {}
-    for run in steps:
-        step = run.params["step"]
-        if step == TOGETHER_STEP:
-            together[run.label] = run
-        elif step.startswith(ARRAY_STEP_PREFIX) and (pair := together.pop(run.label, None)) is not None:
-            together_bps, array_bps = _read_bytes_per_s(pair), _read_bytes_per_s(run)
-            if together_bps is None or array_bps is None:
-                continue
-            numjobs = run.params.get("numjobs")
-            figures.append(
-                WeakestLinkFigures(
-                    run_id=run.id,
-                    array=run.target,
-                    level=run.array.get("level") if run.array else None,
-                    members=int(pair.params.get("processes") or 0),
-                    together_bytes_per_s=together_bps,
-                    array_bytes_per_s=array_bps,
-                    numjobs=numjobs if isinstance(numjobs, int) else None,
-                )
+    for run in sorted(by_id.values(), key=lambda r: r.id):
+        step = run.params.get("step")
+        if not isinstance(step, str) or not step.startswith(ARRAY_STEP_PREFIX):
+            continue
+        pair = by_id.get(run.id - 1)
+        if pair is None or pair.params.get("step") != TOGETHER_STEP:
+            continue
+        if pair.params.get("step_index", 0) + 1 != run.params.get("step_index", 1):
+            continue
+        together_bps, array_bps = pair.metrics.read_bw_bytes_per_s, run.metrics.read_bw_bytes_per_s
+        if together_bps is None or array_bps is None:
+            continue
+        numjobs = run.params.get("numjobs")
+        figures.append(
+            WeakestLinkFigures(
+                run_id=run.id,
+                array=run.target,
+                level=run.array.get("level") if run.array else None,
+                members=int(pair.params.get("processes") or 0),
+                together_bytes_per_s=together_bps,
+                array_bytes_per_s=array_bps,
+                numjobs=numjobs if isinstance(numjobs, int) else None,
             )
+        )
     return tuple(figures)
 
 

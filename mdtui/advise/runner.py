@@ -1,0 +1,112 @@
+"""The experiments' RunPreset over the benchmark engine (mdtui.run.bench): plan, re-check, run, store, label."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Collection
+from typing import Any
+
+from mdtui.advise.experiments import ExperimentCancelled
+from mdtui.errors import MdtuiError, PlanError, SafetyError
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.run.bench import (
+    BenchPlan,
+    BenchRequest,
+    BenchResult,
+    EventCallback,
+    JobOptions,
+    plan_bench,
+    run_bench,
+    step_title,
+)
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import RunStatus
+
+_CANCEL_POLL_S = 0.2
+
+
+class BenchRunner:
+    """Runs presets the way `mdtui bench` does and returns the stored run IDs, one per step.
+
+    Writes are refused unless the target is in ``allow_writes_to``: the experiment's caller confirmed
+    exactly those devices (an A/B's array, a sweep's temporary array and members). Each stored run is
+    labelled with the experiment's label, and the step after it when the preset has several.
+    """
+
+    def __init__(
+        self,
+        store: ResultsStore,
+        root: SystemRoot | None = None,
+        *,
+        privileged: bool | None = None,
+        allow_writes_to: Collection[str] = (),
+        cancel: threading.Event | None = None,
+        on_event: EventCallback | None = None,
+        sample_interval_s: float | None = 1.0,
+    ) -> None:
+        self.store = store
+        self.root = root or SystemRoot("/")
+        self.privileged = privileged
+        self.allow_writes_to = frozenset(allow_writes_to)
+        self.cancel = cancel
+        self.on_event = on_event
+        self.sample_interval_s = sample_interval_s
+
+    def plan(self, preset_key: str, target: str, *, quick: bool, **options: Any) -> BenchPlan:
+        members = tuple(options.pop("members", ()))
+        try:
+            job_options = JobOptions(**options)
+        except TypeError as exc:
+            raise PlanError(f"{preset_key}: unknown job option ({exc})") from None
+        request = BenchRequest(preset_key, target, quick=quick, members=members, options=job_options)
+        return plan_bench(request, scan(self.root, privileged=self.privileged), self.root)
+
+    def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> tuple[int, ...]:
+        plan = self.plan(preset_key, target, quick=quick, **options)
+        confirmed = None
+        if plan.writes:
+            if plan.confirmation not in self.allow_writes_to:
+                raise SafetyError(
+                    f"{preset_key} overwrites {plan.target.path}, which this experiment was not confirmed for"
+                )
+            plan.ensure_allowed()
+            confirmed = plan.confirmation
+        result = asyncio.run(self._run(plan, confirmed))
+        for outcome in result.steps:
+            if outcome.run_id is not None:
+                step = f" · {step_title(outcome.step)}" if len(plan.steps) > 1 else ""
+                self.store.set_label(outcome.run_id, label + step)
+        if result.check is not None and result.check.run_id is not None:
+            self.store.set_label(result.check.run_id, f"{label} · check pass")
+        if result.status is RunStatus.CANCELLED:
+            raise ExperimentCancelled(f"{preset_key} on {target} was stopped; runs kept: {list(result.run_ids)}")
+        if result.status is not RunStatus.COMPLETE:
+            raise MdtuiError(f"{preset_key} on {target} {result.status.value}: {result.error or 'no reason given'}")
+        return result.run_ids
+
+    async def _run(self, plan: BenchPlan, confirmed: str | None) -> BenchResult:
+        cancel = asyncio.Event()
+
+        async def watch() -> None:
+            # The experiment's stop is a threading.Event (set from the UI thread); the engine wants an asyncio one.
+            while self.cancel is not None and not self.cancel.is_set():
+                await asyncio.sleep(_CANCEL_POLL_S)
+            if self.cancel is not None:
+                cancel.set()
+
+        watcher = asyncio.create_task(watch())
+        try:
+            return await run_bench(
+                plan,
+                root=self.root,
+                store=self.store,
+                confirmed=confirmed,
+                privileged=self.privileged,
+                on_event=self.on_event,
+                cancel=cancel,
+                sample_interval_s=self.sample_interval_s,
+            )
+        finally:
+            watcher.cancel()
