@@ -9,9 +9,10 @@ import os
 import re
 import shlex
 import stat
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +44,7 @@ from mdtui.run.jobs import (
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.mdadm import is_mounted
 from mdtui.run.process import run_step
+from mdtui.run.record import step_title
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
@@ -89,6 +91,7 @@ class JobOptions:
     ioengine: IoEngine | None = None
     direct: bool | None = None
     offset_bytes: int | None = None
+    name: str | None = None  # the fio job name (custom only)
 
     def custom_only(self) -> list[str]:
         """Options that only a custom job takes, by their command-line names."""
@@ -100,6 +103,7 @@ class JobOptions:
             "ioengine": "--ioengine",
             "direct": "--direct/--no-direct",
             "offset_bytes": "--offset",
+            "name": "name",
         }
         return [flag for name, flag in names.items() if getattr(self, name) is not None]
 
@@ -111,6 +115,9 @@ class BenchRequest:
     quick: bool = False
     members: tuple[str, ...] = ()  # weakest-link: members to measure instead of the array's own
     options: JobOptions = JobOptions()
+    # Every stored step of one run carries this label (params["step"] tells the steps apart), so tools
+    # that read the store can group them; empty means "<preset> <target>".
+    label: str = ""
 
 
 class TargetKind(StrEnum):
@@ -172,7 +179,10 @@ def _block_target(inventory: Inventory, root: SystemRoot, name: str, path: str |
     disk = inventory.disk(name)
     if disk is not None:
         return BenchTarget(disk.dev_path, TargetKind.DISK, disk.name, disk.size_bytes, disk=disk)
+    # /sys/class/block lists partitions too; captured trees may hold only /sys/block.
     sectors = root.read_int(f"/sys/class/block/{name}/size")
+    if sectors is None:
+        sectors = root.read_int(f"/sys/block/{name}/size")
     if sectors is not None:
         return BenchTarget(path or f"/dev/{name}", TargetKind.BLOCK, name, sectors * SECTOR_BYTES)
     return None
@@ -262,6 +272,10 @@ class BenchPlan:
         return any(step.writes for step in self.steps)
 
     @property
+    def label(self) -> str:
+        return self.request.label or f"{self.preset.key} {self.target.name}"
+
+    @property
     def confirmation(self) -> str:
         """What the user types (or --yes stands for) to let a write benchmark overwrite the target."""
         return self.target.path
@@ -305,7 +319,7 @@ class BenchPlan:
             f"WRITES to {self.target.path}: its data will be overwritten" if self.writes else "read-only",
         ]
         for index, step in enumerate(self.steps, 1):
-            lines.append(f"  {index}. {step.label}")
+            lines.append(f"  {index}. {step_title(step)}")
             lines += [f"     {shlex.join(job_argv(spec))}" for spec in step.jobs]
         if self.check_pass:
             lines.append(f"  then a check pass: check → /sys/block/{self.target.name}/md/sync_action, until idle")
@@ -318,14 +332,6 @@ def step_runtime_s(step: Step) -> float | None:
     if all(spec.runtime_s is not None for spec in step.jobs):
         return float(max(spec.runtime_s or 0 for spec in step.jobs))
     return None
-
-
-def step_title(step: Step) -> str:
-    """A step's label, or for a custom job (labelled by its name) what it does: "randread 4k QD32×4"."""
-    spec = step.jobs[0]
-    if step.label != spec.name or len(step.jobs) > 1:
-        return step.label
-    return f"{spec.rw.value} {record.size_text(spec.block_size_bytes)} QD{spec.iodepth}×{spec.numjobs}"
 
 
 def step_bytes(step: Step) -> int | None:
@@ -425,6 +431,7 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
             direct=True if options.direct is None else options.direct,
             offset_bytes=options.offset_bytes or 0,
             quick=quick,
+            name=options.name or "custom",
         )
     if key != "custom":
         steps = _override(steps, options.runtime_s, options.size_bytes, key)
@@ -802,7 +809,7 @@ class StepProgress:
         return StepUpdate(
             index=self.index,
             count=len(self.steps),
-            label=step.label,
+            label=step_title(step),
             elapsed_s=elapsed,
             read_bytes_per_s=read_rate,
             write_bytes_per_s=write_rate,
@@ -1058,12 +1065,16 @@ class _Session:
 
     # -- store -------------------------------------------------------------------------------------
 
-    async def _store(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """A store call off the event loop; a store that fails loses the record, not the measurement."""
+    def _record(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A store call; a store that fails loses the record, not the measurement.
+
+        Beginning and finishing a run are called on the loop, not in a thread: an await there would be a
+        point where a cancel could leave a run begun but never finished.
+        """
         if self.store is None:
             return None
         try:
-            return await asyncio.to_thread(call, *args, **kwargs)
+            return call(*args, **kwargs)
         except StoreError as exc:
             note = f"could not {action} in the results store: {exc}"
             if note not in self.notes:
@@ -1090,7 +1101,7 @@ class _Session:
             target=", ".join(targets),
             array=record.array_config(plan.target.array, self.inventory) if on_array and plan.target.array else {},
             context=context,
-            label=f"{plan.preset.key}: {step_title(step)}",
+            label=plan.label,
         )
 
     # -- sampling ----------------------------------------------------------------------------------
@@ -1103,7 +1114,7 @@ class _Session:
         self.samples.append(SamplePoint(snapshot.timestamp - self.started_wall, values))
         if current is not None and current.run_id is not None and self.store is not None:
             point = SamplePoint(snapshot.timestamp - current.started_wall, values)
-            await self._store("store samples", self.store.append_samples, current.run_id, [point])
+            await asyncio.to_thread(self._record, "store samples", self.store.append_samples, current.run_id, [point])
 
     async def _sample(self) -> None:
         try:
@@ -1117,55 +1128,63 @@ class _Session:
 
     # -- steps -------------------------------------------------------------------------------------
 
-    async def _begin(self, setup: RunSetup, focus: tuple[str, ...]) -> int | None:
-        run_id = await self._store("record the run", self.store.begin_run, setup) if self.store else None
+    def _begin(self, setup: RunSetup, focus: tuple[str, ...]) -> int | None:
+        run_id = self._record("record the run", self.store.begin_run, setup) if self.store else None
         self.current = _Current(run_id, time.time(), focus)
         return run_id
 
-    async def _finish(self, run_id: int | None, status: RunStatus, **kwargs: Any) -> None:
+    def _abandon(self, run_id: int | None, exc: BaseException) -> None:
+        """End a run whose step did not return: stopped by a cancel, or broken by an error."""
+        if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+            self._finish(run_id, RunStatus.CANCELLED, error="cancelled: the benchmark was stopped")
+        else:
+            self._finish(run_id, RunStatus.FAILED, error=str(exc) or type(exc).__name__)
+
+    def _finish(self, run_id: int | None, status: RunStatus, **kwargs: Any) -> None:
         self.current = None
         if run_id is not None and self.store is not None:
-            await self._store("finish the run", self.store.finish_run, run_id, status, **kwargs)
+            self._record("finish the run", self.store.finish_run, run_id, status, **kwargs)
 
     async def run_step(self, index: int, rate_hint: float | None) -> StepOutcome:
         plan = self.plan
         step = plan.steps[index]
         names = plan.device_names()
         focus = tuple(names[spec.target] for spec in step.jobs if spec.target in names)
-        run_id = await self._begin(self._setup(step, index), focus)
-        targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
-        progress = StepProgress(plan.steps, index, rate_hint)
-        self.emit(StepStarted(index, len(plan.steps), step.label, targets, progress.expected_s(step), run_id))
-        meter = None
-        if step.measure_md_cpu and plan.target.array is not None:
-            meter = MdThreadMeter(self.root, plan.target.array.name)
-            await asyncio.to_thread(meter.start)
-        started = time.monotonic()
+        run_id = self._begin(self._setup(step, index), focus)
         try:
+            targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
+            progress = StepProgress(plan.steps, index, rate_hint)
+            expected = progress.expected_s(step)
+            self.emit(StepStarted(index, len(plan.steps), step_title(step), targets, expected, run_id))
+            meter = None
+            if step.measure_md_cpu and plan.target.array is not None:
+                meter = MdThreadMeter(self.root, plan.target.array.name)
+                meter.start()
+            started = time.monotonic()
             results = await run_step(step, lambda spec, p: self.emit(progress.update(spec, p)), cancel=self.cancel)
-        except BaseException:
-            await self._finish(run_id, RunStatus.CANCELLED, error="cancelled: the benchmark was stopped")
+            duration = time.monotonic() - started
+            cpu = meter.stop() if meter is not None else None
+            status = step_status(results)
+            metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)
+            outcome = StepOutcome(
+                index=index,
+                step=step,
+                results=results,
+                status=status,
+                started_s=started - self.started_mono,
+                duration_s=duration,
+                metrics=metrics,
+                md_thread_cpu_pct=cpu,
+                md_threads=meter.threads if meter is not None else (),
+                run_id=run_id,
+            )
+        except BaseException as exc:
+            self._abandon(run_id, exc)
             raise
-        duration = time.monotonic() - started
-        cpu = await asyncio.to_thread(meter.stop) if meter is not None else None
-        status = step_status(results)
-        metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)
-        outcome = StepOutcome(
-            index=index,
-            step=step,
-            results=results,
-            status=status,
-            started_s=started - self.started_mono,
-            duration_s=duration,
-            metrics=metrics,
-            md_thread_cpu_pct=cpu,
-            md_threads=meter.threads if meter is not None else (),
-            run_id=run_id,
-        )
         error = outcome.error
         if status is JobStatus.CANCELLED:
             error = "cancelled: the figures cover the part that ran" + (f"; {error}" if error else "")
-        await self._finish(
+        self._finish(
             run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error
         )
         self.emit(StepFinished(outcome, len(plan.steps)))
@@ -1181,22 +1200,22 @@ class _Session:
             target=plan.target.path,
             array=record.array_config(plan.target.array, self.inventory),
             context=dict(self.context),
-            label=f"{plan.preset.key}: check pass",
+            label=plan.label,
         )
-        run_id = await self._begin(setup, (name,))
+        run_id = self._begin(setup, (name,))
         try:
             outcome = await run_check_pass(self.root, name, cancel=self.cancel, on_update=self.emit)
         except MdtuiError as exc:
             outcome = CheckOutcome(name, JobStatus.FAILED, error=str(exc))
-        except BaseException:
-            await self._finish(run_id, RunStatus.CANCELLED, error="cancelled: the benchmark was stopped")
+        except BaseException as exc:
+            self._abandon(run_id, exc)
             raise
         outcome = replace(outcome, run_id=run_id)
         error = outcome.error or outcome.skipped
         if outcome.status is JobStatus.CANCELLED:
             error = "cancelled: the check was set back to idle before it finished"
         metrics = Metrics(md_thread_cpu_pct=outcome.md_thread_cpu_pct)
-        await self._finish(run_id, run_status(outcome.status), metrics=metrics, error=error)
+        self._finish(run_id, run_status(outcome.status), metrics=metrics, error=error)
         return outcome
 
     async def run(self) -> BenchResult:
@@ -1285,6 +1304,68 @@ async def run_bench(
         sample_interval_s=sample_interval_s,
     )
     return await session.run()
+
+
+def preset_runner(
+    root: SystemRoot,
+    store: ResultsStore,
+    *,
+    confirmed: Sequence[str] = (),
+    privileged: bool | None = None,
+    cancel: threading.Event | None = None,
+    on_event: EventCallback | None = None,
+) -> Callable[..., int]:
+    """A blocking ``run(preset_key, target, *, quick, label, members=(), **job_options) -> run ID``.
+
+    For callers that chain runs (the advisor's experiments). Job options are JobOptions fields
+    (block_size_bytes=, numjobs=, runtime_s=, name= ...). Writes run only on targets listed in
+    ``confirmed``. It returns the ID of the last stored step (the array step of a weakest-link run);
+    every step of the run is stored with ``label``. A run that does not complete raises MdtuiError.
+    """
+    known = {f.name for f in fields(JobOptions)}
+
+    def run(
+        preset_key: str, target: str, *, quick: bool, label: str, members: Sequence[str] = (), **options: Any
+    ) -> int:
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise PlanError(f"unknown job options {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        request = BenchRequest(preset_key, target, quick, tuple(members), JobOptions(**options), label)
+        plan = plan_bench(request, scan(root, privileged=privileged), root)
+        plan.ensure_allowed()
+
+        async def go() -> BenchResult:
+            stop = asyncio.Event()
+
+            async def watch() -> None:
+                # The caller's cancel is a thread event; this loop polls it into the asyncio one.
+                while cancel is not None and not cancel.is_set():
+                    await asyncio.sleep(0.2)
+                stop.set()
+
+            watcher = asyncio.create_task(watch()) if cancel is not None else None
+            try:
+                return await run_bench(
+                    plan,
+                    root=root,
+                    store=store,
+                    confirmed=plan.confirmation if plan.confirmation in confirmed else None,
+                    privileged=privileged,
+                    on_event=on_event,
+                    cancel=stop,
+                )
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+
+        result = asyncio.run(go())
+        if result.status is not RunStatus.COMPLETE:
+            raise MdtuiError(f"{preset_key} on {target} {result.status.value}: {result.error or 'no figures'}")
+        if not result.run_ids:
+            raise MdtuiError(f"{preset_key} on {target} stored nothing: {'; '.join(result.notes) or 'no store'}")
+        return [o.run_id for o in result.steps if o.run_id is not None][-1]
+
+    return run
 
 
 # --- tables ------------------------------------------------------------------------------------------
@@ -1380,7 +1461,7 @@ def result_to_json(result: BenchResult) -> dict[str, Any]:
         "steps": [
             {
                 "index": o.index + 1,
-                "label": o.label,
+                "label": step_title(o.step),
                 "status": o.status.value,
                 "partial": o.partial,
                 "run_id": o.run_id,
@@ -1397,7 +1478,7 @@ def result_to_json(result: BenchResult) -> dict[str, Any]:
             }
             for o in result.steps
         ],
-        "not_run": [step.label for step in plan.steps[len(result.steps) :]],
+        "not_run": [step_title(step) for step in plan.steps[len(result.steps) :]],
         "context": result.context,
         "samples": [{"t_s": p.t_s, **p.values} for p in result.samples],
     }

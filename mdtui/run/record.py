@@ -166,6 +166,14 @@ def job_params(spec: JobSpec) -> dict[str, Any]:
     return params
 
 
+def step_title(step: Step) -> str:
+    """A step's label, or for a custom job (labelled by its name) what it does: "randread 4k QD32×4"."""
+    spec = step.jobs[0]
+    if step.label != spec.name or len(step.jobs) > 1:
+        return step.label
+    return f"{spec.rw.value} {size_text(spec.block_size_bytes)} QD{spec.iodepth}×{spec.numjobs}"
+
+
 def step_params(step: Step) -> dict[str, Any]:
     """The options of a step's jobs: one set when they agree, and what differs listed (targets, offsets)."""
     per_job = [job_params(spec) for spec in step.jobs]
@@ -177,7 +185,7 @@ def step_params(step: Step) -> dict[str, Any]:
             params[f"{key}s"] = values
     if len(step.jobs) > 1:
         params["processes"] = len(step.jobs)
-    params["step"] = step.label
+    params["step"] = step_title(step)
     return params
 
 
