@@ -9,8 +9,10 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from mdtui.store.db import default_db_path
 from mdtui.ui.screens.help import HelpScreen
 from mdtui.ui.screens.inventory import InventoryScreen
+from mdtui.ui.screens.results import ResultsScreen
 from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 
 
@@ -34,10 +36,13 @@ class MdtuiApp(App[None]):
         privileged: bool | None = None,
         theme_dirs: Sequence[Path] | None = None,
         start_screen: Callable[[], Screen[None]] | None = None,
+        db_path: str | Path | None = None,
     ) -> None:
         super().__init__()
         self.root = root
         self.privileged = privileged
+        # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
+        self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
         self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
         self._theme_problems: tuple[str, ...] = ()
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
@@ -59,6 +64,11 @@ class MdtuiApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_history(self) -> None:
+        """The results history (h); opened once, so h on it does not stack another."""
+        if not isinstance(self.screen, ResultsScreen):
+            self.push_screen(ResultsScreen(self.db_path))
 
 
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:

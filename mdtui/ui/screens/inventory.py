@@ -87,6 +87,7 @@ class InventoryScreen(Screen[None]):
         Binding("c", "create", "Create"),
         Binding("x", "teardown", "Tear down"),
         Binding("w", "watch", "Watch"),
+        Binding("h", "app.history", "History"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
