@@ -20,6 +20,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **Enter** opens the selected row's detail full screen
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
+- **w** watches the selected array live (or the first one; all disks when there is none)
 - **t** picks a theme; **?** shows this help; **q** quits
 
 ## Disk columns
@@ -88,6 +89,19 @@ resync mislead; **f** lets it run at full speed (and back).
 **x** on an array mdtui created stops it and wipes its members (`mdadm --stop`,
 `--zero-superblock`, `wipefs --all`) after you type its device. mdtui refuses arrays it did not
 create and mounted arrays.
+
+## Watch
+
+**w** (or `mdtui watch [ARRAY] [--interval S]`) samples every second (0.25 s allowed). Top: the
+array's read and write in MB/s and IOPS over the last two minutes. **Members**: each member's MB/s,
+requests/s, **Busy** (time with I/O in flight, as iostat's %util), queue depth and ms per request; a
+member much busier or slower than its peers is drawn in the warning colour with **⚠** and the reason
+(a stripe runs at its slowest member's pace). The pane title sets the members' traffic against the
+array's and what a clean array of this level implies (reads 1×; writes 2× on raid1, n/(n-2) on raid6).
+**CPU**: load and iowait, governor (⚠ powersave), intel_pstate/amd_pstate mode and EPP, GHz per core
+(a chart on tall terminals), md kernel-thread CPU (`md0_raid6`, `md0_resync`). Without cpufreq (most
+VMs) it says *not available* instead of showing zeros. Keys: **a** next array (then all disks),
+**i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back.
 
 ## Read-only mode
 
