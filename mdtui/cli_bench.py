@@ -77,7 +77,9 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
     parser.add_argument("--yes", action="store_true", help="confirm a write benchmark without asking")
     parser.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
-    job = parser.add_argument_group("job options (custom preset; --runtime and --size also override other presets)")
+    job = parser.add_argument_group(
+        "job options (custom preset; --runtime, --size, --iodepth and --numjobs also override other presets)"
+    )
     job.add_argument("--rw", choices=[m.value for m in RwMode], help="I/O pattern (default read)")
     job.add_argument("--bs", type=_size, metavar="SIZE", help="block size, e.g. 4k, 1m (default 4k)")
     job.add_argument("--iodepth", type=_positive, metavar="N", help="queue depth per job (default 1)")

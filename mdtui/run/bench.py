@@ -80,7 +80,7 @@ def parse_size(text: str, what: str = "size") -> int:
 
 @dataclass(frozen=True)
 class JobOptions:
-    """Job options for the custom preset; runtime and size also override every step of the other presets."""
+    """Job options for the custom preset; runtime, size, iodepth and numjobs also override the other presets."""
 
     rw: RwMode | None = None
     block_size_bytes: int | None = None
@@ -98,8 +98,6 @@ class JobOptions:
         names = {
             "rw": "--rw",
             "block_size_bytes": "--bs",
-            "iodepth": "--iodepth",
-            "numjobs": "--numjobs",
             "ioengine": "--ioengine",
             "direct": "--direct/--no-direct",
             "offset_bytes": "--offset",
@@ -341,26 +339,35 @@ def step_bytes(step: Step) -> int | None:
     return sum((spec.size_bytes or 0) * (spec.numjobs if spec.tool is Tool.FIO else 1) for spec in step.jobs)
 
 
-def _override(steps: tuple[Step, ...], runtime_s: int | None, size_bytes: int | None, key: str) -> tuple[Step, ...]:
-    """--runtime replaces every time-based fio job's runtime, --size every size-based fio job's size."""
-    changed = {"runtime": False, "size": False}
+def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[Step, ...]:
+    """Preset steps with --runtime (time-based jobs), --size (size-based jobs), --iodepth and --numjobs set.
+
+    Parallelism matters to a result (finding 1: md needed 64 jobs to saturate), and a small machine
+    cannot hold the field tests' 16 jobs × 12 × 4 MiB buffers per member, so both can be changed.
+    """
+    changed: set[str] = set()
 
     def adjust(spec: JobSpec) -> JobSpec:
         if spec.tool is not Tool.FIO:
             return spec
-        if runtime_s is not None and spec.time_based:
-            changed["runtime"] = True
-            spec = replace(spec, runtime_s=runtime_s)
-        if size_bytes is not None and not spec.time_based:
-            changed["size"] = True
-            spec = replace(spec, size_bytes=size_bytes)
-        return spec
+        updates: dict[str, int] = {}
+        if options.runtime_s is not None and spec.time_based:
+            updates["runtime_s"] = options.runtime_s
+        if options.size_bytes is not None and not spec.time_based:
+            updates["size_bytes"] = options.size_bytes
+        if options.iodepth is not None:
+            updates["iodepth"] = options.iodepth
+        if options.numjobs is not None:
+            updates["numjobs"] = options.numjobs
+        changed.update(updates)
+        return replace(spec, **updates) if updates else spec
 
     adjusted = tuple(replace(step, jobs=tuple(adjust(spec) for spec in step.jobs)) for step in steps)
-    if runtime_s is not None and not changed["runtime"]:
-        raise PlanError(f"{key} has no time-based fio steps for --runtime to change")
-    if size_bytes is not None and not changed["size"]:
-        raise PlanError(f"{key} has no size-based fio steps for --size to change; use --runtime")
+    flags = {"runtime_s": "--runtime", "size_bytes": "--size", "iodepth": "--iodepth", "numjobs": "--numjobs"}
+    for name, flag in flags.items():
+        if getattr(options, name) is not None and name not in changed:
+            kind = {"runtime_s": "time-based fio", "size_bytes": "size-based fio"}.get(name, "fio")
+            raise PlanError(f"{key} has no {kind} steps for {flag} to change")
     return adjusted
 
 
@@ -393,7 +400,10 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
     options = request.options
     key = chosen.key
     if key != "custom" and (extra := options.custom_only()):
-        raise PlanError(f"{', '.join(extra)} only apply to --preset custom; other presets take --runtime and --size")
+        raise PlanError(
+            f"{', '.join(extra)} only apply to --preset custom; other presets take --runtime, --size, --iodepth "
+            "and --numjobs"
+        )
     if request.members and key != "weakest-link":
         raise PlanError("--members only applies to the weakest-link preset")
     members: tuple[BenchTarget, ...] = ()
@@ -434,7 +444,7 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
             name=options.name or "custom",
         )
     if key != "custom":
-        steps = _override(steps, options.runtime_s, options.size_bytes, key)
+        steps = _override(steps, options, key)
 
     array = target.array
     check_pass = False

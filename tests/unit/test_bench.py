@@ -17,7 +17,7 @@ import pytest
 
 from mdtui.errors import PlanError, SafetyError
 from mdtui.model.inventory import Inventory
-from mdtui.model.job import MIB, JobResult, JobSpec, JobStatus, Progress, RwMode, Tool
+from mdtui.model.job import MIB, IoEngine, JobResult, JobSpec, JobStatus, Progress, RwMode, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run import bench
@@ -276,8 +276,12 @@ def test_runtime_and_size_override_preset_steps(inventory: Inventory, root: Syst
     assert small.expected_s is None
     with pytest.raises(PlanError, match="no time-based fio steps for --runtime"):
         plan(inventory, root, "sync-random", "md2", options=JobOptions(runtime_s=2))
-    with pytest.raises(PlanError, match="--bs, --iodepth only apply to --preset custom"):
-        plan(inventory, root, "disk-mark", "md2", options=JobOptions(block_size_bytes=4096, iodepth=4))
+    lighter = plan(inventory, root, "weakest-link", "md0", options=JobOptions(iodepth=4, numjobs=2))
+    assert {(spec.iodepth, spec.numjobs) for step in lighter.steps for spec in step.jobs} == {(4, 2)}
+    with pytest.raises(PlanError, match="offset-sweep has no fio steps for --numjobs"):
+        plan(inventory, root, "offset-sweep", "md2", options=JobOptions(numjobs=2))
+    with pytest.raises(PlanError, match="--bs, --ioengine only apply to --preset custom"):
+        plan(inventory, root, "disk-mark", "md2", options=JobOptions(block_size_bytes=4096, ioengine=IoEngine.SYNC))
     with pytest.raises(PlanError, match="--members only applies to the weakest-link preset"):
         plan(inventory, root, "disk-mark", "md2", members=("sdd",))
 
