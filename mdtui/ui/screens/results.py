@@ -128,7 +128,8 @@ class _ResultsScreen(Screen[None]):
     def show_error(self, reason: str | None) -> None:
         self.error = reason
         banner = self.query_one(".results-banner", Static)
-        banner.update(Text(f"✖ {reason} Press r to retry." if reason else ""))
+        sentence = reason if not reason or reason.endswith((".", "!", "?")) else f"{reason}."
+        banner.update(Text(f"✖ {sentence} Press r to retry." if reason else ""))
         banner.set_class(bool(reason), "-shown")
 
     def ask_export(self, title: str, stem: str, render: Callable[[str], str], what: str) -> None:
