@@ -1,0 +1,76 @@
+"""The chunk sweep on real md: create per chunk, a tiny fio read through the benchmark engine, tear down, next."""
+
+from __future__ import annotations
+
+import json
+
+from .harness import Guest
+
+STATE_ENV = {"MDTUI_STATE_DIR": "/tmp/mdtui-exp-state"}
+
+# Runs in the guest: the experiment exactly as the app runs it (BenchRunner over mdtui.run.bench), with a
+# read small enough for TCG (8 MiB in 1 MiB direct reads per point).
+SWEEP = r"""
+import json, sys
+from mdtui.advise.experiments import chunk_sweep
+from mdtui.advise.runner import BenchRunner
+from mdtui.probe.inventory import scan
+from mdtui.store.db import ResultsStore
+
+names = sys.argv[1:]
+inventory = scan("/")
+members = [inventory.disk(name) for name in names]
+with ResultsStore("/tmp/mdtui-exp.db") as store:
+    result = chunk_sweep(
+        BenchRunner(store, sample_interval_s=None),
+        members,
+        store=store,
+        device="/dev/md0",
+        level="raid0",
+        chunks_kib=(64, 512),
+        preset_key="custom",
+        quick=True,
+        confirmed=True,
+        size_bytes=8 << 20,
+        block_size_bytes=1 << 20,
+    )
+    runs = [store.get_run(run_id) for run_id in result.run_ids]
+    print(json.dumps({
+        "points": [[p.label, list(p.run_ids)] for p in result.runs],
+        "runs": [
+            {"id": r.id, "label": r.label, "status": r.status.value, "target": r.target,
+             "read": r.metrics.read_bw_bytes_per_s, "array": r.array}
+            for r in runs
+        ],
+        "normalised": [[row.run.label, row.data_disks, row.normalised] for row in result.normalised.rows],
+    }))
+"""
+
+
+def test_chunk_sweep_on_real_md(standard_guest: Guest) -> None:
+    guest = standard_guest
+    devices = [guest.device("NVME0"), guest.device("NVME1")]
+    names = [d.rsplit("/", 1)[-1] for d in devices]
+    out = guest.run([guest.python_exe, "-c", SWEEP, *names], env=STATE_ENV, timeout=300)
+    report = json.loads(out.stdout)
+
+    labels = [label for label, _ in report["points"]]
+    assert labels == [f"raw member {names[0]}", "raid0 chunk 64 KiB", "raid0 chunk 512 KiB"]
+    runs = report["runs"]
+    assert len(runs) == 3
+    assert all(run["status"] == "complete" and run["read"] > 0 for run in runs)
+    assert runs[0]["target"] == devices[0]
+    # Both sweep runs were stored against the array as it was then: raid0, the chunk of that point.
+    assert [run["array"].get("chunk_bytes") for run in runs[1:]] == [64 * 1024, 512 * 1024]
+    assert all(run["array"].get("level") == "raid0" and run["target"] == "/dev/md0" for run in runs[1:])
+    assert [row[1] for row in report["normalised"]] == [2.0, 2.0]
+    assert all(row[2] is not None and row[2] > 0 for row in report["normalised"])
+
+    # Torn down: no array left and no md superblock (or other signature) on either member.
+    assert "md0" not in guest.read_file("/proc/mdstat")
+    for dev in devices:
+        examine = guest.run(["mdadm", "--examine", dev], check=False)
+        assert examine.rc != 0 and "No md superblock" in examine.stderr, f"{dev} still has a superblock"
+        assert guest.run(["wipefs", "--no-act", "--noheadings", dev]).stdout.strip() == ""
+    registry = guest.run(["cat", "/tmp/mdtui-exp-state/created-arrays.json"], check=False).stdout
+    assert json.loads(registry or "[]") == []
