@@ -211,17 +211,16 @@ def filter_runs(runs: Iterable[RunRecord], text: str) -> list[RunRecord]:
 
 
 def display_path(path: Path) -> str:
-    """A path as short as it can be said: relative to the current directory, else from ~."""
+    """A path as short as it can be said: relative to the current directory, else from ~, else absolute."""
     absolute = Path(os.path.abspath(path))
-    try:
-        return str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        pass
+    cwd = Path.cwd()
+    # Relative to / says nothing shorter than the absolute path.
+    if cwd != Path(cwd.anchor) and absolute.is_relative_to(cwd):
+        return str(absolute.relative_to(cwd))
     home = Path.home()
-    try:
+    if absolute.is_relative_to(home) and home != Path(home.anchor):
         return "~/" + str(absolute.relative_to(home))
-    except ValueError:
-        return str(absolute)
+    return str(absolute)
 
 
 # -- bars --------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **w** watches the selected array live (or the first one; all disks when there is none)
+- **h** opens the results history (stored benchmark runs) to compare and export
 - **t** picks a theme; **?** shows this help; **q** quits
 
 ## Disk columns
@@ -102,6 +103,22 @@ array's and what a clean array of this level implies (reads 1×; writes 2× on r
 (a chart on tall terminals), md kernel-thread CPU (`md0_raid6`, `md0_resync`). Without cpufreq (most
 VMs) it says *not available* instead of showing zeros. Keys: **a** next array (then all disks),
 **i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back.
+
+## Results
+
+**h** lists every stored run, newest first: status (**interrupted** when its process died mid-run),
+preset, target, level/chunk, read/write MB/s, IOPS and label; narrow terminals show the rest of the
+highlighted run on the line below. **/** filters as you type: words match target, preset or label;
+`target:md1`, `preset:sweep`, `label:`, `status:`, `level:` look in one field. **space** marks runs,
+**b** makes the highlighted one the baseline (else the first marked), **c** compares: what changed
+between the runs comes first, then the chosen metric with each run's ratio to the baseline and a bar
+(green better, red worse by the metric's direction; ±2% is the same), then a table per metric. In the
+comparison **m** / **M** pick the metric, **v** the normalised view (a sweep ÷ (one raw disk's figure
+× data disks), as in the chunk study; **d** picks that raw-disk run), **e** exports it. On the list:
+**Enter** shows everything stored about a run, **l** / **n** edit its label / note, **e** exports the
+marked runs (or all shown) as Markdown, CSV or JSON to a file in the current directory, **d** deletes
+a run after you type its number, **r** reloads. The database is `$MDTUI_DB`, else
+`~/.local/share/mdtui/results.db` (as `mdtui results`).
 
 ## Read-only mode
 
