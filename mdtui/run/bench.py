@@ -796,21 +796,36 @@ class StepProgress:
     current rate; later size-based steps are estimated at the last rate seen.
     """
 
+    STALL_S = 1.5
+
     def __init__(self, steps: Sequence[Step], index: int, rate_hint: float | None = None) -> None:
         self.steps = steps
         self.index = index
         self.rate_hint = rate_hint
         self._latest: dict[str, Progress] = {}
+        self._counts: dict[str, int] = {}
+        self._emitted_at = 0.0
 
-    def update(self, spec: JobSpec, progress: Progress) -> StepUpdate:
+    def update(self, spec: JobSpec, progress: Progress) -> StepUpdate | None:
+        """The step's state after this report, once per round of reports from all of its jobs.
+
+        Jobs that run at once report about together; one update per round keeps the summed rate
+        from rising job by job within a second. A job that stops reporting (it finished) holds no
+        one back for longer than STALL_S.
+        """
         self._latest[spec.name] = progress
+        self._counts[spec.name] = self._counts.get(spec.name, 0) + 1
+        step = self.steps[self.index]
+        round_done = len(self._counts) == len(step.jobs) and min(self._counts.values()) >= self._counts[spec.name]
+        if not round_done and progress.elapsed_s < self._emitted_at + self.STALL_S:
+            return None
+        self._emitted_at = progress.elapsed_s
         latest = self._latest.values()
         elapsed = max(p.elapsed_s for p in latest)
         read_rate = sum(p.read_bytes_per_s for p in latest)
         write_rate = sum(p.write_bytes_per_s for p in latest)
         if read_rate + write_rate > 0:
             self.rate_hint = read_rate + write_rate
-        step = self.steps[self.index]
         step_remaining = self._step_remaining(step, elapsed, sum(p.read_bytes + p.write_bytes for p in latest))
         remaining = step_remaining
         for later in self.steps[self.index + 1 :]:
@@ -1073,6 +1088,11 @@ class _Session:
         if self.on_event is not None:
             self.on_event(event)
 
+    def _progress(self, tracker: StepProgress, spec: JobSpec, progress: Progress) -> None:
+        update = tracker.update(spec, progress)
+        if update is not None:
+            self.emit(update)
+
     # -- store -------------------------------------------------------------------------------------
 
     def _record(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -1171,7 +1191,7 @@ class _Session:
                 meter = MdThreadMeter(self.root, plan.target.array.name)
                 meter.start()
             started = time.monotonic()
-            results = await run_step(step, lambda spec, p: self.emit(progress.update(spec, p)), cancel=self.cancel)
+            results = await run_step(step, lambda spec, p: self._progress(progress, spec, p), cancel=self.cancel)
             duration = time.monotonic() - started
             cpu = meter.stop() if meter is not None else None
             status = step_status(results)

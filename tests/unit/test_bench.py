@@ -327,6 +327,23 @@ def test_remaining_time_for_time_and_size_based_steps() -> None:
     assert unknown.step_remaining_s is None and unknown.remaining_s is None
 
 
+def test_jobs_at_once_give_one_update_per_round_of_reports() -> None:
+    jobs = tuple(JobSpec(f"j{i}", f"/dev/x{i}", 4096, runtime_s=10) for i in range(2))
+    tracker = StepProgress([Step("both", jobs)], 0)
+
+    def report(job: int, second: float, rate: float) -> StepUpdate | None:
+        return tracker.update(jobs[job], Progress(second, 0, 0, rate, 0.0, 1.0, 0.0))
+
+    assert report(0, 1.0, 100.0) is None  # the other job has not reported yet
+    first = report(1, 1.0, 50.0)
+    assert first is not None and first.bytes_per_s == 150.0 and first.iops == 2.0
+    assert report(1, 2.0, 60.0) is None
+    assert report(0, 2.0, 110.0).bytes_per_s == 170.0
+    # A job that stopped reporting (finished early) holds the updates back 1.5 s at most.
+    assert report(0, 3.0, 120.0) is None
+    assert report(0, 3.6, 130.0).bytes_per_s == 190.0
+
+
 # --- the weakest-link report ----------------------------------------------------------------------
 
 

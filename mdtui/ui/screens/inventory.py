@@ -33,6 +33,7 @@ from mdtui.ui.messages import (
     failure_reason,
 )
 from mdtui.ui.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.screens.bench import BenchScreen
 from mdtui.ui.screens.confirm import ConfirmScreen
 from mdtui.ui.screens.create import Created, CreateScreen
 from mdtui.ui.screens.detail import DetailScreen
@@ -87,6 +88,7 @@ class InventoryScreen(Screen[None]):
         Binding("c", "create", "Create"),
         Binding("x", "teardown", "Tear down"),
         Binding("w", "watch", "Watch"),
+        Binding("b", "bench", "Bench"),
         Binding("h", "app.history", "History"),
     ]
 
@@ -306,6 +308,17 @@ class InventoryScreen(Screen[None]):
         """The live dashboard, on the selected array (or the first one, or all disks without arrays)."""
         array = self.selected_array()
         self.app.push_screen(WatchScreen(self.root, array.name if array is not None else None))
+
+    def action_bench(self) -> None:
+        """The benchmark screen, with the selected array or disk as the target."""
+        if self.inventory is None:
+            self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+            return
+        focused = self.focused
+        pane = focused.id if isinstance(focused, InventoryTable) else self._pane
+        key = self._table("arrays" if pane == "arrays" else "disks").selected_key
+        target = f"/dev/{key}" if key is not None else None
+        self.app.push_screen(BenchScreen(self.root, self.inventory, target))
 
     def action_teardown(self) -> None:
         array = self.selected_array()

@@ -1,0 +1,244 @@
+"""Pilot tests of the benchmark screen on the captured real-links tree.
+
+fio cannot run against a captured tree (its devices are not this host's), so the process runner
+(mdtui.run.bench.run_step) is replaced by one that streams canned Progress and returns canned fio
+documents read by the real fio parser. Everything else is the real core: the plan, the write checks,
+the re-check scan of the tree, the sampler, the results store (a temporary database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
+
+from mdtui.model.inventory import Inventory
+from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
+from mdtui.run import bench
+from mdtui.run.fio import document_stats
+from mdtui.run.jobs import Step, job_argv
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import RunStatus
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.screens.bench import BenchScreen
+from mdtui.ui.screens.confirm import ConfirmScreen
+from mdtui.ui.widgets_bench import BenchChart
+
+from .conftest import plain, settle
+
+MakeApp = Callable[..., MdtuiApp]
+MB = 1_000_000
+REPORTS = 3  # canned status reports per job, one "second" apart
+
+
+def rate_of(spec: JobSpec) -> float:
+    """Canned speeds: nvme3n1 is the slow member, the arrays read 4 × its speed."""
+    if "nvme3n1" in spec.target:
+        return 20 * MB
+    if "/dev/md" in spec.target:
+        return 80 * MB
+    return 1000 * MB
+
+
+def canned_result(spec: JobSpec, seconds: float, status: JobStatus) -> JobResult:
+    rate = rate_of(spec)
+    io_bytes = int(rate * seconds)
+    direction = {
+        "io_bytes": io_bytes,
+        "bw_bytes": int(rate),
+        "iops": rate / spec.block_size_bytes,
+        "runtime": int(seconds * 1000),
+        "total_ios": io_bytes // spec.block_size_bytes,
+        "clat_ns": {"N": 1, "mean": 1000.0, "max": 2000.0},
+    }
+    empty = {"io_bytes": 0, "bw_bytes": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "clat_ns": {"N": 0}}
+    job = {"jobname": spec.name, "error": 0, "usr_cpu": 1.0, "sys_cpu": 2.0}
+    job |= {"read": empty, "write": direction} if spec.writes else {"read": direction, "write": empty}
+    document = {"fio version": "fio-3.33", "jobs": [job]}
+    total, jobs = document_stats(document)
+    return JobResult(spec, status, tuple(job_argv(spec)), 0, seconds, total, jobs, raw=json.dumps(document))
+
+
+class CannedRunner:
+    """Streams REPORTS progress reports per job, then canned figures; a set cancel ends it early."""
+
+    def __init__(self, pause_s: float = 0.01, hold: bool = False) -> None:
+        self.pause_s = pause_s
+        self.hold = hold  # keep reporting until cancelled
+        self.steps: list[Step] = []
+        self.started = asyncio.Event()
+
+    async def __call__(self, step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
+        self.steps.append(step)
+        second = 0
+        while second < REPORTS or self.hold:
+            if cancel is not None and cancel.is_set():
+                return tuple(canned_result(spec, float(second), JobStatus.CANCELLED) for spec in step.jobs)
+            second += 1
+            for spec in step.jobs:
+                rate = rate_of(spec)
+                read, write = (0.0, rate) if spec.writes else (rate, 0.0)
+                iops = rate / spec.block_size_bytes
+                progress = Progress(float(second), int(read * second), int(write * second), read, write, iops, 0.0)
+                on_progress(spec, progress)
+            await asyncio.sleep(self.pause_s)
+        return tuple(canned_result(spec, float(REPORTS), JobStatus.COMPLETE) for spec in step.jobs)
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "results.db"
+    monkeypatch.setenv("MDTUI_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch, db: Path) -> CannedRunner:
+    canned = CannedRunner()
+    monkeypatch.setattr(bench, "run_step", canned)
+    return canned
+
+
+async def open_bench(pilot: Pilot[None], pane: str = "disks", row: int = 0) -> BenchScreen:
+    await settle(pilot)
+    if pane == "arrays":
+        await pilot.press("tab")
+    await pilot.press(*["down"] * row, "b")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, BenchScreen)
+    return screen
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 20) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not condition():
+        assert loop.time() < deadline, "timed out waiting for the benchmark screen"
+        await pilot.pause(0.05)
+
+
+async def choose_preset(pilot: Pilot[None], screen: BenchScreen, key: str) -> None:
+    presets = screen.query_one("#bench-presets", OptionList)
+    presets.highlighted = next(i for i in range(presets.option_count) if presets.get_option_at_index(i).id == key)
+    await pilot.pause()
+
+
+def text_of(screen: BenchScreen, selector: str) -> str:
+    return plain(screen.query_one(selector, Static).content, width=400)
+
+
+async def test_preset_doc_and_plan_follow_the_choice(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        assert screen.target == "/dev/md0"
+        assert "832 × 4 = 3328" in text_of(screen, "#bench-doc-body")
+        plan = text_of(screen, "#bench-plan")
+        assert "weakest-link on /dev/md0 (raid6, 4 members), quick: 6 step(s), about 30 s" in plan
+        assert "read-only" in plan and "running a resync" in plan
+        await choose_preset(pilot, screen, "custom")
+        assert screen.has_class("-custom") and screen.query_one("#bs", Input).display
+        assert "Any single fio job" in text_of(screen, "#bench-doc-body")
+        screen.query_one("#bench-quick", Checkbox).value = False
+        await pilot.pause()
+        assert "custom on /dev/md0 (raid6, 4 members): 1 step(s), about 30 s" in text_of(screen, "#bench-plan")
+        screen.query_one("#iodepth", Input).value = "zero"
+        await pilot.pause()
+        assert "iodepth must be a whole number" in text_of(screen, "#bench-plan")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, BenchScreen)
+
+
+async def test_weakest_link_run_streams_progress_and_shows_the_report(
+    make_app: MakeApp, runner: CannedRunner, db: Path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        chart = screen.query_one("#bench-chart", BenchChart)
+        # One point a second per step: the four jobs of the all-at-once step report as one.
+        assert len(chart.points) == REPORTS * 6
+        assert [p[0] for p in chart.points] == sorted(p[0] for p in chart.points)
+        assert max(p[1] for p in chart.points) == 4 * 1000 * MB - 980 * MB
+        table = screen.query_one("#bench-table", DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert [row[1] for row in rows] == [*(f"nvme{i}n1 alone" for i in range(4)), "all members at once", "array md0"]
+        assert rows[3][2] == "20 MB/s" and rows[5][2] == "80 MB/s" and all(r[-1] == "ok" for r in rows)
+        findings = text_of(screen, "#bench-findings")
+        assert "Slowest member: /dev/nvme3n1 at 20 MB/s alone" in findings and "holds the array back" in findings
+        assert "✓ Finished: 6 of 6 steps · stored as runs #1–#6" in text_of(screen, "#bench-status")
+    assert len(runner.steps) == 6
+    with ResultsStore(db) as store:
+        runs = store.list_runs()
+    assert len(runs) == 6 and {run.status for run in runs} == {RunStatus.COMPLETE}
+    assert runs[0].params["step"] == "array md0" and runs[0].metrics.read_bw_bytes_per_s == 80 * MB
+
+
+async def test_a_write_needs_the_typed_target(make_app: MakeApp, runner: CannedRunner, db: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot)
+        screen.query_one("#bench-target", Select).value = "/dev/nvme4n1"
+        await choose_preset(pilot, screen, "custom")
+        screen.query_one("#rw", Select).value = "randwrite"
+        await pilot.pause()
+        assert "WRITES to /dev/nvme4n1" in text_of(screen, "#bench-plan")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.phrase == "/dev/nvme4n1"
+        assert "--rw=randwrite" in plain(dialog.query_one("#confirm-text", Static).content, width=400)
+        await pilot.press(*"/dev/nvme3n1", "enter")
+        assert app.screen is dialog and runner.steps == []
+        dialog.query_one("#confirm-input", Input).value = "/dev/nvme4n1"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        assert "✓ Finished: 1 of 1 steps" in text_of(screen, "#bench-status")
+    assert [spec.target for spec in runner.steps[0].jobs] == ["/dev/nvme4n1"]
+    with ResultsStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.metrics.write_bw_bytes_per_s == 1000 * MB and run.params["rw"] == "randwrite"
+
+
+async def test_a_write_on_a_mounted_disk_is_refused(make_app: MakeApp, runner: CannedRunner, db: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot)
+        screen.query_one("#bench-target", Select).value = "/dev/sda"
+        await choose_preset(pilot, screen, "disk-mark")
+        assert "✖ sda is in use: mounted: mounted at /mnt/data" in text_of(screen, "#bench-plan")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is screen and screen.state == "setup"
+        (note,) = app._notifications
+        assert note.title == "Will not write to /dev/sda" and "mounted at /mnt/data" in note.message
+    assert runner.steps == [] and not db.exists()
+
+
+async def test_cancel_keeps_the_partial_result(make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path) -> None:
+    holding = CannedRunner(pause_s=0.02, hold=True)
+    monkeypatch.setattr(bench, "run_step", holding)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= 3)
+        assert screen.state == "running"
+        await pilot.press("x")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        assert "■ Cancelled after 1 of 6 steps" in text_of(screen, "#bench-status")
+        table = screen.query_one("#bench-table", DataTable)
+        assert table.get_row_at(0)[-1] == "cancelled" and table.get_row_at(1)[-1] == "not run"
+    assert len(holding.steps) == 1
+    with ResultsStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.status is RunStatus.CANCELLED and run.metrics.read_bw_bytes_per_s == 1000 * MB
