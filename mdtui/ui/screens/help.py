@@ -21,6 +21,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **w** watches the selected array live (or the first one; all disks when there is none)
+- **b** benchmarks the selected array or disk (presets from the field findings, live chart)
 - **h** opens the results history (stored benchmark runs) to compare and export
 - **t** picks a theme; **?** shows this help; **q** quits
 
@@ -103,6 +104,20 @@ array's and what a clean array of this level implies (reads 1×; writes 2× on r
 (a chart on tall terminals), md kernel-thread CPU (`md0_raid6`, `md0_resync`). Without cpufreq (most
 VMs) it says *not available* instead of showing zeros. Keys: **a** next array (then all disks),
 **i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back.
+
+## Benchmark
+
+**b** opens the benchmark screen on the selected array or disk. Pick a preset (its paragraph says
+what it measures and which field result it reproduces), the target and **Quick** (short steps: a
+first look in about a minute); the custom preset adds pattern, block size, queue depth (QD), jobs and
+seconds. The plan below says how long it runs, whether it writes, and why it would refuse. **Ctrl+S**
+starts: a read-only preset runs at once; one that writes runs only after you type the target's device,
+and never on a mounted or in-use disk or a mounted array (checked again right before it starts).
+While it runs: the step, MB/s, IOPS, elapsed and remaining time, and a chart of throughput (left
+axis) and IOPS (right); **x** or **Escape** cancels and keeps the figures so far, marked cancelled.
+At the end: a row per step (read, write, IOPS, md kernel-thread CPU), the weakest-link findings
+(slowest member, array vs slowest × N and vs the members' sum) and the stored run IDs (**h** lists
+them). **n** starts a new run. Same engine: `mdtui bench --list`, `mdtui bench --preset NAME --target DEV`.
 
 ## Results
 
