@@ -198,8 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     app = next(item for item in measured if item.label.startswith("mdtui watch in tmux"))
     reference = next(item for item in measured if item.label.startswith("iostat"))
     assert app.percent is not None and reference.percent is not None
-    met = app.percent < TARGET_PERCENT
-    print(f"  target: the whole TUI under {TARGET_PERCENT:g} % of one core: {'met' if met else 'MISSED'}")
+    if args.interval == 1.0:
+        met = app.percent < TARGET_PERCENT
+        print(f"  target: the whole TUI under {TARGET_PERCENT:g} % of one core: {'met' if met else 'MISSED'}")
+    else:
+        met = True  # the target is set for the default 1 s interval; other intervals are reported only
+        print(f"  target (under {TARGET_PERCENT:g} % of one core) is for a 1 s interval; not judged here")
     shown = [line for line in bench.screen.splitlines() if (bench.loop or "?").removeprefix("/dev/") in line]
     print(f"  the dashboard showed the job: {shown[0].strip() if shown else 'NOT FOUND'}")
     return 0 if met and shown else 1

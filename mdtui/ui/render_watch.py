@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.cells import cell_len
 from rich.text import Text
 
 from mdtui.format import duration
@@ -139,12 +138,29 @@ def traffic_check(view: TargetView) -> str | None:
     return "members/array " + ", ".join(parts) if parts else None
 
 
-def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableType:
+def _aligned(rows: list[tuple[list[str], str]], left_columns: int) -> Text:
+    """Rows of cells as aligned text lines, one style per row; the first left_columns are left-aligned.
+
+    A plain Text costs a fraction of a rich Table to lay out and draw, and this redraws every tick.
+    """
+    widths = [max(cell_len(cells[i]) if i < len(cells) else 0 for cells, _ in rows) for i in range(len(rows[0][0]))]
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for number, (cells, style) in enumerate(rows):
+        parts = []
+        for index, cell in enumerate(cells):
+            pad = " " * (widths[index] - cell_len(cell))
+            parts.append(cell + pad if index < left_columns or not cell.strip(" ▏▎▍▌▋▊▉█") else pad + cell)
+        text.append(("\n" if number else "") + "  ".join(parts).rstrip(), style=style or None)
+    return text
+
+
+def members_table(view: TargetView, palette: Palette, wide: bool) -> Text:
     """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠."""
-    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=False, header_style=palette.muted)
-    for index, label in enumerate(MEMBER_COLUMNS_WIDE if wide else MEMBER_COLUMNS_NARROW):
-        label = "Disk" if index == 0 and view.array is None else label
-        table.add_column(label, justify="left" if index < (2 if wide else 1) or label == "" else "right", no_wrap=True)
+    if not view.members:
+        return Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")
+    header = list(MEMBER_COLUMNS_WIDE if wide else MEMBER_COLUMNS_NARROW)
+    header[0] = "Member" if view.array is not None else "Disk"
+    rows: list[tuple[list[str], str]] = [(header, palette.muted)]
     for member in view.members:
         cells = _member_cells(member, wide)
         if member.standout:
@@ -154,20 +170,16 @@ def members_table(view: TargetView, palette: Palette, wide: bool) -> RenderableT
             style = palette.error if member.role == "faulty" else palette.muted
         else:
             style = ""
-        table.add_row(*cells, style=style)
+        rows.append((cells, style))
     # Narrow terminals leave the sum to the pane's title (members/array ratio) to keep the chart tall.
     if wide and view.array is not None and len(view.members) > 1:
-        total = ["Σ members", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
-        if wide:
-            total.insert(1, "")
-        table.add_row(*total, style=palette.muted)
-    notes: list[RenderableType] = [table]
+        total = ["Σ members", "", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
+        rows.append((total + [""] * (len(header) - len(total)), palette.muted))
+    text = _aligned(rows, 2 if wide else 1)
     for member in view.members:
         if member.standout:
-            notes.append(Text(f"{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning))
-    if not view.members:
-        notes = [Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")]
-    return Group(*notes)
+            text.append(f"\n{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning)
+    return text
 
 
 def governor_line(cpu: CpuState, palette: Palette, explain: bool = True) -> Text:
@@ -222,9 +234,7 @@ def _append_threads(text: Text, threads: tuple[MdThreadCpu, ...], palette: Palet
         text.append(f" {percent(thread.cpu_percent)}")
 
 
-def cpu_panel(
-    cpu: CpuState, view: TargetView, palette: Palette, with_frequencies: bool, wide: bool = True
-) -> RenderableType:
+def cpu_panel(cpu: CpuState, view: TargetView, palette: Palette, with_frequencies: bool, wide: bool = True) -> Text:
     """Total CPU and iowait, governor and pstate, md kernel threads; GHz per core when no chart shows them.
 
     Narrow terminals get it in fewer lines: md threads join the load line, and only when there are any.
@@ -237,9 +247,9 @@ def cpu_panel(
     if not wide and view.threads:
         load.append(" · ")
         _append_threads(load, view.threads, palette)
-    lines: list[RenderableType] = [load, governor_line(cpu, palette, explain=wide)]
+    lines = [load, governor_line(cpu, palette, explain=wide)]
     if with_frequencies and (frequencies := frequency_line(cpu)) is not None:
         lines.append(frequencies)
     if wide:
         lines.append(threads_line(view.threads, view, palette))
-    return Group(*lines)
+    return Text("\n").join(lines)

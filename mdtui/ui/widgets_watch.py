@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from textual.app import RenderResult
 from textual.color import Color
 from textual_plotext import PlotextPlot
 
@@ -71,6 +72,7 @@ class _TimeChart(PlotextPlot):
         super().__init__(id=id, classes=classes)
         self.window_s = DEFAULT_WINDOW_S
         self.colours: tuple[Rgb, ...] = ((74, 159, 224), (224, 168, 74))
+        self._top = 0.0
 
     def set_colours(self, *names: str) -> None:
         """Line colours from theme variables ("primary", "accent"...), so a theme change recolours the lines."""
@@ -78,15 +80,21 @@ class _TimeChart(PlotextPlot):
         self.colours = tuple(Color.parse(variables.get(name, "#808080")).rgb for name in names)
 
     def _begin(self, top: float) -> int:
+        """Clear the data for a redraw up to `top`; returns how many points a line may have."""
+        self._top = top
+        self.plt.clear_data()
+        return max(0, (self.size.width - 8) * 2)
+
+    def render(self) -> RenderResult:
+        # Axes follow the size at drawing time: a resize between data and drawing keeps round ticks.
         plt = self.plt
-        plt.clear_data()
         plt.xlim(-self.window_s, 0)
-        # At most a tick per row: the plot area is the height less the frame and the x labels.
-        ticks = nice_ticks(top, max(2, self.size.height - 3))
+        # A tick every other row at most: the plot area is the height less the frame and the x labels.
+        ticks = nice_ticks(self._top, max(2, (self.size.height - 3) // 2 + 1))
         plt.ylim(0, ticks[-1])
         plt.yticks(ticks, [f"{tick:g}" for tick in ticks])
         plt.grid(False, False)
-        return max(0, (self.size.width - 8) * 2)
+        return super().render()
 
     def _line(self, xs: Sequence[float], ys: Sequence[float | None], colour: Rgb, points: int) -> None:
         xs, ys = thin(xs, ys, points)

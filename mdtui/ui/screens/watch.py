@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -57,6 +58,19 @@ class SamplerFailed(Message, bubble=False):
         self.reason = reason
 
 
+# Charts need no more than a redraw a second (a braille dot is ~0.8 s of a two-minute window on a wide
+# terminal), and plotext builds a whole figure per draw: at 0.25 s the tables update every tick and the
+# charts every fourth.
+CHART_PERIOD_S = 1.0
+
+
+def _rows(text: Text, width: int) -> int:
+    """Rows the text takes at width (lines wrap): while that stays the same no layout pass is needed."""
+    if width <= 0:
+        return -1
+    return sum(max(1, -(-cell_len(line) // width)) for line in text.plain.split("\n"))
+
+
 def _legend(title: str, palette_colours: Sequence[str], labels: Sequence[str]) -> str:
     keys = " ".join(f"[{colour}]━ {label}[/]" for colour, label in zip(palette_colours, labels, strict=True))
     return f"{title}  {keys}"
@@ -101,6 +115,8 @@ class WatchScreen(Screen[None]):
         self._stop = threading.Event()
         self._palette = Palette()
         self._freq_colours: tuple[str, ...] = ()
+        self._rows: dict[str, int] = {}
+        self._charts_at: float | None = None  # timestamp of the snapshot the charts last showed
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -171,7 +187,7 @@ class WatchScreen(Screen[None]):
             self.refresh_bindings()
         self._disks = message.disks
         if not self.paused:
-            self._redraw()
+            self._redraw(charts_due=False)
 
     @on(SamplerFailed)
     def _failed(self, message: SamplerFailed) -> None:
@@ -179,26 +195,38 @@ class WatchScreen(Screen[None]):
 
     # -- drawing ---------------------------------------------------------------------------------
 
-    def _redraw(self) -> None:
+    def _show(self, widget_id: str, text: Text) -> None:
+        # A layout pass costs more than the rest of a redraw; it is needed only when a pane's height changes.
+        static = self.query_one(widget_id, Static)
+        rows = _rows(text, static.size.width)
+        static.update(text, layout=rows < 0 or rows != self._rows.get(widget_id))
+        self._rows[widget_id] = rows
+
+    def _redraw(self, charts_due: bool = True) -> None:
+        """Draw the latest tick; charts_due=False (a new tick) redraws charts only every CHART_PERIOD_S."""
         snapshots = self._snapshots
         if not snapshots:
             return
         latest = snapshots[-1]
+        # Snapshot time, not the wall clock: tests that feed fixed snapshots draw the same every run.
+        if not charts_due and (self._charts_at is None or latest.timestamp - self._charts_at >= CHART_PERIOD_S - 1e-3):
+            charts_due = True
         self.target = pick_target(latest, self.wanted)
         view = self.view = build_view(snapshots, self.target, self._disks, self.window_s)
         palette = self._palette
-        self.query_one("#watch-summary", Static).update(summary(view, palette, self.paused))
+        self._show("#watch-summary", summary(view, palette, self.paused))
         wide = self.has_class("-wide")
-        self.query_one("#watch-members", Static).update(members_table(view, palette, wide))
+        self._show("#watch-members", members_table(view, palette, wide))
         cpu = latest.cpu
         show_chart = cpu.cpufreq_available and self.has_class("-tall")
         self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
-        self.query_one("#cpu-text", Static).update(
-            cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide)
-        )
+        self._show("#cpu-text", cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide))
         members = self.query_one("#watch-members", Static)
         check = traffic_check(view)
         members.border_title = ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else "")
+        if not charts_due:
+            return
+        self._charts_at = latest.timestamp
         for chart_id, iops in (("#rate-chart", False), ("#iops-chart", True)):
             chart = self.query_one(chart_id, RateChart)
             chart.window_s = self.window_s
