@@ -6,12 +6,14 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from rich.style import Style
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import ALL_DISKS, WholeDisks
+from mdtui.sample.sampler import Sampler
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.render import palette_from_variables
 from mdtui.ui.render_watch import NO_CPUFREQ, members_table
@@ -221,3 +223,20 @@ def test_segments_leave_gaps_for_unknown_rates_and_thin_keeps_the_newest() -> No
     thinned_x, thinned_y = thin(xs, [float(x) for x in xs], 100)
     assert len(thinned_x) <= 100 and thinned_x[-1] == 0 and thinned_y[-1] == 0.0
     assert thin(xs[:50], xs[:50], 100) == (xs[:50], xs[:50])
+
+
+async def test_a_failing_sampler_is_a_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Sampler, now: float | None = None) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(Sampler, "sample", broken)
+    app = watch_app(str(tmp_path), live=True, interval=0.1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, WatchScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert text(screen, "#watch-summary").startswith("✖ Sampling failed: OSError: [Errno 5] Input/output error")
+        assert app.is_running
