@@ -9,7 +9,9 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from mdtui.advise.guide import should_show_guide
 from mdtui.store.db import default_db_path
+from mdtui.ui.screens.guide import GuideScreen
 from mdtui.ui.screens.help import HelpScreen
 from mdtui.ui.screens.inventory import InventoryScreen
 from mdtui.ui.screens.results import ResultsScreen
@@ -27,6 +29,8 @@ class MdtuiApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "change_theme", "Theme"),
+        # Not in the footer: every screen would show it; the help screen names it.
+        Binding("g", "guide", "Guide", show=False),
     ]
 
     def __init__(
@@ -37,6 +41,7 @@ class MdtuiApp(App[None]):
         theme_dirs: Sequence[Path] | None = None,
         start_screen: Callable[[], Screen[None]] | None = None,
         db_path: str | Path | None = None,
+        show_guide: bool = False,
     ) -> None:
         super().__init__()
         self.root = root
@@ -47,6 +52,8 @@ class MdtuiApp(App[None]):
         self._theme_problems: tuple[str, ...] = ()
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
         self._start_screen = start_screen
+        # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
+        self._show_guide = show_guide
 
     def on_mount(self) -> None:
         loaded = load_themes(self._theme_dirs)
@@ -60,10 +67,17 @@ class MdtuiApp(App[None]):
             self.push_screen(self._start_screen())
         else:
             self.push_screen(InventoryScreen(self.root, self.privileged))
+            if self._show_guide:
+                self.action_guide()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_guide(self) -> None:
+        """The guided flow (g): purpose, disks, links, plan and create, a weakest-link run, one experiment."""
+        if not isinstance(self.screen, GuideScreen):
+            self.push_screen(GuideScreen(self.root, db_path=self.db_path, privileged=self.privileged))
 
     def action_history(self) -> None:
         """The results history (h); opened once, so h on it does not stack another."""
@@ -73,6 +87,7 @@ class MdtuiApp(App[None]):
 
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
-    app = MdtuiApp(root=root, start_screen=start_screen)
+    first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
+    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run)
     app.run()
     return app.return_code or 0
