@@ -23,6 +23,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **w** watches the selected array live (or the first one; all disks when there is none)
 - **b** benchmarks the selected array or disk (presets from the field findings, live chart)
 - **h** opens the results history (stored benchmark runs) to compare and export
+- **g** opens the guided setup: purpose, disks, findings, create, a weakest-link run, one experiment
 - **t** picks a theme; **?** shows this help; **q** quits
 
 ## Disk columns
@@ -134,6 +135,17 @@ comparison **m** / **M** pick the metric, **v** the normalised view (a sweep ÷ 
 marked runs (or all shown) as Markdown, CSV or JSON to a file in the current directory, **d** deletes
 a run after you type its number, **r** reloads. The database is `$MDTUI_DB`, else
 `~/.local/share/mdtui/results.db` (as `mdtui results`).
+
+## Guided setup and advice
+
+**g** walks through building an array for a purpose (VM images, backups, database, scratch):
+pick free disks; see the findings about their links, the CPU governor and the geometry the
+purpose calls for (each with its numbers, the measured effect behind it, and what to do); open
+the create form filled in with a draft; follow the resync; run the weakest-link preset; run one
+experiment (the read-only parallelism sweep, or the governor A/B, which overwrites the array
+and asks you to type its device); read the summary. **s** skips a step, **n** goes on,
+**Escape** closes (or stops a running benchmark). It opens by itself the first time mdtui runs
+with no stored results. `mdtui advise` prints the same findings for the whole system.
 
 ## Read-only mode
 
