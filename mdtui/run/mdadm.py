@@ -88,7 +88,9 @@ def array_uuid(device: str) -> str | None:
         return None
     for line in result.stdout.splitlines():
         if line.startswith("MD_UUID="):
-            return line.split("=", 1)[1].strip() or None
+            uuid = line.split("=", 1)[1].strip()
+            # A built array reports an all-zero UUID: it has no superblock to hold one.
+            return uuid if uuid.strip("0:") else None
     return None
 
 
