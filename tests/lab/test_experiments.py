@@ -74,3 +74,22 @@ def test_chunk_sweep_on_real_md(standard_guest: Guest) -> None:
         assert guest.run(["wipefs", "--no-act", "--noheadings", dev]).stdout.strip() == ""
     registry = guest.run(["cat", "/tmp/mdtui-exp-state/created-arrays.json"], check=False).stdout
     assert json.loads(registry or "[]") == []
+
+
+def test_advise_on_a_real_raid6(standard_guest: Guest) -> None:
+    """The parity routines come from the guest kernel's own dmesg; stripe cache and md0 from its sysfs."""
+    guest = standard_guest
+    devices = [guest.device(f"NVME{i}") for i in range(4)]
+    guest.run(["mdadm", "--create", "/dev/md0", "--run", "--level=6", "--raid-devices=4", "--chunk=64",
+               "--bitmap=none", "--assume-clean", *devices], timeout=120)
+    out = guest.run([guest.python_exe, "-m", "mdtui", "advise", "--json", "--workload", "database",
+                     "--db", "/tmp/mdtui-advise-none.db"], env=STATE_ENV, timeout=120)
+    findings = {f["id"]: f for f in json.loads(out.stdout)["findings"]}
+    parity = {e["label"]: e["value"] for e in findings["parity-cpu:md0"]["evidence"]}
+    # Debian's 6.1 kernel benchmarks raid6 at boot: "raid6: using algorithm <name> gen() <N> MB/s".
+    dmesg = guest.run(["dmesg"]).stdout
+    assert f"raid6: using algorithm {parity['raid6 algorithm']}" in dmesg
+    assert parity.get("xor function")
+    assert findings["stripe-cache:md0"]["evidence"][0]["value"] == 256
+    assert findings["level-small-writes:md0"]["severity"] == "warning"
+    assert "resync:md0" not in findings  # --assume-clean: nothing to sync
