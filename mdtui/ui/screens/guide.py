@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -81,13 +82,14 @@ def findings_renderable(findings: Sequence[Finding], palette: Palette) -> Render
     parts: list[RenderableType] = []
     for finding in findings:
         parts.append(Text(f"{finding.severity.mark} {finding.title}", style=f"bold {colour[finding.severity]}"))
+        # Indented as a block, so wrapped lines stay under their finding.
+        details = []
         if finding.evidence:
-            parts.append(Text("  " + "; ".join(str(e) for e in finding.evidence), style=palette.muted))
-        parts.append(Text(f"  Why: {finding.why}"))
-        parts.append(Text(f"  Do: {finding.what_to_do}"))
+            details.append(Text("; ".join(str(e) for e in finding.evidence), style=palette.muted))
+        details += [Text(f"Why: {finding.why}"), Text(f"Do: {finding.what_to_do}")]
         if finding.experiment:
-            parts.append(Text(f"  Try: {EXPERIMENT_TITLES[finding.experiment]}", style=palette.muted))
-        parts.append(Text(""))
+            details.append(Text(f"Try: {EXPERIMENT_TITLES[finding.experiment]}", style=palette.muted))
+        parts += [Padding(Group(*details), (0, 0, 1, 2))]
     return Group(*parts)
 
 
