@@ -45,9 +45,6 @@ class HistoryTable(DataTable[Text]):
         self._baseline = baseline
         self._palette = palette
         self._redraw()
-        if not self.size.width:
-            # Not laid out yet (a screen just pushed): fit again once it is, as a Resize may not follow.
-            self.call_after_refresh(self._refit)
 
     def _refit(self) -> None:
         if self._fit() != self._layout:

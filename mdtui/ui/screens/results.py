@@ -176,7 +176,6 @@ class ResultsScreen(_ResultsScreen):
     """Every stored run, newest first: filter, mark, pick a baseline, compare, edit, export, delete."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
         Binding("space", "mark", "Mark"),
         Binding("b", "baseline", "Baseline"),
         Binding("c", "compare", "Compare"),
@@ -186,6 +185,7 @@ class ResultsScreen(_ResultsScreen):
         Binding("e", "export", "Export"),
         Binding("d", "delete", "Delete"),
         Binding("r", "reload", "Reload"),
+        Binding("escape", "back", "Back"),
         Binding("u", "unmark", "Unmark all", show=False),
     ]
 
@@ -193,7 +193,8 @@ class ResultsScreen(_ResultsScreen):
         super().__init__(db_path)
         self.runs: tuple[RunRecord, ...] = ()
         self.missing = False
-        self.loading = True
+        # Not `loading`: that name is Textual's reactive that covers a widget with a spinner.
+        self.fetching = True
         self.marked: list[int] = []  # in the order they were marked
         self.baseline: int | None = None
 
@@ -201,7 +202,9 @@ class ResultsScreen(_ResultsScreen):
         yield Header(icon="▤")
         yield Static(classes="results-banner")
         yield Input(
-            placeholder="/ filter: words, or target: preset: label: status: level:", id="results-filter", compact=True
+            placeholder="/ filter: words, or target: preset: label: status: level:",
+            id="results-filter",
+            compact=True,
         )
         yield HistoryTable(id="history")
         yield Static(id="results-detail")
@@ -218,7 +221,7 @@ class ResultsScreen(_ResultsScreen):
     # -- store work ------------------------------------------------------------------------------
 
     def action_reload(self) -> None:
-        self.loading = True
+        self.fetching = True
         self._update_titles()
         self.change_store(None)
 
@@ -239,7 +242,7 @@ class ResultsScreen(_ResultsScreen):
 
     @on(RunsLoaded)
     def _loaded(self, message: RunsLoaded) -> None:
-        self.loading = False
+        self.fetching = False
         self.runs = message.runs
         self.missing = message.missing
         ids = {run.id for run in self.runs}
@@ -252,7 +255,7 @@ class ResultsScreen(_ResultsScreen):
             self.notify(message.done)
 
     def store_failed(self) -> None:
-        self.loading = False
+        self.fetching = False
         self._redraw()
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -279,7 +282,7 @@ class ResultsScreen(_ResultsScreen):
 
     def _update_titles(self) -> None:
         where = display_path(self.db_path)
-        if self.loading:
+        if self.fetching:
             state = "loading…"
         elif self.error:
             state = "cannot read"
@@ -299,7 +302,7 @@ class ResultsScreen(_ResultsScreen):
                 "`mdtui results import FILE.json` adds fio output.",
                 style=palette.muted,
             )
-        elif not self.loading and not self.error:
+        elif not self.fetching and not self.error:
             filtered = len(shown) != len(self.runs)
             text.append(f"{len(shown)} of {len(self.runs)} runs" if filtered else f"{len(self.runs)} runs")
             if self.marked:
@@ -496,12 +499,12 @@ class CompareScreen(_ResultsScreen):
     """A baseline against other runs: what changed, a table per metric with ratios, bars, a normalised view."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
         Binding("m", "metric(1)", "Next metric"),
-        Binding("M", "metric(-1)", "Previous metric", key_display="M"),
+        Binding("M", "metric(-1)", "Previous", key_display="M"),
         Binding("v", "normalised", "Normalised"),
         Binding("d", "device", "Device run"),
         Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back"),
         Binding("r", "reload", "Reload", show=False),
     ]
 
