@@ -11,7 +11,7 @@ from pathlib import Path
 from mdtui.advise.experiments import ExperimentResult, RunPreset, governor_ab, parallelism_sweep
 from mdtui.advise.findings import EXPERIMENT_TITLES, Finding, Severity, Workload
 from mdtui.advise.kernel_log import read_parity_routines
-from mdtui.advise.rules import AdviceInput, advise
+from mdtui.advise.rules import AdviceInput, advise, rule_resync
 from mdtui.errors import PlanError
 from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
@@ -114,6 +114,13 @@ def check_disks(root: SystemRoot, workload: Workload | None, disks: Sequence[Dis
         parity=read_parity_routines(root) if plan is not None and plan.level.parity else None,
     )
     return DiskCheck(request, plan, problems, advise(inputs))
+
+
+def before_run_findings(inventory: Inventory, device: str) -> tuple[Finding, ...]:
+    """What would spoil a benchmark on ``device`` now: a resync running on it (critical)."""
+    name = device.rsplit("/", 1)[-1]
+    return tuple(f for f in rule_resync(AdviceInput(inventory=inventory, benchmark_target=device))
+                 if f.id == f"resync:{name}")
 
 
 def experiment_writes(key: str) -> bool:

@@ -750,6 +750,16 @@ def _thread_load(inp: AdviceInput, array_name: str) -> tuple[float, float] | Non
     return best
 
 
+def _stored_thread_load(inp: AdviceInput, array_name: str) -> tuple[float, float] | None:
+    """The busiest md thread a stored run on the array measured (utime+stime over the run), with its writes."""
+    best: tuple[float, float] | None = None
+    for run in inp.runs:
+        cpu = run.metrics.md_thread_cpu_pct
+        if cpu is not None and _device_name(run.target) == array_name and (best is None or cpu > best[0]):
+            best = (cpu, run.metrics.write_bw_bytes_per_s or 0.0)
+    return best
+
+
 def rule_parity_cpu(inp: AdviceInput) -> list[Finding]:
     """The kernel's raid6/xor routines and their speeds next to the md thread's CPU under load (finding 3)."""
     groups = [g for g in member_sets(inp) if g.level.parity]
@@ -772,6 +782,9 @@ def rule_parity_cpu(inp: AdviceInput) -> list[Finding]:
                 evidence.append(Evidence("xor speed", parity.xor_mb_s, "MB/s"))
         array_name = group.name if not group.planned else ""
         load = _thread_load(inp, array_name) if array_name else None
+        stored = _stored_thread_load(inp, array_name) if array_name else None
+        if load is None or (stored is not None and stored[0] > load[0]):
+            load = stored
         if load is not None:
             evidence += [
                 Evidence(f"{array_name}_{group.level.name} thread CPU (peak)", round(load[0], 1), "% of a core"),

@@ -143,3 +143,12 @@ def test_unknown_experiment_is_refused() -> None:
 
     with pytest.raises(PlanError, match="offers"):
         run_experiment("chunk-sweep", lambda *a, **k: (), "/dev/md3", root=SystemRoot("/"))
+
+
+def test_a_resync_on_the_new_array_is_named_before_the_run(inventory: Inventory) -> None:
+    from mdtui.advise.findings import Severity
+    from mdtui.advise.guide import before_run_findings
+
+    (finding,) = before_run_findings(inventory, "/dev/md0")  # md0 is resyncing in the tree
+    assert finding.severity is Severity.CRITICAL
+    assert before_run_findings(inventory, "/dev/md2") == ()

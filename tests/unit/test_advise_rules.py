@@ -453,6 +453,21 @@ def test_parity_cpu_warns_when_the_md_thread_is_saturated(real_links: Inventory,
     assert "saturated" in finding.title
 
 
+def test_parity_cpu_takes_the_md_thread_cpu_a_stored_run_measured(real_links: Inventory, tmp_path: Path) -> None:
+    moment = datetime(2026, 5, 1, tzinfo=UTC)
+    with ResultsStore(tmp_path / "results.db") as store:
+        for target, cpu in (("/dev/md0", 96.0), ("/dev/md0", 40.0), ("/dev/md2", 99.0)):
+            store.add_run(
+                RunSetup(preset="parity-cost", target=target), status=RunStatus.COMPLETE, started_at=moment,
+                ended_at=moment, metrics=Metrics(write_bw_bytes_per_s=400e6, md_thread_cpu_pct=cpu),
+            )
+        runs = tuple(store.list_runs())
+    (finding,) = rule_parity_cpu(AdviceInput(inventory=real_links, runs=runs))
+    assert finding.severity is Severity.WARNING
+    numbers = evidence(finding)
+    assert (numbers["md0_raid6 thread CPU (peak)"], numbers["array writes at that moment"]) == (96.0, 400.0)
+
+
 def test_advise_orders_worst_first(real_links: Inventory) -> None:
     plan = make_plan(real_links, "raid0", "nvme0n1", "nvme1n1")
     findings = advise(AdviceInput(inventory=real_links, plan=plan, benchmark_target="/dev/md0"))

@@ -330,10 +330,12 @@ class GuideScreen(Screen[core.GuideState | None]):
             body.update(Group(Text(f"Stored runs on {device}:", style="bold"),
                               self._run_lines(self.state.weakest_link_runs)))
             return
-        body.update(Text(
+        intro = Text(
             f"Reads each member of {device} alone, all members at once, then the array (quick mode, read-only): "
             "a stripe runs at its slowest member × N (finding 1). Run starts it."
-        ))
+        )
+        spoilers = core.before_run_findings(self.inventory, device) if self.inventory is not None else ()
+        body.update(Group(findings_renderable(spoilers, self.palette()), intro) if spoilers else intro)
 
     def _draw_experiment(self) -> None:
         body = self.query_one("#experiment-body", Static)
@@ -561,8 +563,8 @@ class GuideScreen(Screen[core.GuideState | None]):
         )
         if disk_list.option_count:
             disk_list.highlighted = 0
-        if self.step_key == "disks":
-            self._draw_disks()
+        if self.step_key in ("disks", "weakest-link"):
+            self._show_step()
 
     @on(LinksChecked)
     def _links_checked(self, message: LinksChecked) -> None:
