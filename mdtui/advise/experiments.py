@@ -241,7 +241,8 @@ def chunk_sweep(
     """Finding 5's sweep: the preset on one raw member, then per chunk create, measure, tear down.
 
     Every plan is made (and so validated) before anything runs. The table is each array's figure ÷ (the
-    raw member's × data disks), as finding 5 normalised it.
+    raw member's × data disks), as finding 5 normalised it. With a preset that writes, the runner must
+    allow writes to ``device`` and to the first member (BenchRunner(allow_writes_to=...)).
     """
     tools = tools or ArrayTools()
     raid = level if isinstance(level, RaidLevel) else level_from_name(level)
@@ -256,8 +257,8 @@ def chunk_sweep(
 
     done: list[ExperimentRun] = []
     baseline_label = f"raw member {members[0].name}"
-    done.append(ExperimentRun(baseline_label, _run(run_preset, preset_key, members[0].dev_path, quick, baseline_label,
-                                                   options)))
+    baseline = _run(run_preset, preset_key, members[0].dev_path, quick, baseline_label, options)
+    done.append(ExperimentRun(baseline_label, baseline))
     data_disks: dict[int, float] = {}
     for chunk, plan in zip(chunks_kib, plans, strict=True):
         _check_cancel(cancel, done)
@@ -294,7 +295,7 @@ def level_comparison(
     """Each level on the same members with the disk-mark matrix (finding 4: 256 KiB chunk, no bitmap).
 
     Levels the member count cannot make are skipped with a note. The ratio tables put every level against
-    RAID0 and RAID10, as finding 4 read its matrix.
+    RAID0 and RAID10, as finding 4 read its matrix. disk-mark writes: the runner must allow writes to ``device``.
     """
     tools = tools or ArrayTools()
     usable = [level for level in levels if len(members) >= level.min_members]
