@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -240,3 +241,27 @@ async def test_a_failing_sampler_is_a_message_not_a_traceback(
         await pilot.pause()
         assert text(screen, "#watch-summary").startswith("✖ Sampling failed: OSError: [Errno 5] Input/output error")
         assert app.is_running
+
+
+async def test_a_slow_redraw_neither_slows_sampling_nor_queues_stale_ticks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    WatchTree(tmp_path)
+    seen: list[int] = []  # history length at each redraw
+    original = WatchScreen._redraw
+
+    def slow_redraw(self: WatchScreen, charts_due: bool = True) -> None:
+        if self._snapshots:
+            seen.append(len(self._snapshots))
+            time.sleep(0.3)  # holds the UI thread, as a slow terminal or a huge chart would
+        original(self, charts_due)
+
+    monkeypatch.setattr(WatchScreen, "_redraw", slow_redraw)
+    app = watch_app(str(tmp_path), live=True, interval=0.1)
+    async with app.run_test(size=(80, 24)):
+        await asyncio.sleep(2.0)
+    # The worker kept its 0.1 s pace (20+ samples; 12 leaves room for a loaded machine) while the UI
+    # managed a redraw per 0.3 s at best, and every redraw showed the newest history, not a backlog.
+    assert seen and max(seen) >= 12, seen
+    assert len(seen) <= max(seen) // 2, seen
+    assert seen == sorted(seen), seen  # never an older history after a newer one
