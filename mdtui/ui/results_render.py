@@ -132,15 +132,19 @@ def status_style(status: RunStatus, palette: Palette) -> str:
     }[status]
 
 
+def mark_cell(*, marked: bool, baseline: bool) -> Text:
+    """B for the baseline, ● for another marked run."""
+    return Text(BASELINE, style="bold reverse") if baseline else Text(MARKED if marked else " ", style="bold")
+
+
 def history_cells(
     run: RunRecord, palette: Palette, *, marked: bool, baseline: bool, short_time: bool = False
 ) -> dict[str, Text]:
     """One history row, keyed by HISTORY_COLUMNS key."""
     bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
     iops = METRICS_BY_NAME["read_iops"]
-    mark = Text(BASELINE, style="bold reverse") if baseline else Text(MARKED if marked else " ", style="bold")
     return {
-        "mark": mark,
+        "mark": mark_cell(marked=marked, baseline=baseline),
         "id": Text(str(run.id), justify="right"),
         "when": Text(when_text(run.started_at, short_time)),
         "status": Text(run.status.value, style=status_style(run.status, palette)),

@@ -14,7 +14,7 @@ from textual.widgets import Input, RadioButton, Static
 from mdtui.store.compare import compare, normalise
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import UnknownRunError
-from mdtui.store.export import export_comparison, export_runs, format_ratio
+from mdtui.store.export import export_comparison, export_normalised, export_runs, format_ratio
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.screens import results as results_screen
@@ -257,6 +257,13 @@ async def test_normalised_view_divides_by_the_picked_device_run_and_data_disks(d
             assert f"{row.normalised:.2f}" == f"{fraction:.2f}"
             assert f"{row.normalised:.2f}" in text
         assert "Data disks" in text
+        # e exports what is shown: the normalised table, as the core writes it.
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        written = Path.cwd() / f"mdtui-normalised-{'-'.join(map(str, sorted(sweep)))}.md"
+        assert written.read_text() == export_normalised(expected, "md")
         await pilot.press("v")
         assert not screen.normalised and "What changed" in static_text(app, "#compare-content")
 

@@ -332,6 +332,11 @@ class ResultsScreen(_ResultsScreen):
 
     @on(Input.Changed, "#results-filter")
     def _filter_changed(self) -> None:
+        shown = self.shown_runs()
+        # Most keystrokes keep the same rows; redrawing thousands of them per key would lag the typing.
+        if [run.id for run in shown] == self.query_one("#history", HistoryTable).shown_ids:
+            self._update_status(shown)
+            return
         self._redraw()
 
     @on(Input.Submitted, "#results-filter")
@@ -357,14 +362,14 @@ class ResultsScreen(_ResultsScreen):
                 self.baseline = None
         else:
             self.marked.append(run.id)
-        self._redraw()
+        self._marks_changed()
         # Like a file manager: space marks and moves on, so a sweep is marked with space space space.
         self.query_one("#history", HistoryTable).action_cursor_down()
 
     def action_unmark(self) -> None:
         self.marked = []
         self.baseline = None
-        self._redraw()
+        self._marks_changed()
 
     def action_baseline(self) -> None:
         run = self.selected_run()
@@ -376,7 +381,11 @@ class ResultsScreen(_ResultsScreen):
             self.baseline = run.id
             if run.id not in self.marked:
                 self.marked.append(run.id)
-        self._redraw()
+        self._marks_changed()
+
+    def _marks_changed(self) -> None:
+        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline)
+        self._update_status(self.shown_runs())
 
     @on(DataTable.RowSelected, "#history")
     def _row_selected(self) -> None:
