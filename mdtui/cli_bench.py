@@ -12,6 +12,7 @@ from typing import TextIO
 
 from mdtui.errors import PlanError, SafetyError
 from mdtui.format import duration, rate_mb_s
+from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
@@ -209,7 +210,12 @@ def _confirm(plan: BenchPlan, args: argparse.Namespace) -> str | None:
 
 
 async def _run(
-    plan: BenchPlan, root: SystemRoot, store: ResultsStore, confirmed: str | None, printer: ProgressPrinter
+    plan: BenchPlan,
+    root: SystemRoot,
+    store: ResultsStore,
+    confirmed: str | None,
+    printer: ProgressPrinter,
+    inventory: Inventory,
 ) -> BenchResult:
     loop = asyncio.get_running_loop()
     cancel = asyncio.Event()
@@ -225,7 +231,9 @@ async def _run(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop, sig.name)
     try:
-        return await run_bench(plan, root=root, store=store, confirmed=confirmed, on_event=printer, cancel=cancel)
+        return await run_bench(
+            plan, root=root, store=store, confirmed=confirmed, on_event=printer, cancel=cancel, inventory=inventory
+        )
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -238,7 +246,8 @@ def run_bench_cli(args: argparse.Namespace) -> int:
         return 0
     request = request_from_args(args)
     root = SystemRoot(args.root)
-    plan = plan_bench(request, scan(root), root)
+    inventory = scan(root)
+    plan = plan_bench(request, inventory, root)
     # With --json stdout carries only the JSON document.
     out = sys.stderr if args.json else sys.stdout
     print("\n".join(plan.describe()), file=out)
@@ -253,7 +262,7 @@ def run_bench_cli(args: argparse.Namespace) -> int:
     try:
         printer = ProgressPrinter(out, live=out.isatty())
         try:
-            result = asyncio.run(_run(plan, root, store, confirmed, printer))
+            result = asyncio.run(_run(plan, root, store, confirmed, printer, inventory))
         except (asyncio.CancelledError, KeyboardInterrupt):
             print("\nabandoned; the runs stored so far are marked cancelled", file=out)
             return EXIT_CANCELLED

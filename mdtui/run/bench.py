@@ -1309,20 +1309,28 @@ async def run_bench(
     on_event: EventCallback | None = None,
     cancel: asyncio.Event | None = None,
     sample_interval_s: float | None = 1.0,
+    inventory: Inventory | None = None,
 ) -> BenchResult:
     """Run a plan's steps one after another and store each as a run (begun before it starts, finished after).
 
     A plan that writes runs only when ``confirmed`` names its target, and only if a fresh scan right
-    before starting still allows it (SafetyError otherwise). Setting ``cancel`` stops the running jobs
-    (their figures so far are kept and the stored run marked cancelled) and starts no further step.
+    before starting still allows it (SafetyError otherwise). A read-only plan runs on ``inventory``, the
+    scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
+    Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
+    cancelled) and starts no further step.
     """
     if plan.writes and (confirmed or "").strip() != plan.confirmation:
         raise SafetyError(
             f"{plan.preset.key} overwrites {plan.target.path}: confirm by naming it "
             f"(type {plan.confirmation}, or pass --yes)"
         )
-    plan, inventory = await asyncio.to_thread(recheck_plan, plan, root, privileged)
-    context = await asyncio.to_thread(record.system_context, root)
+    context_task = asyncio.create_task(asyncio.to_thread(record.system_context, root))
+    try:
+        if plan.writes or inventory is None:
+            plan, inventory = await asyncio.to_thread(recheck_plan, plan, root, privileged)
+        context = await context_task
+    finally:
+        context_task.cancel()
     session = _Session(
         plan=plan,
         inventory=inventory,

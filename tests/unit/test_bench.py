@@ -244,7 +244,8 @@ async def test_recheck_refuses_a_disk_mounted_after_the_plan(
     runner = FakeRunner(lambda spec: (0.0, 100 * MB))
     monkeypatch.setattr(bench, "run_step", runner)
     with pytest.raises(SafetyError, match=rf"(?s)refusing to write to {free.dev_path}:.*mounted at /mnt/late"):
-        await run_bench(planned, root=root, store=store, confirmed=free.dev_path)
+        # The scan the plan came from is passed in, yet a write is checked on a fresh one.
+        await run_bench(planned, root=root, store=store, confirmed=free.dev_path, inventory=inventory)
     assert runner.steps == [] and store.list_runs() == []
 
 
