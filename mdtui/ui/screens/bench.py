@@ -488,11 +488,17 @@ class BenchScreen(Screen[None]):
 
     # -- cancelling and leaving --------------------------------------------------------------------
 
-    def action_cancel_run(self) -> None:
+    def _signal_cancel(self) -> bool:
+        """Set the running benchmark's cancel event on its own loop; False when nothing runs."""
         with self._lock:
             loop, cancel = self._loop, self._cancel
-        if loop is not None and cancel is not None:
-            loop.call_soon_threadsafe(cancel.set)
+        if loop is None or cancel is None:
+            return False
+        loop.call_soon_threadsafe(cancel.set)
+        return True
+
+    def action_cancel_run(self) -> None:
+        if self._signal_cancel():
             self.query_one("#bench-status", Static).update("Cancelling: stopping fio and keeping the figures so far…")
 
     def action_new_run(self) -> None:
@@ -509,4 +515,5 @@ class BenchScreen(Screen[None]):
         self.dismiss(None)
 
     def on_unmount(self) -> None:
-        self.action_cancel_run()
+        # The app is closing (or the screen went away): no fio may outlive it.
+        self._signal_cancel()
