@@ -369,7 +369,7 @@ def test_weakest_link_report_names_the_slow_member(inventory: Inventory, root: S
     findings = "\n".join(report.findings())
     assert "Slowest member: /dev/nvme3n1 at 20 MB/s alone, 0.02× the median of the others: it holds" in findings
     assert "/dev/md0 read 81 MB/s: 1.01× slowest × 4 (80 MB/s)" in findings
-    assert "and 0.03× the members' sum alone (3,020 MB/s)." in findings
+    assert "and 0.027× the members' sum alone (3,020 MB/s)." in findings
     assert "runs at its slowest member's pace: look at /dev/nvme3n1" in findings
     assert "All members at once read 1,510 MB/s, 0.50× their sum alone" in findings
     assert "For raid6, slowest × N is an upper bound" in findings
