@@ -263,5 +263,7 @@ async def test_a_slow_redraw_neither_slows_sampling_nor_queues_stale_ticks(
     # The worker kept its 0.1 s pace (20+ samples; 12 leaves room for a loaded machine) while the UI
     # managed a redraw per 0.3 s at best, and every redraw showed the newest history, not a backlog.
     assert seen and max(seen) >= 12, seen
-    assert len(seen) <= max(seen) // 2, seen
+    # Redraws for a new snapshot (a repeat is a redraw for another reason, such as a resize) came
+    # far less often than snapshots: stale ones were dropped, not queued.
+    assert len(set(seen)) <= max(seen) // 2, seen
     assert seen == sorted(seen), seen  # never an older history after a newer one
