@@ -57,8 +57,7 @@ def _by_id_from_dev(root: SystemRoot, name: str) -> str | None:
     directory = root.path("/dev/disk/by-id")
     links = []
     for entry in root.listdir(directory):
-        target = root.resolve(directory / entry)
-        if target is not None and target.name == name:
+        if root.link_name(directory / entry) == name:
             links.append(f"/dev/disk/by-id/{entry}")
     return _pick_by_id(links)
 
@@ -82,16 +81,15 @@ def _clean(text: str | None) -> str | None:
 
 def _driver(root: SystemRoot, sys_path: Path, transport: Transport) -> str | None:
     if transport is Transport.VIRTIO:
-        driver = root.resolve(sys_path / "device" / "driver")
+        driver = root.link_name(sys_path / "device" / "driver")
         if driver is not None:
-            return driver.name
+            return driver
     for candidate in [sys_path, *sys_path.parents]:
         if PCI_ADDRESS.match(candidate.name):
-            driver = root.resolve(candidate / "driver")
+            driver = root.link_name(candidate / "driver")
             if driver is not None:
-                return driver.name
-    driver = root.resolve(sys_path / "device" / "driver")
-    return driver.name if driver is not None else None
+                return driver
+    return root.link_name(sys_path / "device" / "driver")
 
 
 def _probe_link(root: SystemRoot, name: str, sys_path: Path, transport: Transport) -> Link | None:

@@ -50,6 +50,17 @@ class SystemRoot:
         except OSError:
             return []
 
+    def link_name(self, absolute: str | Path) -> str | None:
+        """Last component of where a link chain points, whether or not the target exists.
+
+        Captured trees keep links such as ``driver -> ../../bus/pci/drivers/nvme`` whose empty target
+        directory a git checkout does not keep; the name is all that is needed.
+        """
+        path = absolute if isinstance(absolute, Path) else self.path(absolute)
+        if not path.is_symlink():
+            return None
+        return Path(os.path.realpath(path)).name
+
     def resolve(self, absolute: str | Path) -> Path | None:
         """Resolve symlinks inside the root; captured trees keep sysfs's relative links."""
         path = absolute if isinstance(absolute, Path) else self.path(absolute)

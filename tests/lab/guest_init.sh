@@ -17,7 +17,8 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts 2>/dev/null
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# No tmpfs over /tmp: the checkout may live under the host's /tmp (CI clones can), and the overlay's
+# tmpfs upper layer already makes /tmp writable here.
 mkdir -p /run/udev /run/mdadm /root
 hostname mdtui-lab 2>/dev/null
 
