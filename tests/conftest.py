@@ -16,3 +16,13 @@ PROCFS_TESTDATA = REPO.parent / "shared" / "fixtures" / "procfs-testdata"
 def procfs_testdata() -> Path:
     assert PROCFS_TESTDATA.is_dir(), f"{PROCFS_TESTDATA} is missing: ../shared must sit beside the checkout"
     return PROCFS_TESTDATA
+
+
+@pytest.fixture(autouse=True)
+def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the developer's results database, action log, themes or guide flag."""
+    home = tmp_path_factory.mktemp("xdg")
+    for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.setenv(name, str(home / name.lower()))
+    for name in ("MDTUI_DB", "MDTUI_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
