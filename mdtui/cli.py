@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from mdtui import __version__
 from mdtui.cli_advise import add_advise_parser, run_advise
 from mdtui.cli_bench import add_bench_parser, run_bench_cli
+from mdtui.cli_experiment import add_experiment_parser, run_experiment
 from mdtui.cli_results import add_results_parser, run_results
 from mdtui.cli_watch import add_watch_parser, run_watch
 from mdtui.errors import MdtuiError
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_watch_parser(sub)
     add_advise_parser(sub)
     add_bench_parser(sub)
+    add_experiment_parser(sub)
     return parser
 
 
@@ -277,6 +279,7 @@ COMMANDS = {
     "watch": run_watch,
     "advise": run_advise,
     "bench": run_bench_cli,
+    "experiment": run_experiment,
 }
 
 
