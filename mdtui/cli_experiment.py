@@ -297,7 +297,7 @@ def render(result: ex.ExperimentResult, store: ResultsStore) -> str:
     lines = [f"{result.key}: stored runs (mdtui results show ID)"]
     lines += [f"  {run.label}: {', '.join(f'#{i}' for i in run.run_ids)}" for run in result.runs]
     lines += [f"note: {note}" for note in result.notes]
-    return "\n".join(lines) + "\n\n" + "\n\n".join(_tables(result, store, "markdown"))
+    return "\n".join(lines) + "\n\n" + "\n\n".join(_tables(result, store, "md"))
 
 
 def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
