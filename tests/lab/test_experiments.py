@@ -76,6 +76,33 @@ def test_chunk_sweep_on_real_md(standard_guest: Guest) -> None:
     assert json.loads(registry or "[]") == []
 
 
+def test_chunk_sweep_from_the_cli(standard_guest: Guest) -> None:
+    """`mdtui experiment chunk-sweep` end to end: the plan, --yes, two labelled points, nothing left behind."""
+    guest = standard_guest
+    devices = [guest.device("NVME0"), guest.device("NVME1")]
+    names = [d.rsplit("/", 1)[-1] for d in devices]
+    db = "/tmp/mdtui-exp-cli.db"
+    guest.run(["rm", "-f", db])
+    out = guest.run(
+        [guest.python_exe, "-m", "mdtui", "experiment", "chunk-sweep", "--level", "0", "--chunks", "64,512",
+         "--preset", "custom", "--runtime", "3", "--quick", "--yes", "--json", "--db", db, *names],
+        env=STATE_ENV, timeout=300, check=False,
+    )
+    assert out.rc == 0, out.stderr
+    assert "--chunk=64K" in out.stderr and "--chunk=512K" in out.stderr  # the plan, printed before it ran
+    report = json.loads(out.stdout)
+    labels = [point["label"] for point in report["points"]]
+    assert labels == [f"raw member {names[0]}", "raid0 chunk 64 KiB", "raid0 chunk 512 KiB"]
+    assert all(len(point["run_ids"]) == 1 for point in report["points"])
+    listing = ("import json; from mdtui.store.db import ResultsStore; "
+               f"print(json.dumps([[r.label, r.status.value] for r in ResultsStore({db!r}).list_runs()]))")
+    stored = json.loads(guest.run([guest.python_exe, "-c", listing], env=STATE_ENV).stdout)
+    assert sorted(stored) == sorted([label, "complete"] for label in labels)
+    assert [line for line in guest.read_file("/proc/mdstat").splitlines() if " : active" in line] == []
+    for dev in devices:
+        assert guest.run(["wipefs", "--no-act", "--noheadings", dev]).stdout.strip() == ""
+
+
 def test_advise_on_a_real_raid6(standard_guest: Guest) -> None:
     """The parity routines come from the guest kernel's own dmesg; stripe cache and md0 from its sysfs."""
     guest = standard_guest
