@@ -1090,6 +1090,7 @@ class _Session:
     samples: list[SamplePoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     current: _Current | None = None
+    sampler: Sampler | None = None  # set while the time series is being sampled
 
     def emit(self, event: BenchEvent) -> None:
         if self.on_event is not None:
@@ -1153,9 +1154,21 @@ class _Session:
             point = SamplePoint(snapshot.timestamp - current.started_wall, values)
             await asyncio.to_thread(self._record, "store samples", self.store.append_samples, current.run_id, [point])
 
+    async def _closing_sample(self) -> None:
+        """One more sample as a step ends, so a step shorter than the interval still has its rates."""
+        sampler = self.sampler
+        if sampler is None:
+            return
+        try:
+            snapshot = await asyncio.to_thread(sampler.sample)
+            await self._on_snapshot(snapshot)
+        except Exception as exc:  # the step's figures come from fio; the time series is a bonus
+            log.warning("closing sample failed: %s", exc)
+
     async def _sample(self) -> None:
         try:
             with Sampler(self.root, devices=self.plan.sampled_devices()) as sampler:
+                self.sampler = sampler
                 await sampler.run(self.sample_interval_s or 1.0, self._on_snapshot)
         except asyncio.CancelledError:
             raise
@@ -1200,6 +1213,7 @@ class _Session:
             started = time.monotonic()
             results = await run_step(step, lambda spec, p: self._progress(progress, spec, p), cancel=self.cancel)
             duration = time.monotonic() - started
+            await self._closing_sample()
             cpu = meter.stop() if meter is not None else None
             status = step_status(results)
             metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)

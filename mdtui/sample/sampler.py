@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import inspect
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Iterator
@@ -119,6 +120,9 @@ class Sampler:
         elif devices is not None:
             self._names = frozenset(devices)
 
+        # run() samples in worker threads and an owner may take an extra sample (the benchmark's
+        # closing one at the end of a step): one sample at a time keeps the counters consistent.
+        self._sample_lock = threading.Lock()
         self._diskstats = KeptFile(str(root.path("/proc/diskstats")))
         self._stat = KeptFile(str(root.path("/proc/stat")))
         self._mdstat = KeptFile(str(root.path("/proc/mdstat")))
@@ -152,7 +156,12 @@ class Sampler:
         now stamps the snapshot and measures the interval; tests pass it to get exact rates. By
         default the wall clock stamps it and the monotonic clock measures the interval, so a clock
         step cannot distort the rates. Use one way or the other for a sampler's whole life.
+        Safe to call from several threads: samples are taken one at a time.
         """
+        with self._sample_lock:
+            return self._sample(now)
+
+    def _sample(self, now: float | None) -> Snapshot:
         if now is None:
             timestamp, clock = time.time(), time.monotonic()
         else:

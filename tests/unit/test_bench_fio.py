@@ -156,3 +156,18 @@ def test_ctrl_c_cancels_cleanly_and_keeps_the_partial_result(image: Path, tmp_pa
     with ResultsStore(db) as store:
         (run,) = store.list_runs()
     assert run.status is RunStatus.CANCELLED and run.metrics.read_bw_bytes_per_s
+
+
+async def test_a_step_shorter_than_the_interval_still_stores_a_sample(image: Path, tmp_path: Path) -> None:
+    # A 1 MiB read ends long before the sampler's first tick with rates (one interval after the
+    # start); the closing sample at the end of the step is what gives it a time series.
+    root = SystemRoot("/")
+    request = BenchRequest("custom", str(image), options=JobOptions(rw=RwMode.READ, size_bytes=MIB))
+    plan = plan_bench(request, scan(root), root)
+    with ResultsStore(tmp_path / "r.db") as store:
+        result = await run_bench(plan, root=root, store=store, sample_interval_s=5.0)
+        assert result.status is RunStatus.COMPLETE, result.error
+        assert result.duration_s < 5.0
+        (run_id,) = result.run_ids
+        stored = store.get_run(run_id)
+    assert len(stored.samples) >= 1 and any("cpu_busy_pct" in p.values for p in stored.samples)
