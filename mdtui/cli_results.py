@@ -335,21 +335,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def run_results(args: argparse.Namespace) -> int:
-    """Run one `mdtui results` action; a user error prints one line and returns 2."""
+    """Run one `mdtui results` action; mdtui.cli.run_cli turns an MdtuiError into one line and exit 2."""
     if args.results_command is None:
         args.results_parser.print_help()
         return 0
-    try:
-        return COMMANDS[args.results_command](args)
-    except MdtuiError as exc:
-        print(f"mdtui: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`mdtui results ...` on its own, for tests and until mdtui.cli registers it."""
-    parser = argparse.ArgumentParser(prog="mdtui")
-    add_results_parser(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
-    return run_results(parser.parse_args(argv))
+    return COMMANDS[args.results_command](args)
