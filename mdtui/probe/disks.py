@@ -125,6 +125,9 @@ class DiskProber:
         self.udev = UdevReader(root)
         self.mounts = read_mounts(root)
         self.swaps = read_swaps(root)
+        # Traced down to whole disks once per scan, not once per disk.
+        self.traced_mounts = self._trace_mounts()
+        self.traced_swaps = self._trace_swaps()
 
     def candidates(self) -> list[str]:
         names = []
@@ -251,21 +254,32 @@ class DiskProber:
             reasons += self._exclusive_reasons(nodes)
         return reasons
 
-    def _mounts_on(self, disk: str) -> list[tuple[Mount, str]]:
-        found = []
+    def _trace_mounts(self) -> list[tuple[Mount, str, set[str]]]:
+        """Each mount with the node it sits on and the whole disks under that node."""
+        traced = []
         for mount in self.mounts:
             node = None
             if mount.major_minor and not mount.major_minor.startswith("0:"):
                 node = self.tree.node_by_major_minor(mount.major_minor)
             if node is None:
                 node = self.tree.node_for_source(mount.source)
-            if node is not None and disk in self.tree.disks_under(node):
-                found.append((mount, node))
-        return found
+            if node is not None:
+                traced.append((mount, node, self.tree.disks_under(node)))
+        return traced
+
+    def _trace_swaps(self) -> list[tuple[str, set[str]]]:
+        traced = []
+        for source in self.swaps:
+            node = self.tree.node_for_source(source)
+            if node is not None:
+                traced.append((node, self.tree.disks_under(node)))
+        return traced
 
     def _mount_reasons(self, disk: str) -> list[InUseReason]:
         reasons = []
-        for mount, node in self._mounts_on(disk):
+        for mount, node, disks in self.traced_mounts:
+            if disk not in disks:
+                continue
             via = "" if node == disk else f" via {self.tree.describe(node)}"
             if mount.mount_point == "/":
                 reasons.append(InUseReason(InUseKind.ROOT_FS, f"holds the running root filesystem{via}"))
@@ -277,9 +291,8 @@ class DiskProber:
 
     def _swap_reasons(self, disk: str) -> list[InUseReason]:
         reasons = []
-        for source in self.swaps:
-            node = self.tree.node_for_source(source)
-            if node is not None and disk in self.tree.disks_under(node):
+        for node, disks in self.traced_swaps:
+            if disk in disks:
                 via = "" if node == disk else f" via {self.tree.describe(node)}"
                 reasons.append(InUseReason(InUseKind.SWAP, f"active swap{via}"))
         return reasons
