@@ -57,7 +57,15 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.pause()
-    # Tables lay their columns out on a later refresh; on a loaded machine two message rounds were
-    # sometimes not enough and a snapshot caught headers before their widths (seen once in ~10 runs).
+    # Tables lay their columns out on a later refresh; on a loaded machine a fixed number of message
+    # rounds or a fixed delay sometimes let a snapshot catch headers before their widths. Wait until
+    # the rendered screen stops changing instead (bounded: a screen that never settles fails its test).
     await pilot.app.animator.wait_until_complete()
     await pilot.pause(0.2)
+    previous = pilot.app.export_screenshot()
+    for _ in range(50):
+        await pilot.pause(0.05)
+        current = pilot.app.export_screenshot()
+        if current == previous:
+            return
+        previous = current
