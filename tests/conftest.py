@@ -1,4 +1,4 @@
-"""Shared test paths: the project's own fixture trees and the shared procfs testdata."""
+"""Test paths: the project's own fixture trees and its copy of the Prometheus procfs testdata."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_TREES = REPO / "tests" / "fixtures" / "trees"
-# ../shared sits beside the clone in CI and on developer machines; a missing one is a broken setup.
-PROCFS_TESTDATA = REPO.parent / "shared" / "fixtures" / "procfs-testdata"
+# Real-format /proc and /sys files from the Prometheus procfs project (Apache-2.0), kept in the
+# repository; tests/fixtures/procfs/README.md says what was taken and which tests read it.
+PROCFS_FIXTURE = REPO / "tests" / "fixtures" / "procfs"
 
 
 @pytest.fixture(scope="session")
 def procfs_testdata() -> Path:
-    assert PROCFS_TESTDATA.is_dir(), f"{PROCFS_TESTDATA} is missing: ../shared must sit beside the checkout"
-    return PROCFS_TESTDATA
+    assert PROCFS_FIXTURE.is_dir(), f"{PROCFS_FIXTURE} is missing from the checkout"
+    return PROCFS_FIXTURE
 
 
 @pytest.fixture(autouse=True)

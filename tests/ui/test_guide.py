@@ -1,8 +1,8 @@
 """Pilot tests of the guided flow: every step skippable, nothing destructive without a typed confirmation.
 
 The tree is a copy of the real-links capture with two changes: loop0 made as large as nvme4n1 (so the two
-free disks can form an array) and a writable copy of the procfs-testdata cpufreq tree (powersave on two
-CPUs; the lab capture has no cpufreq). mdadm cannot run on a captured tree, so execute_create is replaced
+free disks can form an array) and a writable copy of the cpufreq tree in tests/fixtures/procfs (powersave on
+two CPUs; the lab capture has no cpufreq). mdadm cannot run on a captured tree, so execute_create is replaced
 by a recorder; the benchmark runner is a recorder that stores real runs in a temporary ResultsStore.
 """
 
@@ -35,17 +35,16 @@ from mdtui.ui.screens.resync import ResyncScreen
 
 from .conftest import REPO, THEME_DIRS, plain, settle
 
-PROCFS_CPU = REPO.parent / "shared" / "fixtures" / "procfs-testdata" / "sys" / "devices" / "system" / "cpu"
 DEVICE = "/dev/md3"  # md0-md2 exist in the tree
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> Path:
+def tree(tmp_path: Path, procfs_testdata: Path) -> Path:
     root = tmp_path / "tree"
     shutil.copytree(REPO / "tests" / "fixtures" / "trees" / "real-links", root, symlinks=True)
     (root / "sys" / "devices" / "virtual" / "block" / "loop0" / "size").write_text("2097152\n")
     cpu = root / "sys" / "devices" / "system" / "cpu"
-    shutil.copytree(PROCFS_CPU, cpu)
+    shutil.copytree(procfs_testdata / "sys" / "devices" / "system" / "cpu", cpu)
     for path in [cpu, *cpu.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return root

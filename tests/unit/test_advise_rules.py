@@ -48,7 +48,6 @@ from mdtui.store.records import Metrics, RunSetup, RunStatus
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"
 LAB_STANDARD = REPO / "tests" / "fixtures" / "trees" / "lab-standard"
-PROCFS_CPU = REPO.parent / "shared" / "fixtures" / "procfs-testdata" / "sys" / "devices" / "system" / "cpu"
 
 
 @pytest.fixture(scope="module")
@@ -147,11 +146,12 @@ def test_no_downgraded_links_in_the_lab_capture(lab_standard: Inventory) -> None
 # --- governor and frequency ---------------------------------------------------------------------------
 
 
-def cpu_tree(tmp_path: Path) -> Path:
-    """A writable copy of the procfs-testdata cpufreq tree: two CPUs on powersave, at 1.22 of 2.4 and 1.2 of 3.3 GHz."""
+@pytest.fixture
+def cpu_tree(tmp_path: Path, procfs_testdata: Path) -> Path:
+    """A writable copy of the procfs cpufreq tree: two CPUs on powersave, at 1.22 of 2.4 and 1.2 of 3.3 GHz."""
     root = tmp_path / "root"
     target = root / "sys" / "devices" / "system" / "cpu"
-    shutil.copytree(PROCFS_CPU, target)
+    shutil.copytree(procfs_testdata / "sys" / "devices" / "system" / "cpu", target)
     for path in [target, *target.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return root
@@ -178,8 +178,8 @@ def loaded_snapshots(root: Path, ticks: int, bytes_per_tick: int = 100_000_000) 
     return sampler.history.snapshots()
 
 
-def test_powersave_fires_and_performance_does_not(tmp_path: Path) -> None:
-    root = cpu_tree(tmp_path)
+def test_powersave_fires_and_performance_does_not(cpu_tree: Path) -> None:
+    root = cpu_tree
     snapshots = (Sampler(SystemRoot(root)).sample(now=1.0),)
     (finding,) = rule_governor(AdviceInput(snapshots=snapshots))
     assert finding.id == "governor-powersave"
@@ -192,8 +192,8 @@ def test_powersave_fires_and_performance_does_not(tmp_path: Path) -> None:
     assert rule_governor(AdviceInput(snapshots=snapshots)) == []
 
 
-def test_low_frequency_under_load_fires(tmp_path: Path) -> None:
-    root = cpu_tree(tmp_path)
+def test_low_frequency_under_load_fires(cpu_tree: Path) -> None:
+    root = cpu_tree
     set_governor(root, "schedutil")  # not powersave: only the frequency rule can fire
     snapshots = loaded_snapshots(root, ticks=5)
     (finding,) = rule_governor(AdviceInput(snapshots=snapshots))
@@ -205,8 +205,8 @@ def test_low_frequency_under_load_fires(tmp_path: Path) -> None:
     assert numbers["maximum frequency"] == 3300
 
 
-def test_low_frequency_needs_load_and_a_low_clock(tmp_path: Path) -> None:
-    root = cpu_tree(tmp_path)
+def test_low_frequency_needs_load_and_a_low_clock(cpu_tree: Path) -> None:
+    root = cpu_tree
     set_governor(root, "schedutil")
     idle = loaded_snapshots(root, ticks=5, bytes_per_tick=0)
     assert rule_governor(AdviceInput(snapshots=idle)) == []

@@ -12,18 +12,15 @@ from mdtui.probe.arrays import layout_name, md_available, read_arrays
 from mdtui.probe.root import SystemRoot
 
 # Captured trees from the Prometheus procfs test data (github.com/prometheus/procfs,
-# testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0); see the fixture README.
+# testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0) in tests/fixtures/procfs; see its README.
 # Its /proc/mdstat and its /sys/block/md* come from different machines, so the same name can
 # describe two different arrays; the merge must then trust sysfs.
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-FIXTURE = SHARED / "fixtures" / "procfs-testdata"
 
 
 @pytest.fixture(scope="module")
-def fixture_arrays() -> dict[str, MdArray]:
-    # CI always checks out ../shared beside the clone, so a missing fixture is a failure.
-    assert (FIXTURE / "proc" / "mdstat").is_file(), f"fixture missing under {FIXTURE}"
-    return {array.name: array for array in read_arrays(SystemRoot(FIXTURE))}
+def fixture_arrays(procfs_testdata: Path) -> dict[str, MdArray]:
+    assert (procfs_testdata / "proc" / "mdstat").is_file(), f"fixture missing under {procfs_testdata}"
+    return {array.name: array for array in read_arrays(SystemRoot(procfs_testdata))}
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -60,8 +57,8 @@ def test_no_md_driver(tmp_path: Path) -> None:
     assert read_arrays(root) == []
 
 
-def test_fixture_is_available_and_sorted(fixture_arrays: dict[str, MdArray]) -> None:
-    assert md_available(SystemRoot(FIXTURE))
+def test_fixture_is_available_and_sorted(fixture_arrays: dict[str, MdArray], procfs_testdata: Path) -> None:
+    assert md_available(SystemRoot(procfs_testdata))
     names = list(fixture_arrays)
     assert names[:4] == ["md0", "md00", "md1", "md3"]
     assert names[-3:] == ["md127", "md201", "md219"]

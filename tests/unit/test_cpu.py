@@ -7,7 +7,7 @@ from pathlib import Path
 from mdtui.probe.cpu import CpufreqReader, CpuTimes, parse_proc_stat, read_cpufreq, read_proc_stat
 from mdtui.probe.root import SystemRoot
 
-# The shared fixture is the Prometheus procfs test data (github.com/prometheus/procfs,
+# tests/fixtures/procfs holds the Prometheus procfs test data (github.com/prometheus/procfs,
 # testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0). Its cpu0/cpufreq is a captured
 # symlink (a file holding "../cpufreq/policy0"); its cpu1/cpufreq is a plain directory.
 

@@ -15,7 +15,7 @@ from mdtui.probe.diskstats import (
 )
 from mdtui.probe.root import SystemRoot
 
-# The shared fixture is the Prometheus procfs test data (github.com/prometheus/procfs,
+# tests/fixtures/procfs holds the Prometheus procfs test data (github.com/prometheus/procfs,
 # testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0); its diskstats mixes 14-field (sda),
 # 18-field (sdb, Linux 4.18+ discards) and 20-field (sdc, Linux 5.5+ flushes) lines.
 

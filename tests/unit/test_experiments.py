@@ -1,6 +1,6 @@
 """Experiments: governor A/B restores the governors however the run ends; sweeps store labelled runs.
 
-The governor tests switch a WRITABLE copy of the procfs-testdata cpufreq tree, because neither this
+The governor tests switch a WRITABLE copy of the procfs fixture's cpufreq tree, because neither this
 machine nor the lab guest has cpufreq (the lab blacklists it; VMs rarely expose it). The benchmark runs
 themselves are real: mdtui.run.bench through BenchRunner, fio reading a file, each step stored in a
 temporary ResultsStore. Sweeps that create arrays run against recorders here (this host has no md
@@ -45,7 +45,6 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 
 REPO = Path(__file__).resolve().parents[2]
-PROCFS_CPU = REPO.parent / "shared" / "fixtures" / "procfs-testdata" / "sys" / "devices" / "system" / "cpu"
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"
 
 
@@ -53,14 +52,14 @@ REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"
 
 
 @pytest.fixture
-def cpu_root(tmp_path: Path) -> SystemRoot:
-    """A writable copy of the procfs-testdata cpufreq tree: policy0 (cpu0) and cpu1, both on powersave.
+def cpu_root(tmp_path: Path, procfs_testdata: Path) -> SystemRoot:
+    """A writable copy of the procfs fixture's cpufreq tree: policy0 (cpu0) and cpu1, both on powersave.
 
     The lab has no cpufreq, so a copied fixture is the only cpufreq these tests can switch.
     """
     root = tmp_path / "cpu-root"
     target = root / "sys" / "devices" / "system" / "cpu"
-    shutil.copytree(PROCFS_CPU, target)
+    shutil.copytree(procfs_testdata / "sys" / "devices" / "system" / "cpu", target)
     for path in [target, *target.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return SystemRoot(root)

@@ -1,4 +1,4 @@
-"""Link probes against real-format sysfs: the shared procfs testdata (Prometheus procfs, Apache-2.0)."""
+"""Link probes against real-format sysfs: tests/fixtures/procfs (Prometheus procfs testdata, Apache-2.0)."""
 
 from __future__ import annotations
 

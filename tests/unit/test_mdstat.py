@@ -10,29 +10,26 @@ from mdtui.model.array import MdArray
 from mdtui.probe.mdstat import algorithm_name, parse_mdstat, parse_personalities, raid10_layout_name
 
 # Captured trees from the Prometheus procfs test data (github.com/prometheus/procfs,
-# testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0); see the fixture README.
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-FIXTURE = SHARED / "fixtures" / "procfs-testdata"
+# testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0) in tests/fixtures/procfs; see its README.
 
 
 @pytest.fixture(scope="module")
-def fixture_arrays() -> dict[str, MdArray]:
-    mdstat = FIXTURE / "proc" / "mdstat"
-    # CI always checks out ../shared beside the clone, so a missing fixture is a failure.
-    assert mdstat.is_file(), f"fixture missing: {mdstat} (expected ../shared beside the repository)"
+def fixture_arrays(procfs_testdata: Path) -> dict[str, MdArray]:
+    mdstat = procfs_testdata / "proc" / "mdstat"
+    assert mdstat.is_file(), f"fixture missing: {mdstat}"
     return {array.name: array for array in parse_mdstat(mdstat.read_text())}
 
 
-def test_fixture_lists_every_array_in_file_order() -> None:
-    arrays = parse_mdstat((FIXTURE / "proc" / "mdstat").read_text())
+def test_fixture_lists_every_array_in_file_order(procfs_testdata: Path) -> None:
+    arrays = parse_mdstat((procfs_testdata / "proc" / "mdstat").read_text())
     assert [a.name for a in arrays] == [
         "md3", "md127", "md0", "md4", "md6", "md8", "md201", "md7", "md9",
         "md10", "md11", "md12", "md126", "md219", "md00", "md120", "md101", "md42",
     ]  # fmt: skip
 
 
-def test_personalities() -> None:
-    text = (FIXTURE / "proc" / "mdstat").read_text()
+def test_personalities(procfs_testdata: Path) -> None:
+    text = (procfs_testdata / "proc" / "mdstat").read_text()
     assert parse_personalities(text) == (
         "linear", "multipath", "raid0", "raid1", "raid6", "raid5", "raid4", "raid10",
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Tests for the Sampler on hand-built /proc and /sys trees advanced between ticks, and on the shared fixture."""
+"""Tests for the Sampler on hand-built /proc and /sys trees advanced between ticks, and on the procfs fixture."""
 
 from __future__ import annotations
 
