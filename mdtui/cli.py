@@ -197,6 +197,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         assume_clean=args.assume_clean,
         build=args.build,
         allow_mixed_sizes=args.allow_mixed_sizes,
+        active_arrays=frozenset(a.name for a in inventory.arrays),
     )
     plan = plan_create(request)
     report: dict = {"plan": create_plan_dict(plan)}

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes
+from mdtui.safefile import output_problem, write_text
 from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table, run_settings
 from mdtui.store.db import ResultsStore, default_db_path
-from mdtui.store.errors import StoreMissingError
+from mdtui.store.errors import StoreMissingError, UnknownRunError
 from mdtui.store.export import (
     FORMATS,
     export_comparison,
@@ -22,14 +24,21 @@ from mdtui.store.export import (
     format_metric,
     format_setting,
 )
-from mdtui.store.fio_import import import_fio_file
+from mdtui.store.fio_import import read_fio_file, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
 
 
 def _run_id(text: str) -> int:
     value = text.strip().removeprefix("#")
-    if not value.isdigit() or int(value) <= 0:
+    if not (value.isascii() and value.isdigit()) or len(value) > 18 or int(value) <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a run ID (a number such as 12 or #12)")
+    return int(value)
+
+
+def _positive(text: str) -> int:
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
     return int(value)
 
 
@@ -66,14 +75,19 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     sub = parser.add_subparsers(dest="results_command", metavar="ACTION")
 
     listing = sub.add_parser("list", help="stored runs, newest first", parents=[common])
-    listing.add_argument("--limit", type=int, default=None, metavar="N", help="show only the newest N runs")
+    listing.add_argument("--limit", type=_positive, default=None, metavar="N", help="show only the newest N runs")
 
     show = sub.add_parser("show", help="everything stored about one run", parents=[common])
     show.add_argument("run", type=_run_id, metavar="ID")
 
     def output_options(command: argparse.ArgumentParser, default: str) -> None:
         command.add_argument("--format", choices=FORMATS, default=default, help=f"output format (default: {default})")
-        command.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+        command.add_argument(
+            "-o", "--output", metavar="FILE", help="write to FILE instead of standard output (a new file)"
+        )
+        command.add_argument(
+            "--force", action="store_true", help="replace FILE if it exists (never a database, whatever is passed)"
+        )
 
     comparing = sub.add_parser(
         "compare", help="runs against a baseline: ratios, better/worse, and what changed", parents=[common]
@@ -215,30 +229,50 @@ def render_run(run: RunRecord) -> str:
 # -- commands ----------------------------------------------------------------------------------------
 
 
-def _store(args: argparse.Namespace, *, create: bool = False) -> ResultsStore:
-    return ResultsStore(getattr(args, "db", None), create=create)
+@contextmanager
+def _store(args: argparse.Namespace, *, create: bool = False) -> Iterator[ResultsStore]:
+    """The results database for one command; rows it had to skip are named on stderr at the end."""
+    with ResultsStore(getattr(args, "db", None), create=create) as store:
+        try:
+            yield store
+        finally:
+            for warning in dict.fromkeys(store.warnings):
+                print(f"mdtui: warning: {warning}", file=sys.stderr)
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str, args: argparse.Namespace, store: ResultsStore) -> None:
+    """Print ``text``, or write it to ``-o FILE``: a new file, or an existing one the user agreed to replace."""
+    output: str | None = args.output
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise MdtuiError(f"cannot write {output}: {exc.strerror}") from None
+    path = Path(output).expanduser()
+    protected = (store.path,)
+    replace = bool(args.force)
+    if not replace and path.exists() and output_problem(path, protected=protected) is None:
+        replace = _confirm_replace(path)
+    write_text(path, text, replace=replace, protected=protected)
     print(f"wrote {output}", file=sys.stderr)
+
+
+def _confirm_replace(path: Path) -> bool:
+    """Ask at a terminal before replacing a file; scripts pass --force instead."""
+    if not sys.stdin.isatty():
+        return False  # write_text then refuses with "exists; pass --force"
+    answer = input(f"{path} exists. Type yes to replace it: ")
+    if answer.strip().lower() != "yes":
+        raise MdtuiError(f"{path} left as it was; nothing written")
+    return True
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     try:
-        store = _store(args)
+        with _store(args) as store:
+            runs = store.list_runs(limit=args.limit)
     except StoreMissingError:
         path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
         print(f"No runs yet ({path} does not exist).")
         return 0
-    with store:
-        runs = store.list_runs(limit=args.limit)
     print(render_list(runs) if runs else f"No runs in {store.path}.")
     return 0
 
@@ -254,14 +288,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         baseline = store.get_run(args.baseline)
         candidates = store.get_runs(args.candidates)
     result = compare(baseline, candidates, metrics=args.metric, tolerance=args.tolerance)
-    _emit(export_comparison(result, args.format), args.output)
+    _emit(export_comparison(result, args.format), args, store)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     with _store(args) as store:
         runs = store.get_runs(args.runs)
-    _emit(export_runs(runs, args.format, include_raw=args.raw), args.output)
+    _emit(export_runs(runs, args.format, include_raw=args.raw), args, store)
     return 0
 
 
@@ -269,7 +303,7 @@ def _cmd_ratios(args: argparse.Namespace) -> int:
     with _store(args) as store:
         runs = store.get_runs(args.runs)
         references = store.get_runs(args.vs)
-    _emit(export_ratio_table(ratio_table(runs, references, args.metric), args.format), args.output)
+    _emit(export_ratio_table(ratio_table(runs, references, args.metric), args.format), args, store)
     return 0
 
 
@@ -280,13 +314,15 @@ def _cmd_normalise(args: argparse.Namespace) -> int:
             store.get_run(args.device_run) if args.device_run is not None else args.device_speed
         )
     table = normalise(runs, device, metric=args.metric, data_disks_by_run=dict(args.data_disks))
-    _emit(export_normalised(table, args.format), args.output)
+    _emit(export_normalised(table, args.format), args, store)
     return 0
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    # Read and check the file before the database is opened, so a failed import creates nothing.
+    fio_run = read_fio_file(args.file, label=args.label)
     with _store(args, create=True) as store:
-        run = store.get_run(import_fio_file(store, args.file, label=args.label))
+        run = store.get_run(store_fio_run(store, fio_run))
     figures = ", ".join(
         f"{m.label} {format_metric(m, v)}"
         for m in METRICS[:4]
@@ -312,9 +348,12 @@ def _cmd_note(args: argparse.Namespace) -> int:
 
 def _cmd_delete(args: argparse.Namespace) -> int:
     with _store(args) as store:
-        # All or nothing: a typo in the third ID must not leave the first two deleted.
-        store.get_runs(args.runs)
-        for run_id in args.runs:
+        # All or nothing: a typo in the third ID must not leave the first two deleted. Existence only:
+        # a damaged row must stay deletable.
+        missing = store.missing_ids(args.runs)
+        if missing:
+            raise UnknownRunError(missing[0])
+        for run_id in dict.fromkeys(args.runs):
             store.delete_run(run_id)
             print(f"deleted run #{run_id}")
     return 0

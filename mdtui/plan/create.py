@@ -52,6 +52,7 @@ class CreateRequest:
     assume_clean: bool = False
     build: bool = False  # superblock-less `mdadm --build`, for raid0/linear test arrays
     allow_mixed_sizes: bool = False  # accept members so different that over half the space is unused
+    active_arrays: frozenset[str] = frozenset()  # kernel names of running arrays ("md0"): not to be reused
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,8 @@ def _resolve_level(level: str | RaidLevel, problems: list[str]) -> RaidLevel | N
 def _check_device_and_name(req: CreateRequest, problems: list[str]) -> None:
     if not _DEVICE.match(req.device):
         problems.append(f"array device {req.device!r} is not an md device path; use /dev/mdN or /dev/md/NAME")
+    elif req.device.removeprefix("/dev/") in req.active_arrays:
+        problems.append(f"{req.device} is already a running array; pick a free device (or stop that array first)")
     if req.name is not None and not _NAME.match(req.name):
         problems.append(f"array name {req.name!r} must be 1–32 characters of letters, digits, '.', '_' or '-'")
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
+from mdtui.errors import ProbeError
 from mdtui.probe.root import SystemRoot
 
 _BLOCK_FILES = (
@@ -25,6 +27,10 @@ _SAS_PHY_FILES = (
     "negotiated_linkrate", "maximum_linkrate_hw", "minimum_linkrate_hw", "maximum_linkrate", "sas_address",
 )
 _PROC_FILES = ("mdstat", "swaps", "diskstats", "stat", "cpuinfo", "loadavg", "meminfo")
+
+
+class CaptureError(ProbeError):
+    """A capture cannot be written where asked; nothing was written."""
 
 
 class _Copier:
@@ -82,13 +88,73 @@ class _Copier:
                 self.file(child)
 
 
+# What a capture reads below its root; the copy must not land in any of them.
+_READ_PLACES = ("/sys", "/proc", "/run/udev", "/dev")
+
+
+def capture_problem(out_dir: Path, src: SystemRoot) -> str | None:
+    """Why a capture of ``src`` may not be written to ``out_dir``, or None.
+
+    The copy goes to a new directory (an existing one must be empty) that lies outside everything the
+    capture reads: outside a captured root as a whole, outside /sys, /proc, /run/udev and /dev of the
+    live one. Nothing that exists is ever deleted or overwritten.
+    """
+    out = Path(os.path.realpath(out_dir))
+    root = Path(os.path.realpath(src.root))
+    places = [root / place.lstrip("/") for place in _READ_PLACES] if src.is_live else [root]
+    for place in places:
+        if out == place or out.is_relative_to(place):
+            return f"{out_dir} is inside {place}, which the capture reads; name a directory outside it"
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            return f"{out_dir} exists and is not a directory; name a new directory"
+        try:
+            if any(out.iterdir()):
+                return f"{out_dir} exists and is not empty; name a new directory (nothing was changed)"
+        except OSError as exc:
+            return f"cannot read {out_dir}: {exc.strerror}"
+    parent = out.parent
+    if not parent.is_dir():
+        return f"{parent} does not exist; create it first or name another place"
+    if not os.access(parent, os.W_OK):
+        return f"{parent} is not writable"
+    return None
+
+
 def capture(out_dir: str | os.PathLike[str], source: SystemRoot | None = None) -> int:
-    """Write a capture of ``source`` (the live system by default) to ``out_dir``; return files copied."""
-    src = source or SystemRoot("/")
+    """Write a capture of ``source`` (the live system by default) to ``out_dir``; return files copied.
+
+    Raises CaptureError (nothing written) when :func:`capture_problem` names a problem or the source
+    holds nothing mdtui reads. The copy is made in a temporary directory beside ``out_dir`` and renamed
+    into place when whole, so a failure leaves nothing behind.
+    """
+    src = SystemRoot(os.path.realpath((source or SystemRoot("/")).root))
     out = Path(out_dir)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    problem = capture_problem(out, src)
+    if problem:
+        raise CaptureError(problem)
+    if not src.path("/sys/block").is_dir() and not src.path("/proc/mdstat").is_file():
+        raise CaptureError(f"{src.root} has no sys/block and no proc/mdstat: nothing mdtui reads is there")
+    target = Path(os.path.realpath(out))
+    try:
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part"))
+    except OSError as exc:
+        raise CaptureError(f"cannot write in {target.parent}: {exc.strerror}") from None
+    try:
+        copied = _copy_all(src, staging)
+        if copied == 0:
+            raise CaptureError(f"found nothing mdtui reads below {src.root}; no capture written")
+        # rename() onto an existing directory succeeds only if it is empty, as capture_problem required.
+        os.rename(staging, target)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)  # made by this call, so ours to remove
+        if isinstance(exc, OSError):
+            raise CaptureError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
+        raise
+    return copied
+
+
+def _copy_all(src: SystemRoot, out: Path) -> int:
     copier = _Copier(src, out)
     for name in _PROC_FILES:
         copier.file(f"/proc/{name}")

@@ -22,10 +22,12 @@ class SystemRoot:
 
     def to_system(self, path: Path) -> str:
         """Map a path inside this root back to the absolute path the system would use."""
-        try:
-            return "/" + str(path.relative_to(self.root)).lstrip("./")
-        except ValueError:
-            return str(path)
+        for base in (self.root, Path(os.path.realpath(self.root))):
+            try:
+                return "/" + str(path.relative_to(base)).lstrip("./")
+            except ValueError:
+                continue
+        return str(path)
 
     def read_text(self, absolute: str | Path) -> str | None:
         path = absolute if isinstance(absolute, Path) else self.path(absolute)

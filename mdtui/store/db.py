@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mdtui.store.errors import StoreBusyError, StoreError, StoreMissingError, UnknownRunError
+from mdtui.store.errors import DamagedRunError, StoreBusyError, StoreError, StoreMissingError, UnknownRunError
 from mdtui.store.owner import current_owner, owner_alive
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
@@ -53,8 +53,34 @@ def _to_text(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _from_text(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
+def _parse_time(run_id: int, what: str, text: Any) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise DamagedRunError(run_id, f"{what} {text!r} is not a time") from None
+    if moment.tzinfo is None:
+        raise DamagedRunError(run_id, f"{what} {text!r} has no time zone")
+    return moment
+
+
+def _json_object(run_id: int, what: str, text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        raise DamagedRunError(run_id, f"{what} are not JSON") from None
+    if not isinstance(value, dict):
+        raise DamagedRunError(run_id, f"{what} are not a JSON object")
+    return value
+
+
+def _text(run_id: int, what: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise DamagedRunError(run_id, f"{what} is not text")
+    return value
 
 
 def _dumps(value: Any) -> str:
@@ -77,6 +103,10 @@ class ResultsStore:
         self._owner = current_owner()
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        # Whether PRAGMA quick_check passed; run once, before the first write of this connection.
+        self._checked: bool = False
+        # Rows skipped while reading (damaged or hand-edited), one sentence each, for the caller to show.
+        self.warnings: list[str] = []
         self._conn = self._open(create)
 
     # -- opening and schema ---------------------------------------------------------------------------
@@ -148,6 +178,7 @@ class ResultsStore:
             if self._user_version(conn) >= migration.version:
                 continue
             with self._errors(f"upgrade the schema to version {migration.version}"):
+                self._check_before_write(conn)
                 self._apply(conn, migration)
 
     def _apply(self, conn: sqlite3.Connection, migration: Migration) -> None:
@@ -184,7 +215,8 @@ class ResultsStore:
             dead = [run_id for run_id, owner in rows if not self._alive(owner)]
             if not dead:
                 return
-            # Best effort and without waiting: readers derive "interrupted" anyway, so a busy database is fine.
+            # Best effort and without waiting: readers derive "interrupted" anyway, so a busy (or damaged,
+            # hence read-only) database is fine.
             conn.execute("PRAGMA busy_timeout = 0")
             try:
                 with self._transaction("mark interrupted runs") as tx:
@@ -192,7 +224,7 @@ class ResultsStore:
                         "UPDATE runs SET status = ? WHERE id = ? AND status = ?",
                         [(RunStatus.INTERRUPTED.value, run_id, RunStatus.RUNNING.value) for run_id in dead],
                     )
-            except StoreBusyError:
+            except StoreError:
                 pass
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
@@ -223,10 +255,25 @@ class ResultsStore:
                 ) from None
             raise StoreError(f"cannot {action} in {self.path}: {exc}") from None
 
+    def _check_before_write(self, conn: sqlite3.Connection) -> None:
+        """Refuse to write into a database SQLite itself calls damaged: a write could spread the damage."""
+        if self._checked:
+            return
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            said = " ".join(problems[0].replace("*** in database main ***", "").split())
+            raise StoreError(
+                f"{self.path} is damaged (SQLite's check says: {said}); it was left untouched: "
+                "move it away to start a new one, or try `sqlite3 FILE .recover` to salvage runs"
+            )
+        self._checked = True
+
     @contextmanager
     def _transaction(self, action: str, *, write: bool = True) -> Iterator[sqlite3.Connection]:
         with self._lock, self._errors(action):
             conn = self._connection()
+            if write:
+                self._check_before_write(conn)
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield conn
@@ -354,6 +401,17 @@ class ResultsStore:
             if not conn.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (text, run_id)).rowcount:
                 raise UnknownRunError(run_id)
 
+    def missing_ids(self, run_ids: Sequence[int]) -> list[int]:
+        """Those of ``run_ids`` that are not stored; reads no row's contents, so damaged rows count as there."""
+        wanted = list(dict.fromkeys(run_ids))
+        with self._transaction("look up runs", write=False) as conn:
+            found = set()
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                found.update(row[0] for row in conn.execute(f"SELECT id FROM runs WHERE id IN ({marks})", chunk))
+        return [run_id for run_id in wanted if run_id not in found]
+
     def delete_run(self, run_id: int) -> None:
         with self._transaction("delete a run") as conn:
             # Metrics and samples go with the run (ON DELETE CASCADE).
@@ -421,13 +479,20 @@ class ResultsStore:
             if row is None:
                 raise UnknownRunError(run_id)
             metrics = self._metrics_of(conn, [run_id]).get(run_id, {})
-            samples = tuple(
-                SamplePoint(t_s, json.loads(values))
-                for t_s, values in conn.execute(
-                    "SELECT t_s, values_json FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
-                )
-            )
+            rows = conn.execute("SELECT seq, t_s, values_json FROM samples WHERE run_id = ? ORDER BY seq", (run_id,))
+            samples = tuple(point for seq, t_s, values in rows if (point := self._sample(run_id, seq, t_s, values)))
         return self._record(row[:-1], metrics, samples=samples, fio_json=row[-1])
+
+    def _sample(self, run_id: int, seq: Any, t_s: Any, values: Any) -> SamplePoint | None:
+        """One stored sample, or None (with a warning) when its row does not hold a time and a JSON object."""
+        try:
+            decoded = json.loads(values)
+            if isinstance(t_s, (int, float)) and math.isfinite(t_s) and isinstance(decoded, dict):
+                return SamplePoint(float(t_s), decoded)
+        except (TypeError, ValueError):
+            pass
+        self.warnings.append(f"run #{run_id}: sample {seq} is damaged and was skipped")
+        return None
 
     def get_runs(self, run_ids: Sequence[int]) -> list[RunRecord]:
         return [self.get_run(run_id) for run_id in run_ids]
@@ -436,12 +501,22 @@ class ResultsStore:
         """Runs newest first, without samples and raw fio JSON."""
         with self._transaction("list runs", write=False) as conn:
             sql = f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, id DESC"
+            if limit is not None and limit <= 0:
+                raise ValueError("limit must be a positive number of runs")
             rows = conn.execute(sql + " LIMIT ?", (limit,)).fetchall() if limit else conn.execute(sql).fetchall()
             metrics = self._metrics_of(conn, [row[0] for row in rows])
-        return [self._record(row, metrics.get(row[0], {})) for row in rows]
+        runs = []
+        for row in rows:
+            try:
+                runs.append(self._record(row, metrics.get(row[0], {})))
+            except DamagedRunError as exc:
+                # One bad row must not hide the others: list the rest and say which was skipped.
+                self.warnings.append(
+                    f"skipped run #{exc.run_id}: damaged ({exc.reason}); mdtui results delete {exc.run_id} removes it"
+                )
+        return runs
 
-    @staticmethod
-    def _metrics_of(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, dict[str, float]]:
+    def _metrics_of(self, conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, dict[str, float]]:
         found: dict[int, dict[str, float]] = {}
         if not run_ids:
             return found
@@ -452,7 +527,10 @@ class ResultsStore:
             for run_id, name, value in conn.execute(
                 f"SELECT run_id, name, value FROM metrics WHERE run_id IN ({marks})", chunk
             ):
-                found.setdefault(run_id, {})[name] = value
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    found.setdefault(run_id, {})[name] = value
+                else:
+                    self.warnings.append(f"run #{run_id}: metric {name} holds {value!r}, not a number; skipped")
         return found
 
     def _record(
@@ -467,27 +545,28 @@ class ResultsStore:
         try:
             status = RunStatus(status_text)
         except ValueError:
-            raise StoreError(f"run #{run_id} in {self.path} has an unknown status {status_text!r}") from None
-        if status is RunStatus.RUNNING and not self._alive(owner):
+            raise DamagedRunError(run_id, f"unknown status {status_text!r}") from None
+        if status is RunStatus.RUNNING and not self._alive(owner if isinstance(owner, str) else None):
             status = RunStatus.INTERRUPTED
-        started_at = _from_text(started)
-        assert started_at is not None
+        started_at = _parse_time(run_id, "start time", started)
+        if started_at is None:
+            raise DamagedRunError(run_id, "no start time")
         return RunRecord(
             id=run_id,
             status=status,
             started_at=started_at,
-            ended_at=_from_text(ended),
-            preset=preset,
-            params=json.loads(params),
-            target=target,
-            array=json.loads(array),
-            context=json.loads(context),
+            ended_at=_parse_time(run_id, "end time", ended),
+            preset=_text(run_id, "preset", preset),
+            params=_json_object(run_id, "params", params),
+            target=_text(run_id, "target", target),
+            array=_json_object(run_id, "array", array),
+            context=_json_object(run_id, "context", context),
             metrics=Metrics.from_dict(metrics),
-            label=label,
-            note=note,
-            error=error,
+            label=_text(run_id, "label", label),
+            note=_text(run_id, "note", note),
+            error=_text(run_id, "error", error),
             samples=samples,
-            fio_json=fio_json,
+            fio_json=fio_json if isinstance(fio_json, str) else None,
         )
 
 

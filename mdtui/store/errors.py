@@ -25,6 +25,18 @@ class UnknownRunError(StoreError):
         super().__init__(f"no run #{run_id} in the results database (see: mdtui results list)")
 
 
+class DamagedRunError(StoreError):
+    """A stored run's row cannot be read back (hand-edited or damaged); it can still be deleted."""
+
+    def __init__(self, run_id: int, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(
+            f"run #{run_id} is damaged ({reason}); its figures cannot be shown: "
+            f"remove it with `mdtui results delete {run_id}`"
+        )
+
+
 class FioImportError(StoreError):
     """A file given to import is not fio JSON output that mdtui can read."""
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +19,10 @@ from mdtui.store.errors import FioImportError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 
 IMPORTED_PRESET = "imported"
+# fio timestamps are milliseconds since 1970; anything past the year 9999 cannot be a date.
+_LATEST_MS = 253_402_300_799_000
+# A --status-interval=1 log of an hour with 64 jobs is ~200 MiB; more is not one run's output.
+MAX_IMPORT_BYTES = 512 << 20
 # fio's default percentile_list holds these; a custom list without them leaves the figure unknown.
 _PERCENTILES = {"p50": 50.0, "p99": 99.0, "p99_9": 99.9}
 # Each document fio prints starts with "{" in column 0; nested objects are indented.
@@ -56,23 +62,37 @@ def parse_fio_output(text: str) -> list[dict[str, Any]]:
 
 
 def _number(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float
+        return math.inf
 
 
-def _direction(jobs: Sequence[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [job[name] for job in jobs if isinstance(job.get(name), dict)]
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _jobs(document: dict[str, Any]) -> list[dict[str, Any]]:
+    jobs = document.get("jobs")
+    return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+
+
+def _direction(jobs: Sequence[Any], name: str) -> list[dict[str, Any]]:
+    return [job[name] for job in jobs if isinstance(job, dict) and isinstance(job.get(name), dict)]
 
 
 def _percentile(stats: dict[str, Any], wanted: float) -> float | None:
     # Total latency (lat_ns) has percentiles only with lat_percentiles=1; fio's default is completion latency.
     for key in ("lat_ns", "clat_ns"):
-        table = stats.get(key, {}).get("percentile")
+        table = _dict(stats.get(key)).get("percentile")
         if isinstance(table, dict):
             for point, value in table.items():
                 try:
                     if abs(float(point) - wanted) < 1e-6:
                         return _number(value)
-                except ValueError:
+                except (TypeError, ValueError):
                     continue
     return None
 
@@ -85,7 +105,7 @@ def metrics_from_fio(document: dict[str, Any]) -> Metrics:
     tables, so the worst job's percentile is kept: an upper bound, exact with group_reporting.
     A direction with no I/O at all is left unknown rather than recorded as zero.
     """
-    jobs = [job for job in document.get("jobs", []) if isinstance(job, dict)]
+    jobs = _jobs(document)
     values: dict[str, float] = {}
     for name in ("read", "write"):
         stats = _direction(jobs, name)
@@ -97,7 +117,7 @@ def metrics_from_fio(document: dict[str, Any]) -> Metrics:
         weighted = [s for s in stats if _number(s.get("total_ios")) > 0]
         if weighted:
             values[f"{name}_lat_mean_ns"] = sum(
-                _number(s.get("lat_ns", {}).get("mean")) * _number(s.get("total_ios")) for s in weighted
+                _number(_dict(s.get("lat_ns")).get("mean")) * _number(s.get("total_ios")) for s in weighted
             ) / sum(_number(s.get("total_ios")) for s in weighted)
             for suffix, wanted in _PERCENTILES.items():
                 found = [p for s in weighted if (p := _percentile(s, wanted)) is not None]
@@ -114,7 +134,7 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
     points = []
     if not documents:
         return ()
-    final_jobs = documents[-1]["jobs"]
+    final_jobs = _jobs(documents[-1])
     # Directions the run never used would only add rows of zeros.
     used = [name for name in ("read", "write") if any(_number(s.get("io_bytes")) for s in _direction(final_jobs, name))]
     for before, after in pairwise(documents):
@@ -124,8 +144,8 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
         values = {}
         for name in used:
             for field, metric in (("io_bytes", f"{name}_bw_bytes_per_s"), ("total_ios", f"{name}_iops")):
-                delta = sum(_number(s.get(field)) for s in _direction(after["jobs"], name)) - sum(
-                    _number(s.get(field)) for s in _direction(before["jobs"], name)
+                delta = sum(_number(s.get(field)) for s in _direction(_jobs(after), name)) - sum(
+                    _number(s.get(field)) for s in _direction(_jobs(before), name)
                 )
                 values[metric] = delta / seconds
         points.append(SamplePoint((_number(after.get("timestamp_ms")) - started_ms) / 1000, values))
@@ -133,11 +153,11 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
 
 
 def _setup(document: dict[str, Any], source: str, label: str) -> RunSetup:
-    jobs = [job for job in document["jobs"] if isinstance(job, dict)]
-    params: dict[str, Any] = dict(document.get("global options") or {})
+    jobs = _jobs(document)
+    params: dict[str, Any] = dict(_dict(document.get("global options")))
     distinct: list[dict[str, Any]] = []
     for job in jobs:
-        options = job.get("job options") or {}
+        options = _dict(job.get("job options"))
         if options not in distinct:
             distinct.append(options)
     # numjobs=N repeats one job N times with the same options: that is one set of parameters.
@@ -166,42 +186,84 @@ def read_fio_output(text: str, *, source: str = "", label: str = "") -> FioRun:
             "fio --output-format=json"
         )
     final = documents[-1]
-    jobs = [job for job in final["jobs"] if isinstance(job, dict)]
+    where = source or "the input"
+    jobs = _jobs(final)
+    if not jobs:
+        raise FioImportError(f"{where}: the fio JSON lists no jobs, so there is nothing to store")
     ended_ms = _number(final.get("timestamp_ms")) or _number(final.get("timestamp")) * 1000
-    if ended_ms <= 0:
-        raise FioImportError(f"{source or 'the input'}: fio JSON without a timestamp; is it from fio 3.x?")
+    if not 0 < ended_ms < _LATEST_MS:
+        raise FioImportError(f"{where}: fio JSON without a usable timestamp; is it from fio 3.x?")
     # "elapsed" is whole seconds since the job started (layout included): the best start time fio gives.
     elapsed_s = max((_number(job.get("elapsed")) for job in jobs), default=0.0)
+    if not 0 <= elapsed_s < ended_ms / 1000:
+        raise FioImportError(f"{where}: a job's elapsed time ({elapsed_s:g} s) is negative or impossible")
     ended_at = datetime.fromtimestamp(ended_ms / 1000, UTC)
     started_at = ended_at - timedelta(seconds=elapsed_s)
+    metrics = metrics_from_fio(final)
+    bad = [name for name, value in metrics.as_dict().items() if not (math.isfinite(value) and value >= 0)]
+    if bad:
+        raise FioImportError(
+            f"{where}: {', '.join(bad)} would be negative or not finite; that is not what fio writes"
+        )
     failures = [
-        f"job {job.get('jobname', '?')!r}: error {int(_number(job['error']))} "
-        f"({os.strerror(int(_number(job['error'])))})"
+        f"job {str(job.get('jobname', '?'))!r}: error {code} ({_strerror(code)})"
         for job in jobs
-        if _number(job.get("error"))
+        if (code := _error_code(job.get("error")))
     ]
     return FioRun(
         setup=_setup(final, source, label),
         status=RunStatus.FAILED if failures else RunStatus.COMPLETE,
         started_at=started_at,
         ended_at=ended_at,
-        metrics=metrics_from_fio(final),
+        metrics=metrics,
         samples=samples_from_fio(documents, started_at.timestamp() * 1000),
         error="; ".join(failures),
         fio_json=text,
     )
 
 
-def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label: str = "") -> int:
-    """Store the fio JSON output in ``path`` as a run with preset "imported"; returns the run ID."""
+def _error_code(value: Any) -> int:
+    number = _number(value)
+    return int(number) if math.isfinite(number) and 0 < abs(number) < 1 << 31 else 0
+
+
+def _strerror(code: int) -> str:
+    try:
+        return os.strerror(code)
+    except ValueError:
+        return "unknown error"
+
+
+def read_fio_file(path: str | os.PathLike[str], *, label: str = "") -> FioRun:
+    """The run that the fio JSON output in ``path`` describes, checked; FioImportError otherwise."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise FioImportError(f"{file} is not text, so not fio JSON output") from None
+        mode = file.stat().st_mode
     except OSError as exc:
         raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
-    run = read_fio_output(text, source=str(file.resolve()), label=label)
+    if not stat.S_ISREG(mode):
+        raise FioImportError(f"{file} is not a regular file (a directory, device or FIFO), so not fio JSON output")
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise FioImportError(f"{file} is larger than {MAX_IMPORT_BYTES // (1 << 20)} MiB; not one fio run's output")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FioImportError(f"{file} is not text, so not fio JSON output") from None
+    return read_fio_output(text, source=str(file.resolve()), label=label)
+
+
+def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label: str = "") -> int:
+    """Store the fio JSON output in ``path`` as a run with preset "imported"; returns the run ID."""
+    return store_fio_run(store, read_fio_file(path, label=label))
+
+
+def store_fio_run(store: ResultsStore, run: FioRun) -> int:
+    """Store a run read by :func:`read_fio_output`; returns its ID."""
     return store.add_run(
         run.setup,
         status=run.status,

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_PID_MAX = 1 << 22  # the kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit)
 
 
 def _boot_id() -> str:
@@ -37,12 +38,14 @@ def owner_alive(token: str | None) -> bool:
     if not token:
         return False
     parts = token.split("/")
-    if len(parts) != 3 or not parts[1].isdigit():
+    if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()) or len(parts[1]) > 10:
         return False
     boot_id, pid_text, ticks = parts
     if boot_id and boot_id != _boot_id():
         return False
     pid = int(pid_text)
+    if not 0 < pid <= _PID_MAX:
+        return False  # a damaged token: no such process can exist
     if ticks:
         # A different start time means the PID was reused by another process.
         return _start_ticks(pid) == ticks

@@ -175,6 +175,7 @@ def to_request(form: CreateForm, inventory: Inventory) -> CreateRequest:
         bitmap=form.bitmap if offered.bitmap_enabled else "none",
         assume_clean=form.assume_clean and offered.assume_clean_enabled,
         build=build,
+        active_arrays=frozenset(a.name for a in inventory.arrays),
     )
 
 

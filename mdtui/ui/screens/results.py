@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.cli_results import render_run
-from mdtui.errors import MdtuiError
+from mdtui.safefile import write_text
 from mdtui.store.compare import Comparison, NormalisedTable, compare, normalise
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import CompareError, StoreMissingError
@@ -59,11 +59,9 @@ def export_stem(kind: str, ids: Sequence[int]) -> str:
     return f"mdtui-{kind}-" + "-".join(str(run_id) for run_id in ordered)
 
 
-def write_export(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise MdtuiError(f"cannot write {path}: {exc.strerror}") from None
+def write_export(path: Path, text: str, db_path: Path) -> None:
+    """Write an export the dialog confirmed (a second Enter replaces a file); never onto the database."""
+    write_text(path, text, replace=True, protected=(db_path,))
 
 
 # -- messages ----------------------------------------------------------------------------------
@@ -145,7 +143,7 @@ class _ResultsScreen(Screen[None]):
     def run_export(self, request: ExportRequest, render: Callable[[str], str], what: str) -> None:
         """Thread worker: build the text (which may read the database) and write the file."""
         try:
-            write_export(request.path, render(request.fmt))
+            write_export(request.path, render(request.fmt), self.db_path)
         except Exception as exc:  # a failed export is a message, never a traceback
             self.post_message(StoreFailed(failure_reason(f"Exporting to {request.path}", exc)))
             return

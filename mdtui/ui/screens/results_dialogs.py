@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from mdtui.safefile import output_problem
 from mdtui.store.export import FORMATS, format_metric, unit_text
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 from mdtui.ui.results_render import geometry_text
@@ -66,14 +66,8 @@ def resolve_export_path(text: str, cwd: Path | None = None) -> Path:
 
 
 def export_path_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be written as an export, or None."""
-    if path.is_dir():
-        return f"{path} is a directory; name a file in it"
-    if not path.parent.is_dir():
-        return f"{path.parent} does not exist"
-    if not os.access(path.parent, os.W_OK):
-        return f"{path.parent} is not writable"
-    return None
+    """Why ``path`` cannot be written as an export (a directory, a device, a database...), or None."""
+    return output_problem(path)
 
 
 class ExportScreen(ModalScreen[ExportRequest | None]):
