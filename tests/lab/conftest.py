@@ -1,8 +1,10 @@
 """Fixtures for the real-kernel lab (see tests/lab/README.md).
 
-Tests marked ``lab`` (every test in tests/lab is marked automatically) are skipped when QEMU or a
-suitable kernel is missing, unless the environment variable ``CI`` is set: under CI a missing lab
-is a failure, so a broken CI image cannot silently skip the only tests that touch real md.
+Tests marked ``lab`` (every test in tests/lab is marked automatically) FAIL with the reason when
+QEMU, a suitable kernel or busybox is missing and either ``MDTUI_LAB_REQUIRED`` (scripts/test
+exports it) or ``CI`` is set (the rule is ``ci.lab_required``/``ci.in_ci`` in tests/ci.py), so
+neither the README's test command nor a broken CI image can silently drop the only tests that touch
+real md. A bare ``pytest`` outside CI skips them with the reason; ``-m "not lab"`` leaves them out.
 
 Fixtures:
 
@@ -16,23 +18,18 @@ Fixtures:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ci import lab_required
 
 from .harness import TIMINGS, Guest, GuestPool, Machine, boot, lab_problem
 from .machines import STANDARD
 
 LAB_DIR = Path(__file__).resolve().parent
-
-
-def ci_is_set() -> bool:
-    """True when the CI environment variable is set to anything but empty, 0, false or no."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @cache
@@ -54,8 +51,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     problem = _problem()
     if problem is None:
         return
-    if ci_is_set():
-        pytest.fail(f"{problem}. CI is set, so a missing lab fails instead of skipping.", pytrace=False)
+    required = lab_required()
+    if required:
+        pytest.fail(f"{problem}. {required}, so a missing lab fails instead of skipping.", pytrace=False)
     pytest.skip(problem)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ci import in_ci
 
 from mdtui.errors import MdtuiError
 from mdtui.model.job import MIB, JobSpec, JobStatus, Progress, RwMode, Tool
@@ -24,7 +25,7 @@ LOOP_SIZE = 64 * MIB
 
 def _skip_or_fail(reason: str) -> None:
     # In CI a missing loop device is a broken setup, not a reason to skip.
-    if os.environ.get("CI"):
+    if in_ci():
         pytest.fail(reason)
     pytest.skip(reason)
 
