@@ -23,6 +23,7 @@ from mdtui.store.export import (
     export_runs,
     format_metric,
     format_setting,
+    runs_json,
 )
 from mdtui.store.fio_import import read_fio_file, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
@@ -76,12 +77,15 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
     listing = sub.add_parser("list", help="stored runs, newest first", parents=[common])
     listing.add_argument("--limit", type=_positive, default=None, metavar="N", help="show only the newest N runs")
+    listing.add_argument("--json", action="store_true", help="print the runs as JSON (format mdtui-results)")
 
     show = sub.add_parser("show", help="everything stored about one run", parents=[common])
     show.add_argument("run", type=_run_id, metavar="ID")
+    show.add_argument("--json", action="store_true", help="print the run, with its samples, as JSON")
 
     def output_options(command: argparse.ArgumentParser, default: str) -> None:
         command.add_argument("--format", choices=FORMATS, default=default, help=f"output format (default: {default})")
+        command.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
         command.add_argument(
             "-o", "--output", metavar="FILE", help="write to FILE instead of standard output (a new file)"
         )
@@ -169,13 +173,26 @@ def render_list(runs: Sequence[RunRecord]) -> str:
         chunk = run.array.get("chunk_bytes")
         lines.append(
             f"{run.id:>5}  {_local(run.started_at):<16}  {run.status.value:<11}  {run.preset[:12]:<12}  "
-            f"{(run.target or '-')[-14:]:<14}  {run.array.get('level') or '-'!s:<7}  "
+            f"{short_target(run.target, 14):<14}  {run.array.get('level') or '-'!s:<7}  "
             f"{iec_bytes(chunk) if chunk else '-':>9}  "
             f"{format_metric(bandwidth, run.metrics.read_bw_bytes_per_s):>10}  "
             f"{format_metric(bandwidth, run.metrics.write_bw_bytes_per_s):>10}  "
             f"{format_metric(iops, total_iops):>10}  {run.label}".rstrip()
         )
     return "\n".join(lines)
+
+
+def short_target(target: str, width: int) -> str:
+    """A target that fits ``width``: "/dev/md0", or "nvme0n1 +3" for several devices (never cut mid-list)."""
+    parts = [part.strip() for part in (target or "").split(",") if part.strip()]
+    if not parts:
+        return "-"
+    first = parts[0]
+    if len(parts) > 1:
+        first = first.removeprefix("/dev/")
+        more = f" +{len(parts) - 1}"
+        return (first[: width - len(more) - 1] + "…" if len(first) + len(more) > width else first) + more
+    return first if len(first) <= width else "…" + first[-(width - 1) :]
 
 
 def render_run(run: RunRecord) -> str:
@@ -270,16 +287,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
         with _store(args) as store:
             runs = store.list_runs(limit=args.limit)
     except StoreMissingError:
+        if args.json:
+            print(runs_json([]), end="")
+            return 0
         path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
         print(f"No runs yet ({path} does not exist).")
         return 0
-    print(render_list(runs) if runs else f"No runs in {store.path}.")
+    if args.json:
+        print(runs_json(runs, include_samples=False), end="")
+    else:
+        print(render_list(runs) if runs else f"No runs in {store.path}.")
     return 0
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
     with _store(args) as store:
-        print(render_run(store.get_run(args.run)))
+        run = store.get_run(args.run)
+    print(runs_json([run]) if args.json else render_run(run), end="" if args.json else "\n")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from typing import Any
 
 
@@ -24,6 +25,18 @@ def rate_mb_s(bytes_per_s: int | float | None) -> str:
     if bytes_per_s is None:
         return "unknown"
     return f"{bytes_per_s / 1e6:,.0f} MB/s"
+
+
+def times(ratio: float | None) -> str:
+    """A ratio as "1.01×"; below 0.1 with two significant digits ("0.0023×", never a flat "0.00×")."""
+    if ratio is None or not math.isfinite(ratio):
+        return "?×"
+    if ratio == 0 or abs(ratio) >= 0.1:
+        return f"{ratio:.2f}×"
+    if abs(ratio) >= 1e-4:
+        return f"{ratio:.2g}×"
+    decimals = 1 - math.floor(math.log10(abs(ratio)))  # .2g would switch to 1e-05 here
+    return f"{ratio:.{decimals}f}×"
 
 
 def duration(seconds: float | None) -> str:

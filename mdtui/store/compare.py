@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -95,7 +94,8 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
         for key, inner in value.items():
             _flatten(f"{prefix}.{key}", inner, out)
     elif isinstance(value, (list, tuple)):
-        out[prefix] = json.dumps(value, sort_keys=True, default=str)
+        # Kept as a list (compared by value): shown as "a, b" in tables and as a JSON list in exports.
+        out[prefix] = list(value)
     else:
         out[prefix] = value
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from mdtui.format import iec_bytes
+from mdtui.format import iec_bytes, times
 from mdtui.store.compare import Comparison, ConfigDifference, NormalisedTable, RatioTable, Verdict, run_settings
 from mdtui.store.fio_import import parse_fio_output
 from mdtui.store.records import METRICS, MetricInfo, RunRecord
@@ -43,17 +43,22 @@ def format_ratio(value: float | None, verdict: Verdict | None = None) -> str:
     if value is None:
         # A zero baseline has no ratio, yet going from nothing to something is still a direction.
         return verdict.value if verdict in (Verdict.BETTER, Verdict.WORSE) else "-"
-    text = f"{value:.2f}×"
+    text = times(value)
     if verdict in (Verdict.BETTER, Verdict.WORSE):
         text += f" {verdict.value}"
     return text
 
 
 def format_setting(key: str, value: Any) -> str:
-    if value is None or value == "":
+    if value is None or value == "" or value == []:
         return "-"
     if key.endswith("_bytes") and isinstance(value, (int, float)) and not isinstance(value, bool):
         return iec_bytes(value)
+    if isinstance(value, (list, tuple)):
+        # Devices and models read as a list ("nvme0n1, nvme1n1"), not as JSON.
+        return ", ".join(format_setting(key, item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{name}={format_setting(name, item)}" for name, item in value.items())
     return str(value)
 
 
@@ -193,12 +198,13 @@ def run_to_dict(run: RunRecord, *, include_samples: bool = True, include_raw: bo
     return out
 
 
-def runs_json(runs: Sequence[RunRecord], *, include_raw: bool = False) -> str:
+def runs_json(runs: Sequence[RunRecord], *, include_raw: bool = False, include_samples: bool = True) -> str:
+    """The one JSON shape for runs (`results list/show --json`, `export --format json`)."""
     return _json(
         {
             "format": "mdtui-results",
             "version": JSON_FORMAT_VERSION,
-            "runs": [run_to_dict(run, include_raw=include_raw) for run in runs],
+            "runs": [run_to_dict(run, include_raw=include_raw, include_samples=include_samples) for run in runs],
         }
     )
 

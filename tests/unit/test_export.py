@@ -204,7 +204,7 @@ def test_ratio_table_exports():
         "|-----------|-----------:|-------------:|------------:|\n"
         "| #1 single |    160,000 |        1.00× |       0.25× |\n"
         "| #2 raid0  |    640,000 |        4.00× |       1.00× |\n"
-        "| #3 raid5  |     40,000 |        0.25× |       0.06× |\n"
+        "| #3 raid5  |     40,000 |        0.25× |      0.062× |\n"
     )
     assert export_ratio_table(table, "csv") == (
         "run,label,write_iops,ratio_vs_1,ratio_vs_2\n"

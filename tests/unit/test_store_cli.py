@@ -162,3 +162,44 @@ def test_bad_arguments_exit_2_through_argparse(db, capsys):
 def test_unwritable_output_file(db, capsys, tmp_path):
     results(capsys, "import", str(READ), "--db", db)
     one_line_error(*results(capsys, "export", "1", "-o", str(tmp_path / "no" / "dir.md"), "--db", db), "cannot write")
+
+
+def test_list_show_and_compare_speak_one_json_schema(db, capsys):
+    with ResultsStore(db) as store:
+        for index, latency in enumerate((400_000.0, 1_000.0)):
+            store.add_run(
+                RunSetup(
+                    preset="custom",
+                    target="/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1",
+                    params={"filename": ["/dev/nvme0n1", "/dev/nvme1n1"][: index + 1]},
+                ),
+                status=RunStatus.COMPLETE,
+                started_at=datetime(2024, 5, 1, 12, index, tzinfo=UTC),
+                ended_at=datetime(2024, 5, 1, 12, index, 30, tzinfo=UTC),
+                metrics=Metrics(read_lat_mean_ns=latency, read_bw_bytes_per_s=1e9),
+            )
+    code, out, _ = results(capsys, "list", "--json", "--db", db)
+    listing = json.loads(out)
+    assert code == 0 and (listing["format"], listing["version"]) == ("mdtui-results", 1)
+    assert [run["id"] for run in listing["runs"]] == [2, 1] and "samples" not in listing["runs"][0]
+    code, out, _ = results(capsys, "show", "1", "--json", "--db", db)
+    shown = json.loads(out)
+    assert code == 0 and shown["format"] == "mdtui-results" and shown["runs"][0]["samples"] == []
+    assert shown["runs"][0]["metrics"]["read_lat_mean_ns"] == 400_000.0
+    code, as_json, _ = results(capsys, "compare", "1", "2", "--json", "--db", db)
+    _, as_format, _ = results(capsys, "compare", "1", "2", "--format", "json", "--db", db)
+    assert code == 0 and as_json == as_format and json.loads(as_json)["format"] == "mdtui-comparison"
+
+    # A multi-device target is shortened from the right, never cut to ", /dev/nvme3n1".
+    code, out, _ = results(capsys, "list", "--db", db)
+    assert "nvme0n1 +3" in out.splitlines()[1] and ", /dev" not in out
+    # A latency that fell 400-fold is 0.0025×, not 0.00×; device lists read as lists, not JSON.
+    code, out, _ = results(capsys, "compare", "1", "2", "--db", db)
+    assert "0.0025× better" in out and "0.00×" not in out
+    assert "/dev/nvme0n1, /dev/nvme1n1" in out and '["' not in out
+
+
+def test_empty_database_lists_as_json_too(db, capsys):
+    code, out, _ = results(capsys, "list", "--json", "--db", db)
+    assert code == 0 and json.loads(out)["runs"] == []
+    assert not Path(db).exists()
