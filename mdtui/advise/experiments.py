@@ -24,13 +24,15 @@ from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_ta
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
 
-# Finding 1's job, with the job count swept: 4 MiB sequential direct reads, libaio, iodepth 12.
+# The job of finding 1 (docs/findings.md), with the job count swept: 4 MiB sequential direct reads, libaio,
+# iodepth 12.
 PARALLELISM_NUMJOBS: tuple[int, ...] = (1, 4, 16, 64)
 PARALLELISM_BLOCK = 4 * MIB
 PARALLELISM_IODEPTH = 12
 PARALLELISM_RUNTIME_S = 30
 PARALLELISM_QUICK_RUNTIME_S = 5
-# Finding 5 swept 4 KiB to 8 MiB; these bracket its best single-reader (2 MiB) and concurrent (8 MiB) results.
+# Finding 5 (docs/findings.md) swept 4 KiB to 8 MiB; these bracket its best single-reader (2 MiB) and
+# concurrent (8 MiB) results.
 DEFAULT_CHUNKS_KIB: tuple[int, ...] = (64, 512, 2048)
 COMPARED_LEVELS: tuple[RaidLevel, ...] = (RAID0, RAID10, RAID5, RAID6)
 
@@ -110,8 +112,8 @@ def governor_ab(
 ) -> ExperimentResult:
     """The preset under the current governor, then with every core on ``governor``; the old ones come back.
 
-    Finding 2's test (sync-random) by default. The previous governors are restored even when the second
-    run fails or is cancelled.
+    The test of finding 2 (docs/findings.md), sync-random, by default. The previous governors are restored
+    even when the second run fails or is cancelled.
     """
     before = read_governors(root)
     if not before:
@@ -139,7 +141,10 @@ def parallelism_sweep(
     runtime_s: int | None = None,
     cancel: threading.Event | None = None,
 ) -> ExperimentResult:
-    """Finding 1's read (4 MiB, iodepth 12) with 1, 4, 16 and 64 jobs: where the md device saturates. Read-only."""
+    """The read of finding 1 (4 MiB, iodepth 12) with 1, 4, 16 and 64 jobs: where the md device saturates.
+
+    Read-only. Finding 1 is in docs/findings.md.
+    """
     runtime = runtime_s or (PARALLELISM_QUICK_RUNTIME_S if quick else PARALLELISM_RUNTIME_S)
     done: list[ExperimentRun] = []
     for jobs in numjobs:
@@ -203,7 +208,10 @@ def temporary_array(plan: CreatePlan, tools: ArrayTools, *, confirmed: bool) -> 
 
 
 def sweep_request(device: str, level: RaidLevel, members: Sequence[Disk], chunk_kib: int | None) -> CreateRequest:
-    """An array for measuring: --assume-clean where a resync would run (finding 5), no bitmap (finding 4)."""
+    """An array for measuring: --assume-clean where a resync would run (finding 5), no bitmap (finding 4).
+
+    Both findings are in docs/findings.md.
+    """
     return CreateRequest(
         device=device,
         level=level,
@@ -238,7 +246,8 @@ def chunk_sweep(
     cancel: threading.Event | None = None,
     **options: Any,
 ) -> ExperimentResult:
-    """Finding 5's sweep: the preset on one raw member, then per chunk create, measure, tear down.
+    """The sweep of finding 5 (docs/findings.md): the preset on one raw member, then per chunk create, measure,
+    tear down.
 
     Every plan is made (and so validated) before anything runs. The table is each array's figure ÷ (the
     raw member's × data disks), as finding 5 normalised it. With a preset that writes, the runner must
@@ -268,7 +277,7 @@ def chunk_sweep(
         done.append(ExperimentRun(label, run_ids))
         data_disks.update((run_id, plan.data_disks) for run_id in run_ids)
     runs = store.get_runs([run_id for run in done[1:] for run_id in run.run_ids])
-    # Finding 5 divided every figure by the raw disk's first reading (offset 0, one reader).
+    # Finding 5 (docs/findings.md) divided every figure by the raw disk's first reading (offset 0, one reader).
     device = store.get_run(done[0].run_ids[0])
     table = normalise(runs, device, metric=metric, data_disks_by_run=data_disks)
     return ExperimentResult("chunk-sweep", tuple(done), normalised=table)
@@ -292,7 +301,7 @@ def level_comparison(
     cancel: threading.Event | None = None,
     **options: Any,
 ) -> ExperimentResult:
-    """Each level on the same members with the disk-mark matrix (finding 4: 256 KiB chunk, no bitmap).
+    """Each level on the same members with the disk-mark matrix (docs/findings.md, finding 4: 256 KiB chunk, no bitmap).
 
     Levels the member count cannot make are skipped with a note. The ratio tables put every level against
     RAID0 and RAID10, as finding 4 read its matrix. disk-mark writes: the runner must allow writes to ``device``.
@@ -325,7 +334,8 @@ def _step_metric(step: str) -> str:
 
 
 def level_matrix(store: ResultsStore, points: Sequence[ExperimentRun]) -> tuple[RatioTable, ...]:
-    """Finding 4's matrix: per step (SEQ1MQ8T8 read, RND4KQ32T8 write ...) each level against RAID0 and RAID10.
+    """The matrix of finding 4 (docs/findings.md): per step (SEQ1MQ8T8 read, RND4KQ32T8 write ...) each level
+    against RAID0 and RAID10.
 
     Runs are matched across levels by the step the benchmark engine recorded (``params["step"]``).
     """

@@ -58,7 +58,7 @@ class Finding:
     """One thing worth knowing, the numbers that triggered it, why it matters and what to do.
 
     ``id`` is stable across runs for the same cause ("slow-member:md0"), so a UI can keep its place.
-    ``why`` cites the measured effect from the field findings (DESIGN.md) with their numbers.
+    ``why`` cites the measured effect from the field findings (docs/findings.md) with their numbers.
     """
 
     id: str

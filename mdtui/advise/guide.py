@@ -124,7 +124,7 @@ def before_run_findings(inventory: Inventory, device: str) -> tuple[Finding, ...
 
 
 def experiment_writes(key: str) -> bool:
-    """The governor A/B runs finding 2's sync-random preset, which writes; the parallelism sweep only reads."""
+    """The governor A/B runs finding 2's sync-random preset (docs/findings.md), which writes; the sweep only reads."""
     return key == "governor-ab"
 
 

@@ -25,21 +25,22 @@ PAGE_BYTES = 4096
 SUGGESTED_STRIPE_CACHE_PAGES = 4096
 # A downgrade that costs this share of the array's throughput is critical, not just a warning.
 CRITICAL_COST_FRACTION = 0.25
-# Finding 2: the CPU never rose above 2.3 of 4.2 GHz (0.55) under powersave during the runs.
+# Finding 2 (docs/findings.md): the CPU never rose above 2.3 of 4.2 GHz (0.55) under powersave during the runs.
 LOW_FREQUENCY_FRACTION = 0.6
 MIN_LOADED_SNAPSHOTS = 3
 # A snapshot counts as "under load" when the devices moved at least this much (a benchmark, not idle noise).
 LOAD_BYTES_PER_S = 10e6
 # An md thread this busy is the array's limit: parity is computed on one core per array.
 MD_THREAD_SATURATED_PERCENT = 90.0
-# Finding 1: md needed 16-64 jobs to approach the members' sum; well under it means too little parallelism.
+# Finding 1 (docs/findings.md): md needed 16-64 jobs to approach the members' sum; well under it means too
+# little parallelism.
 PARALLELISM_SHORTFALL = 0.8
-# Chunk sizes the findings support (finding 5).
+# Chunk sizes the findings support (finding 5, docs/findings.md).
 SEQUENTIAL_MIN_CHUNK_KIB = 512
 CONCURRENT_MIN_CHUNK_KIB = 1024
 SMALL_RANDOM_MIN_CHUNK_KIB = 64
 
-# Finding 4, random 4 KiB writes at Q32T8 on four SAS3 SSDs, IOPS.
+# Finding 4 (docs/findings.md), random 4 KiB writes at Q32T8 on four SAS3 SSDs, IOPS.
 RND4K_WRITE_IOPS = {"single": 169_000, "raid0": 613_000, "raid1": 154_000, "raid10": 276_000, "raid5": 58_300,
                     "raid6": 65_400}
 
@@ -165,9 +166,9 @@ def member_sets(inp: AdviceInput) -> list[MemberSet]:
 # --- links -----------------------------------------------------------------------------------------
 
 WEAKEST_LINK_WHY = (
-    "A stripe runs at its slowest member × N (finding 1: one NVMe drive in a PCIe 1.0 slot read 832 MB/s "
-    "against ~1650 MB/s for its peers, and the RAID0 of four read 3322 MB/s = 832 × 4 while the raw drives "
-    "together read 5645 MB/s)."
+    "A stripe runs at its slowest member × N (docs/findings.md, finding 1: one NVMe drive in a PCIe 1.0 slot "
+    "read 832 MB/s against ~1650 MB/s for its peers, and the RAID0 of four read 3322 MB/s = 832 × 4 while the "
+    "raw drives together read 5645 MB/s)."
 )
 
 
@@ -313,9 +314,9 @@ def rule_downgraded_links(inp: AdviceInput) -> list[Finding]:
 # --- CPU frequency ---------------------------------------------------------------------------------
 
 GOVERNOR_WHY = (
-    "Finding 2: a RAID10 of four SATA SSDs did 669/605 MB/s (sync 512 KiB random read/write, one job) under "
-    "intel_pstate powersave against 780/750 MB/s under performance, the spread between runs grew from ~35 "
-    "to ~50 MB/s, and the CPU never rose above 2.3 of 4.2 GHz."
+    "Finding 2 (docs/findings.md): a RAID10 of four SATA SSDs did 669/605 MB/s (sync 512 KiB random "
+    "read/write, one job) under intel_pstate powersave against 780/750 MB/s under performance, the spread "
+    "between runs grew from ~35 to ~50 MB/s, and the CPU never rose above 2.3 of 4.2 GHz."
 )
 
 
@@ -401,8 +402,8 @@ def rule_governor(inp: AdviceInput) -> list[Finding]:
 
 RESYNC_WHY = (
     "A resync reads every member (and writes parity) while the benchmark runs, so the figures measure both; "
-    "the field measurements in finding 5 made their arrays with --build or --assume-clean so that no resync "
-    "disturbed the runs."
+    "the field measurements of finding 5 (docs/findings.md) made their arrays with --build or --assume-clean "
+    "so that no resync disturbed the runs."
 )
 
 
@@ -527,8 +528,9 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
                 ),
                 evidence=evidence,
                 why=(
-                    "An md device needs more I/O in flight than one disk to keep every member busy (finding 1: "
-                    "raw drives together 6353 MB/s, the md device 4989 MB/s with 16 jobs and 5872 MB/s with 64)."
+                    "An md device needs more I/O in flight than one disk to keep every member busy "
+                    "(docs/findings.md, finding 1: raw drives together 6353 MB/s, the md device 4989 MB/s with "
+                    "16 jobs and 5872 MB/s with 64)."
                 ),
                 what_to_do=(
                     "Run the parallelism sweep (numjobs 1, 4, 16, 64) to see where the array saturates; if more "
@@ -544,7 +546,7 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
 
 
 def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
-    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10 (finding 4)."""
+    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10 (finding 4, docs/findings.md)."""
     workload = inp.workload
     if workload is None or not workload.small_random_writes:
         return []
@@ -572,8 +574,9 @@ def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
                 ),
                 why=(
                     "Every small write to RAID5 reads old data and parity and writes both back (RAID6: three reads, "
-                    "three writes); finding 4 measured random 4 KiB writes at Q32T8 on four SAS3 SSDs of "
-                    "58.3K IOPS for RAID5 and 65.4K for RAID6 against 276K for RAID10 and 169K for one disk."
+                    "three writes); finding 4 (docs/findings.md) measured random 4 KiB writes at Q32T8 on four "
+                    "SAS3 SSDs of 58.3K IOPS for RAID5 and 65.4K for RAID6 against 276K for RAID10 and 169K for "
+                    "one disk."
                 ),
                 what_to_do=(
                     f"For {workload.title.split(':')[0].lower()}, prefer RAID10, or measure the levels on these "
@@ -595,9 +598,9 @@ def _chunk_finding(group: MemberSet, workload: Workload) -> tuple[str, Severity,
         return (
             "large sequential streams",
             Severity.WARNING,
-            "Finding 5 (three HDDs, 16 MiB direct reads, normalised to the raw disk): RAID5 read one stream at "
-            "0.95 with a 2 MiB chunk but 0.20 with a 4 KiB chunk; on RAID0 the chunk made no difference "
-            "(0.96-0.97).",
+            "Finding 5 (docs/findings.md; three HDDs, 16 MiB direct reads, normalised to the raw disk): RAID5 "
+            "read one stream at 0.95 with a 2 MiB chunk but 0.20 with a 4 KiB chunk; on RAID0 the chunk made no "
+            "difference (0.96-0.97).",
             "Use a chunk of 512 KiB to 2 MiB, or run the chunk sweep with this workload's reads.",
             2048,
         )
@@ -605,9 +608,9 @@ def _chunk_finding(group: MemberSet, workload: Workload) -> tuple[str, Severity,
         return (
             "many concurrent readers",
             Severity.INFO,
-            "Finding 5: with five readers at once larger chunks were always better on RAID5, 8 MiB reading "
-            "0.18-0.21 of the raw disk per data disk against 0.12 with 512 KiB: a reader that stays on one "
-            "member seeks less.",
+            "Finding 5 (docs/findings.md): with five readers at once larger chunks were always better on RAID5, "
+            "8 MiB reading 0.18-0.21 of the raw disk per data disk against 0.12 with 512 KiB: a reader that "
+            "stays on one member seeks less.",
             "Consider a chunk of 1 MiB or more, and confirm with the chunk sweep.",
             4096,
         )
@@ -616,7 +619,8 @@ def _chunk_finding(group: MemberSet, workload: Workload) -> tuple[str, Severity,
             "small random requests",
             Severity.WARNING,
             "A request that crosses a chunk boundary occupies two members instead of one, and with a tiny "
-            "chunk most of them do; finding 5's RAID5 read at 0.20 of the raw disk with a 4 KiB chunk.",
+            "chunk most of them do; in finding 5 (docs/findings.md) RAID5 read at 0.20 of the raw disk with a "
+            "4 KiB chunk.",
             "Use at least a 64 KiB chunk (database pages are 8-16 KiB); the chunk sweep shows the effect.",
             64,
         )
@@ -624,14 +628,17 @@ def _chunk_finding(group: MemberSet, workload: Workload) -> tuple[str, Severity,
 
 
 def rule_chunk_for_workload(inp: AdviceInput) -> list[Finding]:
-    """A chunk that does not fit the stated workload: large sequential vs small random vs concurrent (finding 5)."""
+    """A chunk that does not fit the stated workload: large sequential vs small random vs concurrent.
+
+    The thresholds come from finding 5 (docs/findings.md).
+    """
     workload = inp.workload
     if workload is None:
         return []
     findings = []
     for group in member_sets(inp):
         if group.level is RAID0 and Pattern.SMALL_RANDOM not in workload.patterns:
-            continue  # finding 5: on RAID0 the chunk made no difference for streaming reads
+            continue  # finding 5 (docs/findings.md): on RAID0 the chunk made no difference for streaming reads
         found = _chunk_finding(group, workload)
         if found is None:
             continue
@@ -677,8 +684,9 @@ def rule_bitmap(inp: AdviceInput) -> list[Finding]:
                 ),
                 why=(
                     "md marks a region dirty in the bitmap on every member before the first write to it, which "
-                    "small scattered writes hit most; the finding 4 figures (RAID10 276K random 4 KiB write IOPS) "
-                    "were measured with --bitmap none, so a bitmap array should not expect them."
+                    "small scattered writes hit most. No figure for that cost has been measured yet, but the "
+                    "finding 4 figures (RAID10 276K random 4 KiB write IOPS) were measured with --bitmap none, "
+                    "so a bitmap array should not expect them (docs/findings.md, finding 4 and knob figures)."
                 ),
                 what_to_do=(
                     "Keep the bitmap (it turns a full resync after a crash into a short one) but give it a larger "
@@ -722,8 +730,9 @@ def rule_stripe_cache(inp: AdviceInput) -> list[Finding]:
                 ),
                 why=(
                     "Parity writes are assembled in the stripe cache: a small one forces partial-stripe writes "
-                    "that read before they write (finding 4: RAID5 wrote 985 MB/s sequentially where one disk "
-                    "wrote 1123 MB/s, and 58.3K random-write IOPS against 169K)."
+                    "that read before they write (docs/findings.md, finding 4: RAID5 wrote 985 MB/s sequentially "
+                    "where one disk wrote 1123 MB/s, and 58.3K random-write IOPS against 169K). No figure for a "
+                    "larger cache has been measured yet (docs/findings.md, knob figures)."
                 ),
                 what_to_do=(
                     f"Try echo {SUGGESTED_STRIPE_CACHE_PAGES} > /sys/block/{array.name}/md/stripe_cache_size "
@@ -761,7 +770,10 @@ def _stored_thread_load(inp: AdviceInput, array_name: str) -> tuple[float, float
 
 
 def rule_parity_cpu(inp: AdviceInput) -> list[Finding]:
-    """The kernel's raid6/xor routines and their speeds next to the md thread's CPU under load (finding 3)."""
+    """The kernel's raid6/xor routines and their speeds next to the md thread's CPU under load.
+
+    The figures come from finding 3 (docs/findings.md).
+    """
     groups = [g for g in member_sets(inp) if g.level.parity]
     if not groups:
         return []
@@ -813,14 +825,15 @@ def rule_parity_cpu(inp: AdviceInput) -> list[Finding]:
                 title=title,
                 evidence=tuple(evidence),
                 why=(
-                    "Finding 3: a raid6 volume pushed ~400 MB/s of 64 KiB sequential writes with its md127_raid6 "
-                    "thread at just under 10% of a core with AVX, ~250 MB/s at ~20% without; reads of a clean "
-                    "array cost md almost nothing. The boot-time gen()/xor() figures are per core, far above "
-                    "what real writes reach."
+                    "Finding 3 (docs/findings.md): a raid6 volume pushed ~400 MB/s of 64 KiB sequential writes "
+                    "with its md127_raid6 thread at just under 10% of a core with AVX, ~250 MB/s at ~20% without; "
+                    "reads of a clean array cost md almost nothing. The boot-time gen()/xor() figures are per "
+                    "core, far above what real writes reach."
                 ),
                 what_to_do=(
                     "Measure it with the parity-cost run (64 KiB writes with the md thread's CPU); a saturated "
-                    "thread can be helped with group_thread_cnt in /sys/block/mdX/md/."
+                    "thread can be helped with group_thread_cnt in /sys/block/mdX/md/ (no measured figure for it "
+                    "yet: measure before and after)."
                 ),
                 experiment="parity-cost",
             )

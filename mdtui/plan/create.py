@@ -47,7 +47,7 @@ class CreateRequest:
     chunk_kib: int | None = None  # None: DEFAULT_CHUNK_KIB for levels with a chunk
     layout: str | None = None  # None: the level's default
     metadata: str | None = None  # "1.2", "1.0", "0.90"
-    bitmap: str = "none"  # "none" or "internal"; benchmarks want none (finding 4 used --bitmap none)
+    bitmap: str = "none"  # "none" or "internal"; benchmarks want none (finding 4 in docs/findings.md used none)
     bitmap_chunk_kib: int | None = None
     assume_clean: bool = False
     build: bool = False  # superblock-less `mdadm --build`, for raid0/linear test arrays
@@ -59,8 +59,8 @@ class CreateRequest:
 class ThroughputPrediction:
     """Large-block throughput expected from the slowest member's speed × how many members serve it.
 
-    Figures assume enough parallel I/O to keep every member busy: finding 1 needed 16 jobs (4989 MB/s)
-    to 64 jobs (5872 MB/s) to saturate an md device. None means a member's speed is unknown.
+    Figures assume enough parallel I/O to keep every member busy: finding 1 (docs/findings.md) needed 16 jobs
+    (4989 MB/s) to 64 jobs (5872 MB/s) to saturate an md device. None means a member's speed is unknown.
     """
 
     slowest_members: tuple[str, ...] = ()
@@ -449,7 +449,7 @@ def _predict(
     notes = [
         f"read: slowest member × {_factor(read_factor)} = {_mbps(slowest)} × {_factor(read_factor)} "
         f"= {_mbps(int(slowest * read_factor))}; write: × {_factor(write_factor)} = "
-        f"{_mbps(int(slowest * write_factor))} (finding 1: a stripe runs at slowest member × N, "
+        f"{_mbps(int(slowest * write_factor))} (docs/findings.md, finding 1: a stripe runs at slowest member × N, "
         "832 MB/s × 4 = 3328 MB/s predicted, 3322 MB/s measured)"
     ]
     notes += _level_notes(level, n, layout, slowest)
@@ -459,7 +459,8 @@ def _predict(
             "alone (the weakest-link run) for a real prediction"
         )
     notes.append(
-        "md needs more parallel I/O than one disk to reach this (finding 1: 4989 MB/s with 16 jobs, 5872 MB/s with 64)"
+        "md needs more parallel I/O than one disk to reach this (docs/findings.md, finding 1: 4989 MB/s with 16 "
+        "jobs, 5872 MB/s with 64)"
     )
     return ThroughputPrediction(
         slowest_members=slow_names,
@@ -489,7 +490,7 @@ def _level_notes(level: RaidLevel, members: int, layout: str | None, slowest: in
     if level.parity:
         return [
             "parity write is an upper bound for full-stripe writes; partial-stripe writes read before "
-            "they write and parity costs CPU (finding 3: raid6 ~400 MB/s of 64k writes; finding 4: "
+            "they write and parity costs CPU (docs/findings.md, finding 3: raid6 ~400 MB/s of 64k writes; finding 4: "
             "RAID5 wrote 985 MB/s where one disk wrote 1123 MB/s)"
         ]
     return []
@@ -519,7 +520,7 @@ def _speed_warnings(
     warnings.append(
         f"{described} {verb} the array to {f} × {_mbps(slowest)} = {_mbps(int(slowest * factor))}; "
         f"the others would allow {f} × {_mbps(next_speed)} = {_mbps(int(next_speed * factor))} "
-        "(finding 1: a stripe runs at slowest member × N)"
+        "(docs/findings.md, finding 1: a stripe runs at slowest member × N)"
     )
     return warnings
 
@@ -580,7 +581,8 @@ def _option_warnings(req: CreateRequest, level: RaidLevel, chunk_kib: int | None
         warnings.append(
             f"md will resync the new {level.name} right after creation, reading (and for parity "
             "writing) every member; benchmarks during the resync mislead: wait until it ends, or "
-            "create with --assume-clean on zeroed members (finding 5 used --build or --assume-clean)"
+            "create with --assume-clean on zeroed members (finding 5 in docs/findings.md used --build or "
+            "--assume-clean)"
         )
     if req.assume_clean and level.parity:
         warnings.append(
@@ -593,7 +595,7 @@ def _option_warnings(req: CreateRequest, level: RaidLevel, chunk_kib: int | None
         many = f" across {n} members" if n >= 6 else ""
         warnings.append(
             f"{chunk_kib} KiB chunks on {level.name}{many} split every large request into many small "
-            "member I/Os (finding 5: RAID5 read one stream at 0.20 of raw with 4 KiB chunks vs 0.95 "
+            "member I/Os (docs/findings.md, finding 5: RAID5 read one stream at 0.20 of raw with 4 KiB chunks vs 0.95 "
             "with 2 MiB)"
         )
     if level is RAID5 and n >= WIDE_RAID5_MEMBERS:

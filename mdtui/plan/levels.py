@@ -105,7 +105,7 @@ class RaidLevel:
 
     def small_write_text(self, members: int, layout: str | None = None) -> str:
         return (
-            "each small write is one member write (finding 4: RAID0 of 4 SSDs gave 613K IOPS of "
+            "each small write is one member write (docs/findings.md, finding 4: RAID0 of 4 SSDs gave 613K IOPS of "
             "random 4K writes vs 169K for one disk)"
         )
 
@@ -182,7 +182,7 @@ class Raid1(RaidLevel):
 
     def small_write_text(self, members: int, layout: str | None = None) -> str:
         return (
-            f"each small write goes to all {members} members (finding 4: RAID1 gave 154K IOPS of "
+            f"each small write goes to all {members} members (docs/findings.md, finding 4: RAID1 gave 154K IOPS of "
             "random 4K writes vs 169K for one disk)"
         )
 
@@ -220,7 +220,8 @@ class Raid4(RaidLevel):
     def small_write_text(self, members: int, layout: str | None = None) -> str:
         return (
             "each small write costs 2 reads + 2 writes: read old data and old parity, write new data "
-            "and new parity (finding 4: RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk)"
+            "and new parity (docs/findings.md, finding 4: RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one "
+            "disk)"
         )
 
 
@@ -250,7 +251,7 @@ class Raid6(Raid4):
     def small_write_text(self, members: int, layout: str | None = None) -> str:
         return (
             "each small write costs 3 reads + 3 writes: old data, P and Q are read, new data, P and Q "
-            "written (finding 4: RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk)"
+            "written (docs/findings.md, finding 4: RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk)"
         )
 
 
@@ -289,8 +290,8 @@ class Raid10(RaidLevel):
     def small_write_text(self, members: int, layout: str | None = None) -> str:
         copies = self.copies(members, layout)
         return (
-            f"each small write goes to {copies} members (finding 4: RAID10 gave 276K IOPS of random 4K "
-            "writes vs 169K for one disk)"
+            f"each small write goes to {copies} members (docs/findings.md, finding 4: RAID10 gave 276K IOPS of "
+            "random 4K writes vs 169K for one disk)"
         )
 
     def seq_read_factor(self, members: int, layout: str | None = None) -> Fraction:

@@ -342,7 +342,7 @@ def step_bytes(step: Step) -> int | None:
 def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[Step, ...]:
     """Preset steps with --runtime (time-based jobs), --size (size-based jobs), --iodepth and --numjobs set.
 
-    Parallelism matters to a result (finding 1: md needed 64 jobs to saturate), and a small machine
+    Parallelism matters to a result (finding 1 in docs/findings.md: md needed 64 jobs to saturate), and a small machine
     cannot hold the field tests' 16 jobs × 12 × 4 MiB buffers per member, so both can be changed.
     """
     changed: set[str] = set()
@@ -873,7 +873,7 @@ class MemberFigure:
 
 @dataclass(frozen=True)
 class WeakestLinkReport:
-    """Each member alone and together against the array (DESIGN finding 1: a stripe runs at slowest × N)."""
+    """Each member alone and together against the array (docs/findings.md, finding 1: a stripe runs at slowest × N)."""
 
     array: str
     level: str | None

@@ -1,4 +1,4 @@
-"""Benchmark presets as data (from the findings in DESIGN.md) and the exact fio/dd argv of a JobSpec."""
+"""Benchmark presets as data (from the field findings in docs/findings.md) and the exact fio/dd argv of a JobSpec."""
 
 from __future__ import annotations
 

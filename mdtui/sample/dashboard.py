@@ -157,7 +157,7 @@ def _mean_request_ms(rates: DeviceRates) -> float | None:
 def standouts(members: Sequence[MemberLoad]) -> dict[str, str]:
     """Member name → why it stands out: busier (utilisation) or slower (time per request) than its peers.
 
-    A stripe runs at its slowest member's pace (DESIGN.md finding 1), so the member that is saturated
+    A stripe runs at its slowest member's pace (finding 1 in docs/findings.md), so the member that is saturated
     while its peers idle, or takes twice as long per request, is the one to look at. Each member is
     set against the median of the *others*, so with two members each is compared with the other.
     """

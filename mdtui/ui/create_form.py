@@ -13,7 +13,7 @@ from mdtui.plan.create import BITMAP_CHOICES, DEFAULT_CHUNK_KIB, MIN_CHUNK_KIB, 
 from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID5, RaidLevel, level_from_name
 from mdtui.plan.rejected import PlanRejected
 
-# Finding 5 swept chunks up to 8 MiB; one step beyond leaves room for the sweep's largest point.
+# Finding 5 (docs/findings.md) swept chunks up to 8 MiB; one step beyond leaves room for the sweep's largest point.
 MAX_CHUNK_KIB = 16 * 1024
 CHUNK_CHOICES_KIB: tuple[int, ...] = tuple(
     MIN_CHUNK_KIB << shift for shift in range(64) if MIN_CHUNK_KIB << shift <= MAX_CHUNK_KIB

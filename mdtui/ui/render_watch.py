@@ -12,8 +12,8 @@ from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, TargetView
 from mdtui.ui.render import MISSING, WARNING_SIGN, Palette, array_state
 
 NO_CPUFREQ = "CPU frequency: not available (no cpufreq in this kernel/VM)"
-# DESIGN.md finding 2: md RAID10 lost 14-20% under the powersave governor against performance.
-POWERSAVE_NOTE = "powersave can cost md 15-20% (DESIGN finding 2)"
+# Finding 2 (docs/findings.md): md RAID10 lost 14-20% under the powersave governor against performance.
+POWERSAVE_NOTE = "powersave can cost md 15-20% (docs/findings.md, finding 2)"
 BAR_CELLS = 10
 
 
@@ -183,7 +183,7 @@ def members_table(view: TargetView, palette: Palette, wide: bool) -> Text:
 
 
 def governor_line(cpu: CpuState, palette: Palette, explain: bool = True) -> Text:
-    """Governor, driver, pstate mode and EPP; powersave is flagged (finding 2), with why when explain."""
+    """Governor, driver, pstate mode and EPP; powersave flagged (finding 2, docs/findings.md), with why when explain."""
     if not cpu.cpufreq_available:
         return Text(NO_CPUFREQ, style=palette.muted)
     text = Text("Governor ")

@@ -309,7 +309,7 @@ def shown_differences(differences: Sequence[ConfigDifference]) -> list[ConfigDif
     """The differences worth a row on screen: member serials only when nothing else tells the runs apart.
 
     Serials differ whenever other disks were used, which the member count, models and links already
-    say; when they are all that differs (a drive moved, finding 1) they are the story.
+    say; when they are all that differs (a drive moved, finding 1 in docs/findings.md) they are the story.
     """
     others = [d for d in differences if d.key != "array.member_serials"]
     return others or list(differences)
@@ -391,7 +391,7 @@ def comparison_renderable(comparison: Comparison, metric_index: int, palette: Pa
 
 
 def normalised_renderable(table: NormalisedTable, palette: Palette) -> RenderableType:
-    """Finding 5's view: each run ÷ (device speed × data disks), with bars on a scale that includes 1.00."""
+    """Finding 5's view (docs/findings.md): each run ÷ (device speed × data disks), bars on a scale with 1.00."""
     metric: MetricInfo = table.metric
     speed = f"{format_metric(metric, table.device_speed)} {unit_text(metric)}"
     source = f" (run {table.device_run.title})" if table.device_run else ""

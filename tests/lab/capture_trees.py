@@ -48,7 +48,7 @@ def derive_real_links(source: Path) -> Path:
 
     nvme0: healthy Gen3 x4 in a Gen3 x4 slot (8.0 GT/s x4, the values of the NVMe drive in the
            Prometheus procfs fixture, tests/fixtures/procfs). nvme1: a Gen3 x4 drive trained at 2.5 GT/s x4 in a
-           PCIe 1.0 slot (DESIGN.md finding 1). SATA link1 (sda, the HDD): 3.0 Gbps on a 6.0 Gbps
+           PCIe 1.0 slot (docs/findings.md, finding 1). SATA link1 (sda, the HDD): 3.0 Gbps on a 6.0 Gbps
            port; link2 (sdb, the SSD): 6.0 Gbps. SAS phys: 12.0 Gbit of 12.0 Gbit.
     """
     target = TREES / "real-links"

@@ -2,9 +2,9 @@
 
 Runs, in ID order (IDs are fixed because the database is new):
 1-2   the real fio 3.33 captures of tests/fixtures/store, imported as the CLI imports them;
-3-7   DESIGN finding 4, sequential 1 MiB writes Q8T8 on four SAS3 SSDs (256 KiB chunk): single disk
+3-7   finding 4 (docs/findings.md), sequential 1 MiB writes Q8T8 on four SAS3 SSDs (256 KiB chunk): single disk
       1123 MB/s, RAID0 4211, RAID10 1648, RAID5 985, RAID6 951;
-8-11  DESIGN finding 5, a chunk sweep on three 4 TB HDDs (dd 16 MiB direct reads at offset 0): the raw
+8-11  finding 5 (docs/findings.md), a chunk sweep on three 4 TB HDDs (dd 16 MiB direct reads at offset 0): the raw
       disk at 200 MiB/s and RAID5 with 4 KiB, 512 KiB and 2 MiB chunks at 0.20, 0.80 and 0.95 of
       (raw × 2 data disks);
 12    a run left "running" by a process that is gone: shown as interrupted.

@@ -141,7 +141,7 @@ async def test_full_flow_runs_nothing_destructive_without_confirmation(recorder:
         links = text_of(pilot, "#links-body")
         assert "Checked loop0, nvme4n1 as a raid10 for database" in links
         assert "CPU governor is powersave on 2 of 2 cores" in links
-        assert "669/605" in links  # the why cites finding 2's numbers
+        assert "669/605" in links  # the why cites finding 2's numbers (docs/findings.md)
 
         # Plan: the create screen opens with the draft; cancelling the confirmation creates nothing.
         await pilot.press("n", "n")

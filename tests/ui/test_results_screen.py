@@ -214,7 +214,7 @@ async def test_compare_shows_what_changed_above_the_core_ratios(db: Path, ids: d
         for row in expected.rows:
             for ratio, verdict in zip(row.ratios, row.verdicts, strict=True):
                 assert format_ratio(ratio, verdict) in text
-        # DESIGN finding 4: RAID0 wrote 4211 MB/s against 1123 for one disk, RAID5 985.
+        # Finding 4 (docs/findings.md): RAID0 wrote 4211 MB/s against 1123 for one disk, RAID5 985.
         assert "3.75× better" in text and "0.88× worse" in text
         assert "raid0" in text and "raid5" in text and "/dev/sdb" in text
         assert screen.sub_title.endswith("Write MB/s")

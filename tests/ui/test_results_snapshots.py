@@ -45,7 +45,7 @@ async def open_history(pilot: Pilot[None]) -> None:
 
 
 def comparing(ids: dict[str, int]) -> Callable[[Pilot[None]], object]:
-    """DESIGN finding 4: one SAS SSD as the baseline against RAID0, RAID10 and RAID5 of four."""
+    """Finding 4 (docs/findings.md): one SAS SSD as the baseline against RAID0, RAID10 and RAID5 of four."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await open_history(pilot)
@@ -78,7 +78,7 @@ def test_compare_160x48(snap_compare: SnapCompare, app: MdtuiApp, ids: dict[str,
 
 
 def test_normalised_sweep_80x24(snap_compare: SnapCompare, app: MdtuiApp, ids: dict[str, int]) -> None:
-    """DESIGN finding 5: RAID5 chunk sweep ÷ (raw HDD × 2 data disks)."""
+    """Finding 5 (docs/findings.md): RAID5 chunk sweep ÷ (raw HDD × 2 data disks)."""
 
     async def normalised(pilot: Pilot[None]) -> None:
         await open_history(pilot)

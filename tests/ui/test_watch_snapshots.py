@@ -14,7 +14,7 @@ SnapCompare = Callable[..., bool]
 
 
 def slow_member_tree(root: Path, **options: object) -> WatchTree:
-    """The weakest link (DESIGN.md finding 1): one member saturated and slow while its peers idle along."""
+    """The weakest link (docs/findings.md, finding 1): one member saturated and slow while its peers idle along."""
     tree = WatchTree(root, **options)  # type: ignore[arg-type]
     tree.busy_percent["nvme3n1"] = 100.0
     tree.await_ms["nvme3n1"] = 8.0

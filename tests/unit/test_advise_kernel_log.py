@@ -51,8 +51,8 @@ def test_benchmarked_kernel() -> None:
     assert (found.xor_function, found.xor_mb_s) == ("prefetch64-sse", 21990.0)
 
 
-def test_design_md_lines_as_quoted() -> None:
-    # DESIGN.md finding 3 quotes the xor line with "MB/s"; accept both spellings.
+def test_lines_as_quoted_in_finding_3() -> None:
+    # Finding 3 (docs/findings.md) quotes the xor line with "MB/s"; accept both spellings.
     text = "raid6: using algorithm avx2x4 gen() 23755 MB/s\nxor: using function: avx (28480 MB/s)\n"
     found = parse_kernel_log(text)
     assert (found.raid6_algorithm, found.raid6_gen_mb_s) == ("avx2x4", 23755.0)

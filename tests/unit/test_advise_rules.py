@@ -319,7 +319,7 @@ def store_weakest_link(store: ResultsStore, together: float, array: float) -> No
 
 def test_parallelism_fires_when_the_array_reads_well_under_its_members(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results.db") as store:
-        # Finding 1's numbers: raw drives together 6353 MB/s, the md device 4989 MB/s with 16 jobs.
+        # Finding 1's numbers (docs/findings.md): raw drives together 6353 MB/s, the md device 4989 MB/s with 16 jobs.
         store_weakest_link(store, together=6353e6, array=4989e6)
         store_weakest_link(store, together=6353e6, array=3000e6)
         runs = store.list_runs()
@@ -372,9 +372,9 @@ def test_level_rule_silent_for_raid10_or_streaming_workloads(real_links: Invento
 @pytest.mark.parametrize(
     ("level", "chunk", "workload_key", "fires"),
     [
-        ("raid5", 64, "backups", True),  # finding 5: small chunks ruin single-stream parity reads
+        ("raid5", 64, "backups", True),  # finding 5 (docs/findings.md): small chunks ruin single-stream parity reads
         ("raid5", 2048, "backups", False),
-        ("raid0", 64, "scratch", False),  # finding 5: on RAID0 the chunk made no difference
+        ("raid0", 64, "scratch", False),  # finding 5 (docs/findings.md): on RAID0 the chunk made no difference
         ("raid6", 512, "vm-images", True),  # concurrent readers want larger chunks
         ("raid6", 4096, "vm-images", False),
         ("raid10", 16, "database", True),  # pages straddle chunk boundaries

@@ -1,4 +1,7 @@
-"""Comparison maths: exact ratios, better/worse per metric direction, what changed, finding 4 and 5 tables."""
+"""Comparison maths: exact ratios, better/worse per metric direction, what changed, finding 4 and 5 tables.
+
+The findings are in docs/findings.md.
+"""
 
 from __future__ import annotations
 
@@ -145,14 +148,14 @@ def test_members_are_summarised_not_compared_whole():
     assert settings["array.members"] == 2
     assert settings["array.member_models"] == "2 × SSDPE2KX020T8"
     assert settings["array.member_serials"] == "NVME0N1, NVME1N1"
-    # Same disks in another order: only the link (finding 1, the weakest link) differs.
+    # Same disks in another order: only the link (finding 1 in docs/findings.md, the weakest link) differs.
     assert config_differences([before, after]) == (
         ConfigDifference("array.member_links", (f"2 × {fast}", f"1 × {slot}, 1 × {fast}")),
     )
 
 
 def test_ratio_table_against_several_references():
-    # Finding 4's shape (random 4K write IOPS), with figures whose ratios are exact in binary.
+    # Finding 4's shape (docs/findings.md; random 4K write IOPS), with figures whose ratios are exact in binary.
     single = make_run(1, Metrics(write_iops=160_000.0), label="single disk")
     raid0 = make_run(2, Metrics(write_iops=640_000.0), label="raid0")
     raid10 = make_run(3, Metrics(write_iops=320_000.0), label="raid10")

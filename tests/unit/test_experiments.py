@@ -363,7 +363,7 @@ def test_chunk_sweep_creates_measures_and_tears_down_each_chunk(
         "run raid5 chunk 512 KiB on /dev/md9",
         "destroy /dev/md9",
     ]
-    # Arrays for measuring: no resync (finding 5's --assume-clean) and no bitmap (finding 4).
+    # Arrays for measuring: no resync (finding 5's --assume-clean) and no bitmap (finding 4), see docs/findings.md.
     for plan in fake_md.created:
         assert "--assume-clean" in plan.argv and "--bitmap=none" in plan.argv
     assert ["--chunk=64K" in fake_md.created[0].argv, "--chunk=512K" in fake_md.created[1].argv] == [True, True]
@@ -372,7 +372,7 @@ def test_chunk_sweep_creates_measures_and_tears_down_each_chunk(
         assert plan.steps[0].argv == ("mdadm", "--stop", "/dev/md9")
         assert len(plan.member_paths) == 3
     assert ArrayRegistry(fake_md.registry.path).find("/dev/md9", None) is None
-    # Normalised as finding 5: figure ÷ (raw member × data disks); raid5 of 3 has 2 data disks.
+    # Normalised as finding 5 (docs/findings.md): figure ÷ (raw member × data disks); raid5 of 3 has 2 data disks.
     table = result.normalised
     assert table is not None
     assert [row.normalised for row in table.rows] == [pytest.approx(80 / 400), pytest.approx(380 / 400)]

@@ -40,7 +40,7 @@ def test_gen3_x4_is_healthy_and_moves_about_3_9_gb_s() -> None:
 
 
 def test_drive_in_a_gen1_slot_is_downgraded_and_slot_limited() -> None:
-    # DESIGN.md finding 1: a Gen3 x4 drive in a PCIe 1.0 slot trained at 2.5 GT/s x4.
+    # Finding 1 (docs/findings.md): a Gen3 x4 drive in a PCIe 1.0 slot trained at 2.5 GT/s x4.
     link = Link(LinkKind.PCIE, 2.5, 8.0, 4, 4, port_max_rate=2.5, port_max_width=4)
     assert link.downgraded and link.speed_downgraded and not link.width_downgraded
     assert link.slot_limited

@@ -332,7 +332,7 @@ class GuideScreen(Screen[core.GuideState | None]):
             return
         intro = Text(
             f"Reads each member of {device} alone, all members at once, then the array (quick mode, read-only): "
-            "a stripe runs at its slowest member × N (finding 1). Run starts it."
+            "a stripe runs at its slowest member × N (docs/findings.md, finding 1). Run starts it."
         )
         spoilers = core.before_run_findings(self.inventory, device) if self.inventory is not None else ()
         body.update(Group(findings_renderable(spoilers, self.palette()), intro) if spoilers else intro)

@@ -21,7 +21,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **w** watches the selected array live (or the first one; all disks when there is none)
-- **b** benchmarks the selected array or disk (presets from the field findings, live chart)
+- **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
 - **h** opens the results history (stored benchmark runs) to compare and export
 - **g** opens the guided setup: purpose, disks, findings, create, a weakest-link run, one experiment
 - **t** picks a theme; **?** shows this help; **q** quits
