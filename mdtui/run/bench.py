@@ -20,7 +20,7 @@ from statistics import median
 from typing import Any
 
 from mdtui.errors import MdtuiError, PlanError, SafetyError
-from mdtui.format import rate_mb_s, to_jsonable
+from mdtui.format import rate_mb_s, times, to_jsonable
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -931,12 +931,12 @@ class WeakestLinkReport:
         outlier = vs_others is not None and vs_others < OUTLIER_RATIO
         sentence = f"Slowest member: {slowest.device} at {rate_mb_s(slowest.alone_bytes_per_s)} alone"
         if vs_others is not None:
-            sentence += f", {_times(vs_others)} the median of the others"
+            sentence += f", {times(vs_others)} the median of the others"
         lines.append(sentence + (": it holds the array back." if outlier else "."))
         if self.array_bytes_per_s is not None and self.predicted_bytes_per_s is not None:
             lines.append(
-                f"{self.array} read {rate_mb_s(self.array_bytes_per_s)}: {_times(self.vs_predicted)} slowest × {n} "
-                f"({rate_mb_s(self.predicted_bytes_per_s)}) and {_times(self.vs_sum)} the members' sum alone "
+                f"{self.array} read {rate_mb_s(self.array_bytes_per_s)}: {times(self.vs_predicted)} slowest × {n} "
+                f"({rate_mb_s(self.predicted_bytes_per_s)}) and {times(self.vs_sum)} the members' sum alone "
                 f"({rate_mb_s(self.alone_sum_bytes_per_s)})."
             )
             vs_predicted = self.vs_predicted or 0.0
@@ -953,19 +953,12 @@ class WeakestLinkReport:
         together, alone = self.together_sum_bytes_per_s, self.alone_sum_bytes_per_s
         if together is not None and alone and together < SHARED_LIMIT_RATIO * alone:
             lines.append(
-                f"All members at once read {rate_mb_s(together)}, {_times(together / alone)} their sum alone: a "
+                f"All members at once read {rate_mb_s(together)}, {times(together / alone)} their sum alone: a "
                 "shared limit (HBA, PCIe switch, CPU) caps them together."
             )
         if self.level not in (None, "raid0"):
             lines.append(f"For {self.level}, slowest × N is an upper bound: not every member serves every read.")
         return tuple(lines)
-
-
-def _times(ratio: float | None) -> str:
-    """1.01×, or two significant digits for small ratios (a 20 MB/s member against 4 GB/s: 0.0046×)."""
-    if ratio is None:
-        return "?×"
-    return f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
 
 
 def _ratio(value: float | None, reference: float | None) -> float | None:

@@ -192,7 +192,7 @@ class RatioRow:
 
 @dataclass(frozen=True)
 class RatioTable:
-    """One metric for many runs, each as a ratio of several references (finding 4: vs single disk, vs RAID0)."""
+    """One metric for many runs as ratios of references (finding 4, docs/findings.md: vs single disk, vs RAID0)."""
 
     metric: MetricInfo
     references: tuple[RunRecord, ...]
@@ -244,7 +244,7 @@ class NormalisedRow:
 
 @dataclass(frozen=True)
 class NormalisedTable:
-    """A sweep normalised as in finding 5: 1.0 means every data disk ran at the reference device's speed."""
+    """A sweep normalised as in finding 5 (docs/findings.md): 1.0 means every data disk ran at the reference's speed."""
 
     metric: MetricInfo
     device_speed: float  # in the metric's unit

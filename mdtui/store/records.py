@@ -45,7 +45,7 @@ METRICS: tuple[MetricInfo, ...] = (
     # CPU figures are percent of one core, summed over fio jobs (fio's usr_cpu/sys_cpu per job).
     MetricInfo("cpu_usr_pct", "CPU usr %", "%", False),
     MetricInfo("cpu_sys_pct", "CPU sys %", "%", False),
-    # utime+stime of the md kernel thread over the run (finding 3), percent of one core.
+    # utime+stime of the md kernel thread over the run (finding 3, docs/findings.md), percent of one core.
     MetricInfo("md_thread_cpu_pct", "md thread CPU %", "%", False),
 )
 METRICS_BY_NAME: dict[str, MetricInfo] = {m.name: m for m in METRICS}
