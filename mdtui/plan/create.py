@@ -156,7 +156,7 @@ def plan_create(req: CreateRequest, member_speed_bytes_per_s: Mapping[str, int] 
         layout=layout,
         metadata=metadata,
         data_disks=float(data_disks),
-        usable_bytes=_usable_bytes(req.members, level, layout, chunk_bytes, metadata),
+        usable_bytes=_usable_bytes(req, level, layout, chunk_kib, metadata),
         fault_tolerance=level.fault_tolerance(members, layout),
         fault_tolerance_text=level.fault_tolerance_text(members, layout),
         stripe_width_bytes=stripe_width,
@@ -378,17 +378,26 @@ def _argv(
 
 
 def _usable_bytes(
-    members: Sequence[Disk],
+    req: CreateRequest,
     level: RaidLevel,
     layout: str | None,
-    chunk_bytes: int | None,
+    chunk_kib: int | None,
     metadata: str | None,
 ) -> int | None:
-    sizes = [d.size_bytes for d in members]
-    if any(s is None for s in sizes):
+    """The array's size in bytes as mdadm 4.2 and md create it (None when a size is unknown).
+
+    mdadm takes the 1.2 data offset from the first device in its argv and, for levels with a
+    component size, the smallest data area of all devices, spares included.
+    """
+    devices = (*req.members, *req.spares)
+    sizes = [d.size_bytes for d in devices if d.size_bytes is not None]
+    if len(sizes) != len(devices):
         return None
-    data = [md_meta.data_bytes(s, metadata) for s in sizes if s is not None]
-    return level.usable_bytes(data, layout, chunk_bytes)
+    component = level.uses_smallest_member()
+    data = md_meta.member_data_bytes(sizes, metadata, chunk_kib, component=component)
+    if component:
+        data = [min(data)] * len(req.members)
+    return level.usable_bytes(data[: len(req.members)], layout, chunk_kib * 1024 if chunk_kib else None)
 
 
 def _stripe_width_bytes(level: RaidLevel, chunk_bytes: int | None, data_disks: Fraction) -> int | None:

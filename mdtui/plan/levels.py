@@ -162,8 +162,18 @@ class Raid0(RaidLevel):
         return False
 
 
+# mdadm rounds a raid1's component size down to 64 KiB, in case it is ever reshaped to raid5
+# (Create.c: "we will need a chunksize. So round it off a bit now just to be safe").
+RAID1_ROUNDING_BYTES = 64 * 1024
+
+
 @dataclass(frozen=True)
 class Raid1(RaidLevel):
+    def usable_bytes(
+        self, member_bytes: Sequence[int], layout: str | None = None, chunk_bytes: int | None = None
+    ) -> int:
+        return _round_down(min(member_bytes), RAID1_ROUNDING_BYTES)
+
     def copies(self, members: int, layout: str | None = None) -> int:
         return members
 
@@ -264,10 +274,31 @@ class Raid10(RaidLevel):
         return tuple(found)
 
     def copies(self, members: int, layout: str | None = None) -> int:
+        return self._geometry(layout)[1]
+
+    def _geometry(self, layout: str | None) -> tuple[str, int]:
         match = _RAID10_LAYOUT.match(self.effective_layout(layout) or "")
         if match is None:
             raise ValueError(f"not a raid10 layout mdtui offers: {layout!r} (n2, f2, o2, n3, f3, o3)")
-        return int(match.group(2))
+        return match.group(1), int(match.group(2))
+
+    def usable_bytes(
+        self, member_bytes: Sequence[int], layout: str | None = None, chunk_bytes: int | None = None
+    ) -> int:
+        """md's raid10 arithmetic in whole chunks (calc_sectors, then raid10_size).
+
+        Far and offset layouts keep a whole number of chunks per copy on each member, so an odd
+        chunk count loses one chunk; near copies over an odd member count round down to a chunk.
+        """
+        if not chunk_bytes:
+            return super().usable_bytes(member_bytes, layout, chunk_bytes)
+        kind, copies = self._geometry(layout)
+        near, far = (copies, 1) if kind == "n" else (1, copies)
+        disks = len(member_bytes)
+        chunks = min(member_bytes) // chunk_bytes  # per member
+        in_array = chunks // far * disks // near
+        per_member = -(-in_array * copies // disks)  # calc_sectors rounds the used chunks up
+        return per_member // far * disks // near * chunk_bytes
 
     def data_disks(self, members: int, layout: str | None = None) -> Fraction:
         # md allows an odd member count (n2 over 3 members): capacity is members / copies.

@@ -16,6 +16,10 @@ SYSFS_LAYOUT = {"left-symmetric": "2", "n2": "258", "f2": "513", "o2": "66049"}
 # The plan speaks mdadm --layout's words; the inventory speaks mdadm --detail's.
 DETAIL_LAYOUT = {"n2": "near=2", "f2": "far=2", "o2": "offset=2"}
 STATE_ENV = {"MDTUI_STATE_DIR": "/tmp/mdtui-state"}
+# Planned usable capacity vs the created array's size (/sys/block/mdN/size × 512): the planner
+# models mdadm 4.2's data offset, bitmap and bad-block space and md's rounding per level
+# (mdtui/plan/metadata.py, levels.py), so the two must agree to the byte.
+PLANNED_SIZE_TOLERANCE_BYTES = 0
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +37,10 @@ def mdtui(guest: Guest, *args: str, check: bool = True, timeout: float = 180) ->
 
 def sysfs(guest: Guest, name: str) -> str:
     return guest.read_file(f"/sys/block/md0/md/{name}").strip()
+
+
+def sysfs_block(guest: Guest, device: str, name: str) -> str:
+    return guest.read_file(f"/sys/block/{device}/{name}").strip()
 
 
 def destroy_and_check_clean(guest: Guest, members: list[str]) -> None:
@@ -98,6 +106,14 @@ def test_create_builds_exactly_what_the_plan_said(
         bitmap = guest.run(["cat", "/sys/block/md0/md/bitmap/location"], check=False).stdout.strip()
         if level in ("raid1", "raid5", "raid6", "raid10"):
             assert bitmap == ("+8" if "internal" in level_args else "none")
+        # The plan's usable capacity is the array's size, to the byte.
+        real_bytes = int(sysfs_block(guest, "md0", "size")) * 512
+        print(
+            f"\nsize {level} {layout or ''} on {len(devices)}: planned {plan['usable_bytes']} B, array {real_bytes} B"
+        )
+        assert abs(plan["usable_bytes"] - real_bytes) <= PLANNED_SIZE_TOLERANCE_BYTES, (
+            f"planned {plan['usable_bytes']} B, array {real_bytes} B: off by {plan['usable_bytes'] - real_bytes} B"
+        )
         # What mdtui scan reads back matches the plan too.
         scanned = json.loads(mdtui(guest, "scan", "--json").stdout)
         md0 = next(a for a in scanned["arrays"] if a["name"] == "md0")
@@ -170,3 +186,91 @@ print(json.dumps({{"speeds": speeds, "predicted": plan.seq_read_bytes_per_s,
     predicted, measured = figures["predicted"], figures["measured"]
     print(f"raid0 with a 20 MB/s member: predicted {predicted / 1e6:.1f} MB/s, fio measured {measured / 1e6:.1f} MB/s")
     assert abs(predicted - measured) <= 0.15 * measured, figures
+
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+# Geometries where a rough planner goes wrong, each on fresh loop devices (sparse files in the
+# guest's tmpfs): (label, level, metadata, chunk KiB, layout, member sizes, spare sizes, bitmap).
+GEOMETRIES: list[tuple[str, str, str, int | None, str | None, list[int], list[int], str]] = [
+    ("raid1 rounds to 64 KiB; 1.2 headroom under 1 MiB", "raid1", "1.2", None, None,
+     [300 * MIB + 7 * 512] * 2, [], "none"),
+    ("raid1 internal bitmap on 1.2", "raid1", "1.2", None, None, [2 * GIB + 12345 * 512] * 2, [], "internal"),
+    ("raid10 f2 with an odd chunk count", "raid10", "1.2", 64, "f2", [64 * MIB + 64 * 1024] * 2, [], "none"),
+    ("raid10 n2 over 3 members, odd chunks", "raid10", "1.2", 64, "n2", [64 * MIB + 64 * 1024] * 3, [], "none"),
+    ("raid10 o2 over 3 members, odd chunks", "raid10", "1.2", 64, "o2", [64 * MIB + 64 * 1024] * 3, [], "none"),
+    ("4 MiB chunks keep 8 MiB of headroom", "raid5", "1.2", 4096, None, [GIB] * 3, [], "none"),
+    ("raid0: the first member's data offset for all", "raid0", "1.2", 64, None, [64 * MIB, 2 * GIB], [], "none"),
+    ("raid4 on odd members", "raid4", "1.2", 16, None, [200 * MIB + 3 * 512] * 3, [], "none"),
+    ("raid5 of 1 TB members: data at 129 MiB", "raid5", "1.2", 512, None, [10**12] * 3, [], "none"),
+    ("linear 1.0: no bitmap space", "linear", "1.0", None, None, [100 * MIB + 3 * 512, 50 * MIB + 1536], [], "none"),
+    ("raid6 1.0 over 8 GiB: 64 KiB bitmap space", "raid6", "1.0", 128, None, [9 * GIB + 5 * 512] * 4, [], "none"),
+    ("raid5 1.0: a spare with more bitmap space sets the size", "raid5", "1.0", 64, None, [8 * GIB] * 3,
+     [8 * GIB + 8192], "none"),
+    ("raid1 0.90", "raid1", "0.90", None, None, [100 * MIB + 100 * 512] * 2, [], "none"),
+    # (mdadm 4.2 refuses raid0 with 0.90 metadata: "0.90 metadata does not support layouts for RAID0".)
+    ("linear 0.90 mixed sizes", "linear", "0.90", None, None, [100 * MIB + 100 * 512, 80 * MIB + 512], [], "none"),
+    ("raid5 0.90 on odd members", "raid5", "0.90", 32, None, [100 * MIB + 100 * 512] * 3, [], "none"),
+]  # fmt: skip
+
+GEOMETRY_CODE = r"""
+import json, os, subprocess, sys
+from mdtui.model import Disk, Transport
+from mdtui.plan import CreateRequest, plan_create
+
+def run(*argv):
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv)}: rc {done.returncode}: {done.stderr}")
+    return done.stdout.strip()
+
+subprocess.run(["modprobe", "loop"], check=True)
+results = []
+for label, level, metadata, chunk, layout, sizes, spare_sizes, bitmap in json.loads(sys.argv[1]):
+    files, loops = [], []
+    try:
+        for i, size in enumerate(sizes + spare_sizes):
+            path = f"/tmp/geometry{i}.img"
+            with open(path, "wb") as image:
+                image.truncate(size)
+            files.append(path)
+            loops.append(run("losetup", "--find", "--show", path))
+        disks = [
+            Disk(name=os.path.basename(dev), dev_path=dev, transport=Transport.LOOP, logical_sector_bytes=512,
+                 size_bytes=int(open(f"/sys/block/{os.path.basename(dev)}/size").read()) * 512)
+            for dev in loops
+        ]
+        redundant = level not in ("raid0", "linear")
+        plan = plan_create(CreateRequest(
+            device="/dev/md9", level=level, members=tuple(disks[:len(sizes)]), spares=tuple(disks[len(sizes):]),
+            chunk_kib=chunk, layout=layout, metadata=metadata, bitmap=bitmap, assume_clean=redundant,
+            allow_mixed_sizes=True))
+        run(*plan.argv)
+        run("udevadm", "settle")
+        real = int(open("/sys/block/md9/size").read()) * 512
+        examine = run("mdadm", "--examine", loops[0])
+        offset = next((line.split(":", 1)[1].strip() for line in examine.splitlines() if "Data Offset" in line), None)
+        results.append({"label": label, "planned": plan.usable_bytes, "real": real, "data_offset": offset})
+    finally:
+        subprocess.run(["udevadm", "settle"])
+        subprocess.run(["mdadm", "--stop", "/dev/md9"], capture_output=True)
+        for dev in loops:
+            subprocess.run(["losetup", "-d", dev])
+        for path in files:
+            os.unlink(path)
+print(json.dumps(results))
+"""
+
+
+def test_planned_size_is_the_array_size_on_awkward_geometries(guest: Guest) -> None:
+    result = guest.run(
+        [guest.python_exe, "-c", GEOMETRY_CODE, json.dumps(GEOMETRIES)], env=STATE_ENV, timeout=600, check=False
+    )
+    assert result.rc == 0, result.stderr[-3000:]
+    rows = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [row["label"] for row in rows] == [g[0] for g in GEOMETRIES]
+    for row in rows:
+        print(f"size {row['label']}: planned {row['planned']} B, array {row['real']} B, "
+              f"diff {row['planned'] - row['real']} B (data offset {row['data_offset']})")  # fmt: skip
+    wrong = [row for row in rows if abs(row["planned"] - row["real"]) > PLANNED_SIZE_TOLERANCE_BYTES]
+    assert wrong == [], wrong

@@ -435,6 +435,55 @@ def test_usable_size_subtracts_estimated_metadata():
     assert plan.chunk_bytes == 64 * 1024
 
 
+def loop(i: int, size: int) -> Disk:
+    return Disk(name=f"loop{i}", dev_path=f"/dev/loop{i}", transport=Transport.LOOP, size_bytes=size,
+                logical_sector_bytes=512)  # fmt: skip
+
+
+# Sizes of arrays mdadm 4.2 created on Linux 6.1 in the lab (tests/lab/test_create.py, the same
+# geometries on loop devices): (level, metadata, chunk KiB, layout, members, spares, bitmap, bytes).
+MEASURED_SIZES = [
+    ("raid1", "1.2", None, None, [300 * MIB + 7 * 512] * 2, [], "none", 313524224),
+    ("raid1", "1.2", None, None, [2 * GIB + 12345 * 512] * 2, [], "internal", 2150629376),
+    ("raid10", "1.2", 64, "f2", [64 * MIB + 64 * 1024] * 2, [], "none", 66060288),
+    ("raid10", "1.2", 64, "n2", [64 * MIB + 64 * 1024] * 3, [], "none", 99155968),
+    ("raid10", "1.2", 64, "o2", [64 * MIB + 64 * 1024] * 3, [], "none", 99090432),
+    ("raid5", "1.2", 4096, None, [GIB] * 3, [], "none", 2122317824),
+    ("raid0", "1.2", 64, None, [64 * MIB, 2 * GIB], [], "none", 2212495360),
+    ("raid4", "1.2", 16, None, [200 * MIB + 3 * 512] * 3, [], "none", 417333248),
+    ("raid5", "1.2", 512, None, [TB] * 3, [], "none", 1999728803840),
+    ("linear", "1.0", None, None, [100 * MIB + 3 * 512, 50 * MIB + 1536], [], "none", 157261824),
+    ("raid6", "1.0", 128, None, [9 * GIB + 5 * 512] * 4, [], "none", 19327090688),
+    ("raid5", "1.0", 64, None, [8 * GIB] * 3, [8 * GIB + 8192], "none", 17179607040),
+    ("raid1", "0.90", None, None, [100 * MIB + 100 * 512] * 2, [], "none", 104792064),
+    ("linear", "0.90", None, None, [100 * MIB + 100 * 512, 80 * MIB + 512], [], "none", 188612608),
+    ("raid5", "0.90", 32, None, [100 * MIB + 100 * 512] * 3, [], "none", 209584128),
+    # The STANDARD lab machine's 1 GiB members through `mdtui create` (raid0 --build: whole members).
+    ("raid10", "1.2", 512, "n2", [GIB] * 4, [], "none", 2143289344),
+    ("raid1", "1.2", None, None, [GIB] * 2, [], "internal", 1071644672),
+]
+
+
+@pytest.mark.parametrize(("level", "meta", "chunk", "layout", "sizes", "spares", "bitmap", "expected"), MEASURED_SIZES)
+def test_usable_size_is_what_mdadm_created(level, meta, chunk, layout, sizes, spares, bitmap, expected):
+    devices = [loop(i, size) for i, size in enumerate(sizes + spares)]
+    members, spare_disks = tuple(devices[: len(sizes)]), tuple(devices[len(sizes) :])
+    req = CreateRequest("/dev/md9", level, members, spares=spare_disks, chunk_kib=chunk, layout=layout,
+                        metadata=meta, bitmap=bitmap, allow_mixed_sizes=True)  # fmt: skip
+    assert plan_create(req).usable_bytes == expected
+
+
+def test_a_smaller_spare_data_area_sets_the_size():
+    # 1.0 keeps 64 KiB of bitmap space on a member over 8 GiB but 4 KiB on one of exactly 8 GiB.
+    members = tuple(loop(i, 8 * GIB) for i in range(3))
+    alone = plan_create(CreateRequest("/dev/md0", "raid5", members, chunk_kib=64, metadata="1.0"))
+    spared = plan_create(
+        CreateRequest("/dev/md0", "raid5", members, spares=(loop(3, 8 * GIB + 8192),), chunk_kib=64, metadata="1.0")
+    )
+    assert alone.usable_bytes == 2 * (8 * GIB - 64 * 1024)
+    assert spared.usable_bytes == 2 * (8 * GIB - 128 * 1024)
+
+
 def test_usable_size_unknown_when_a_size_is_unknown():
     plan = plan_create(CreateRequest("/dev/md0", "raid1", (nvme(0), nvme(1, size=None))))
     assert plan.usable_bytes is None

@@ -174,11 +174,58 @@ def test_level_from_name_unknown():
         level_from_name("raid7")
 
 
-def test_metadata_reserved_estimates():
-    mib = 1024 * 1024
+def test_metadata_reserved_bytes_are_mdadm_4_2s():
+    kib, mib = 1024, 1024 * 1024
+    # 1.2: data offset = 12 KiB + bitmap space + headroom (128 MiB, halved while over 1/1024 of the
+    # member but never under two chunks), rounded up to a MiB.
     assert metadata.reserved_bytes(10**12, "1.2") == 129 * mib  # mdadm --examine: 264192 sectors
     assert metadata.reserved_bytes(GIB, "1.2") == 2 * mib  # headroom shrinks on small members
+    assert metadata.reserved_bytes(64 * mib, "1.2") == 1 * mib  # headroom under 1 MiB: offset 1 MiB
+    assert metadata.reserved_bytes(64 * mib, "1.2", chunk_kib=512) == 2 * mib  # two chunks of headroom
+    assert metadata.reserved_bytes(GIB, "1.2", chunk_kib=4096) == 9 * mib  # 8 MiB headroom for 4 MiB chunks
     assert metadata.reserved_bytes(10**12, None) == 0
     size = 10**12
     assert metadata.data_bytes(size, "0.90") == size - size % (64 * 1024) - 64 * 1024
-    assert 8 * 1024 < metadata.reserved_bytes(size, "1.0") <= 8 * 1024 + 4096 + 128 * 1024
+    # 1.0: superblock 8-12 KiB from the end, a 4 KiB bad-block log, then bitmap space (4, 64, 128 KiB).
+    assert metadata.reserved_bytes(size, "1.0") == 12 * kib + 128 * kib
+    assert metadata.reserved_bytes(8 * GIB, "1.0") == 12 * kib + 4 * kib
+    assert metadata.reserved_bytes(8 * GIB + 8 * kib, "1.0") == 12 * kib + 64 * kib
+    # raid0/linear on 1.0 keep no bitmap space.
+    assert metadata.data_bytes(8 * GIB + 8 * kib, "1.0", component=False) == 8 * GIB + 8 * kib - 12 * kib
+    assert metadata.data_bytes(8 * GIB + 2 * kib, "1.0", component=False) == 8 * GIB - 12 * kib
+
+
+def test_metadata_12_uses_the_first_members_data_offset_for_all():
+    mib = 1024 * 1024
+    small, large = 64 * mib, 2 * GIB
+    # Alone, the large member would start its data at 3 MiB; after a 64 MiB first member, at 1 MiB.
+    assert metadata.reserved_bytes(large, "1.2") == 3 * mib
+    assert metadata.member_data_bytes([small, large], "1.2") == [small - mib, large - mib]
+    assert metadata.member_data_bytes([large, small], "1.2") == [large - 3 * mib, small - 3 * mib]
+
+
+def test_bitmap_space_is_choose_bm_space():
+    assert metadata.bitmap_space_sectors(127) == 0
+    assert metadata.bitmap_space_sectors(8 * 1024 * 1024 * 2) == 8  # exactly 8 GiB: 4 KiB
+    assert metadata.bitmap_space_sectors(8 * 1024 * 1024 * 2 + 9) == 128  # over 8 GiB: 64 KiB
+    assert metadata.bitmap_space_sectors(200 * 1024 * 1024 * 2 + 128) == 256  # 200 GiB on: 128 KiB
+
+
+def test_raid1_rounds_down_to_64_kib():
+    assert RAID1.usable_bytes([GIB + 65535, GIB + 70000]) == GIB
+
+
+@pytest.mark.parametrize(
+    ("layout", "members", "chunks", "expected_chunks"),
+    [
+        ("n2", 2, 1009, 1009),
+        ("n2", 3, 1009, 1513),  # 1009 × 3 / 2, rounded down to a chunk
+        ("f2", 2, 1009, 1008),  # far copies keep whole chunks per copy: an odd count loses one
+        ("o2", 3, 1009, 1512),  # 504 × 3
+        ("n3", 3, 1000, 1000),
+        ("f3", 4, 1000, 1332),  # 333 × 4
+    ],
+)
+def test_raid10_size_is_mds_chunk_arithmetic(layout, members, chunks, expected_chunks):
+    chunk = 64 * 1024
+    assert RAID10.usable_bytes([chunks * chunk + 1000] * members, layout, chunk) == expected_chunks * chunk
