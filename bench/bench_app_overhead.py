@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.probe.procstat import read_pid_stat
 from mdtui.probe.root import SystemRoot
-from mdtui.run.command import run_command
 
 TARGET_PERCENT = 5.0  # the whole TUI under 5 % of one core at a 1 s interval
 LOOP_FILE_BYTES = 256 * 1024 * 1024
@@ -58,7 +58,7 @@ def cpu_ticks(pid: int) -> int:
 def headless_child(seconds: float, interval: float, size: tuple[int, int]) -> int:
     """Run the dashboard on the live host under App.run_test for `seconds` (the parent measures this process)."""
     from mdtui.ui.app import MdtuiApp
-    from mdtui.ui.screens.watch import WatchScreen
+    from mdtui.ui.watch.screen import WatchScreen
 
     async def run() -> None:
         app = MdtuiApp("/", start_screen=lambda: WatchScreen("/", None, interval))

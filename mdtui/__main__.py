@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from mdtui.cli import build_parser, run_cli
-from mdtui.cli_watch import check_watch_args
+from mdtui.cli.main import build_parser, run_cli
+from mdtui.cli.watch import check_watch_args
 from mdtui.errors import MdtuiError
 
 
@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mdtui: {exc}", file=sys.stderr)
             return 2
         from mdtui.ui.app import run_app
-        from mdtui.ui.screens.watch import WatchScreen
+        from mdtui.ui.watch.screen import WatchScreen
 
         return run_app(
             root=request.root, start_screen=lambda: WatchScreen(request.root, request.array, request.interval)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mdtui.advise.governor import governor_label, governor_switched, read_governors
+from mdtui.command import run_command
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.disk import Disk
 from mdtui.model.job import MIB
@@ -18,7 +19,6 @@ from mdtui.plan.destroy import plan_destroy
 from mdtui.plan.levels import RAID0, RAID5, RAID6, RAID10, RaidLevel, level_from_name
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
-from mdtui.run.command import run_command
 from mdtui.run.state import ActionLog, ArrayRegistry
 from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
 from mdtui.store.db import ResultsStore

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from mdtui.advise.findings import Workload
 from mdtui.advise.kernel_log import read_parity_routines
-from mdtui.advise.rules import AdviceInput, WeakestLinkFigures
+from mdtui.advise.rules.inputs import AdviceInput, WeakestLinkFigures
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan

@@ -11,7 +11,9 @@ from pathlib import Path
 from mdtui.advise.experiments import ExperimentResult, RunPreset, governor_ab, parallelism_sweep
 from mdtui.advise.findings import EXPERIMENT_TITLES, Finding, Severity, Workload
 from mdtui.advise.kernel_log import read_parity_routines
-from mdtui.advise.rules import AdviceInput, advise, rule_resync
+from mdtui.advise.rules import advise
+from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.resync import rule_resync
 from mdtui.errors import PlanError
 from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk

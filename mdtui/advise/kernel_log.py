@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.probe.root import SystemRoot
-from mdtui.run.command import run_command
 
 # Where a captured root keeps the kernel log: a `dmesg > dmesg.txt` beside sys/ and proc/, or the
 # files syslog daemons write.

@@ -1,4 +1,4 @@
-"""The experiments' RunPreset over the benchmark engine (mdtui.run.bench): plan, re-check, run, store, label."""
+"""The experiments' RunPreset over the benchmark engine (mdtui.bench): plan, re-check, run, store, label."""
 
 from __future__ import annotations
 
@@ -8,19 +8,14 @@ from collections.abc import Collection
 from typing import Any
 
 from mdtui.advise.experiments import ExperimentCancelled
+from mdtui.bench.plan import BenchPlan, plan_bench
+from mdtui.bench.progress import EventCallback
+from mdtui.bench.requests import BenchRequest, JobOptions
+from mdtui.bench.session import BenchResult, run_bench
 from mdtui.errors import MdtuiError, PlanError, SafetyError
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.bench import (
-    BenchPlan,
-    BenchRequest,
-    BenchResult,
-    EventCallback,
-    JobOptions,
-    plan_bench,
-    run_bench,
-    step_title,
-)
+from mdtui.run.record import step_title
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 

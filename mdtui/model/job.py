@@ -98,8 +98,25 @@ class JobSpec:
         return self.runtime_s is not None
 
 
+class SummedRates:
+    """Totals of read and write rates, for any record that has the four (a job's progress, a step's update)."""
+
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_iops: float
+    write_iops: float
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.read_bytes_per_s + self.write_bytes_per_s
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+
 @dataclass(frozen=True)
-class Progress:
+class Progress(SummedRates):
     """One status update of a running job.
 
     Byte counts are cumulative since the start; the rates are over the interval since the previous
@@ -113,14 +130,6 @@ class Progress:
     write_bytes_per_s: float
     read_iops: float
     write_iops: float
-
-    @property
-    def bytes_per_s(self) -> float:
-        return self.read_bytes_per_s + self.write_bytes_per_s
-
-    @property
-    def iops(self) -> float:
-        return self.read_iops + self.write_iops
 
 
 @dataclass(frozen=True)

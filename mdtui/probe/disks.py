@@ -331,7 +331,7 @@ class DiskProber:
         return found
 
     def _blkid(self, node: str, problems: list[str]) -> list[tuple[str, str, str | None]]:
-        from mdtui.run.command import run_command
+        from mdtui.command import run_command
 
         try:
             result = run_command(["blkid", "-p", "-o", "export", f"/dev/{node}"], timeout_s=15)

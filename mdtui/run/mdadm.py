@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -16,7 +17,6 @@ from mdtui.probe.arrays import read_arrays
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.mounts import read_mounts
 from mdtui.probe.root import SystemRoot
-from mdtui.run.command import CommandResult, run_command
 from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray
 
 

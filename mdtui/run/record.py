@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
+from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -15,7 +16,6 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, Tool
 from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.root import SystemRoot
-from mdtui.run.command import run_command
 from mdtui.run.jobs import Step
 from mdtui.run.jobs import _size_arg as size_text  # sizes spelled as fio and dd read them
 from mdtui.store.fio_import import metrics_from_fio

@@ -8,7 +8,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mdtui.run.command import CommandResult
+from mdtui.command import CommandResult
 
 
 def state_dir() -> Path:

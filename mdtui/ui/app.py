@@ -11,10 +11,10 @@ from textual.screen import Screen
 
 from mdtui.advise.guide import should_show_guide
 from mdtui.store.db import default_db_path
-from mdtui.ui.screens.guide import GuideScreen
-from mdtui.ui.screens.help import HelpScreen
-from mdtui.ui.screens.inventory import InventoryScreen
-from mdtui.ui.screens.results import ResultsScreen
+from mdtui.ui.guide.screen import GuideScreen
+from mdtui.ui.help.screen import HelpScreen
+from mdtui.ui.inventory.screen import InventoryScreen
+from mdtui.ui.results.screen import ResultsScreen
 from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 
 

@@ -8,7 +8,7 @@ from .harness import Guest
 
 STATE_ENV = {"MDTUI_STATE_DIR": "/tmp/mdtui-exp-state"}
 
-# Runs in the guest: the experiment exactly as the app runs it (BenchRunner over mdtui.run.bench), with a
+# Runs in the guest: the experiment exactly as the app runs it (BenchRunner over mdtui.bench), with a
 # read small enough for TCG (8 MiB in 1 MiB direct reads per point).
 SWEEP = r"""
 import json, sys

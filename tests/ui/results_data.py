@@ -23,7 +23,7 @@ from pathlib import Path
 from mdtui.store.db import ResultsStore
 from mdtui.store.fio_import import import_fio_file
 from mdtui.store.records import Metrics, RunSetup, RunStatus
-from mdtui.ui.results_render import chunk_text
+from mdtui.ui.results.render import chunk_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "store"
 START = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)

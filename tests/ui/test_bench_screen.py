@@ -1,7 +1,7 @@
 """Pilot tests of the benchmark screen on the captured real-links tree.
 
 fio cannot run against a captured tree (its devices are not this host's), so the process runner
-(mdtui.run.bench.run_step) is replaced by one that streams canned Progress and returns canned fio
+(mdtui.bench.session.run_step) is replaced by one that streams canned Progress and returns canned fio
 documents read by the real fio parser. Everything else is the real core: the plan, the write checks,
 the re-check scan of the tree, the sampler, the results store (a temporary database).
 """
@@ -18,17 +18,17 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 
+from mdtui.bench import session
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
-from mdtui.run import bench
 from mdtui.run.fio import document_stats
 from mdtui.run.jobs import Step, job_argv
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens.bench import BenchScreen
-from mdtui.ui.screens.confirm import ConfirmScreen
-from mdtui.ui.widgets_bench import BenchChart
+from mdtui.ui.bench.screen import BenchScreen
+from mdtui.ui.bench.widgets import BenchChart
+from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 from .conftest import plain, settle
 
@@ -101,7 +101,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch, db: Path) -> CannedRunner:
     canned = CannedRunner()
-    monkeypatch.setattr(bench, "run_step", canned)
+    monkeypatch.setattr(session, "run_step", canned)
     return canned
 
 
@@ -226,7 +226,7 @@ async def test_a_write_on_a_mounted_disk_is_refused(make_app: MakeApp, runner: C
 
 async def test_cancel_keeps_the_partial_result(make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path) -> None:
     holding = CannedRunner(pause_s=0.02, hold=True)
-    monkeypatch.setattr(bench, "run_step", holding)
+    monkeypatch.setattr(session, "run_step", holding)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from mdtui.run import bench
+from mdtui.bench import session
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens.bench import BenchScreen
+from mdtui.ui.bench.screen import BenchScreen
 
 from .conftest import THEME_DIRS
 from .test_bench_screen import CannedRunner, open_bench, wait_until
@@ -26,7 +26,7 @@ SnapCompare = Callable[..., bool]
 def tree_app(tree_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> MdtuiApp:
     monkeypatch.chdir(tree_root.parent)
     monkeypatch.setenv("MDTUI_DB", str(tmp_path / "results.db"))
-    monkeypatch.setattr(bench, "run_step", CannedRunner())
+    monkeypatch.setattr(session, "run_step", CannedRunner())
     return MdtuiApp(tree_root.name, privileged=True, theme_dirs=THEME_DIRS)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from mdtui.plan.create import DEFAULT_CHUNK_KIB
 from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID1, RAID4, RAID5, RAID10, RaidLevel, level_from_name
-from mdtui.ui import create_form as cf
+from mdtui.ui.create import form as cf
 
 from .create_inventory import FREE_INVENTORY, FREE_NVME
 

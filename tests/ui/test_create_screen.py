@@ -23,13 +23,13 @@ from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.member_picker import MemberPicker
-from mdtui.ui.screens import inventory as inventory_screen
-from mdtui.ui.screens.confirm import ConfirmScreen
-from mdtui.ui.screens.create import CreateScreen
-from mdtui.ui.screens.detail import DetailScreen
-from mdtui.ui.screens.inventory import InventoryScreen
-from mdtui.ui.screens.resync import RESYNC_WARNING, ResyncScreen
+from mdtui.ui.common.member_picker import MemberPicker
+from mdtui.ui.create.resync import RESYNC_WARNING, ResyncScreen
+from mdtui.ui.create.screen import CreateScreen
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.inventory import screen as inventory_screen
+from mdtui.ui.inventory.screen import InventoryScreen
 
 from .conftest import plain, settle
 from .create_inventory import BUSY_SATA, EXISTING, FREE_INVENTORY, FREE_NVME, UNKNOWN_SATA

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens import inventory as inventory_screen
+from mdtui.ui.inventory import screen as inventory_screen
 
 from .conftest import THEME_DIRS, settle
 from .create_inventory import FREE_INVENTORY

@@ -27,11 +27,11 @@ from mdtui.run.mdadm import CreateOutcome
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens import guide as guide_screen
-from mdtui.ui.screens.confirm import ConfirmScreen
-from mdtui.ui.screens.guide import GuideCreateScreen, GuideScreen
-from mdtui.ui.screens.inventory import InventoryScreen
-from mdtui.ui.screens.resync import ResyncScreen
+from mdtui.ui.create.resync import ResyncScreen
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.guide import screen as guide_screen
+from mdtui.ui.guide.screen import GuideCreateScreen, GuideScreen
+from mdtui.ui.inventory.screen import InventoryScreen
 
 from .conftest import REPO, THEME_DIRS, plain, settle
 

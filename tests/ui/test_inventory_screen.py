@@ -13,11 +13,11 @@ from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.inventory import Inventory
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.messages import InventoryScanned
-from mdtui.ui.screens import inventory as inventory_screen
-from mdtui.ui.screens.detail import DetailScreen
-from mdtui.ui.screens.help import HelpScreen
-from mdtui.ui.widgets import ArrayTable, DiskTable
+from mdtui.ui.common.messages import InventoryScanned
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.help.screen import HelpScreen
+from mdtui.ui.inventory import screen as inventory_screen
+from mdtui.ui.inventory.widgets import ArrayTable, DiskTable
 
 from .conftest import plain, settle
 

@@ -17,13 +17,13 @@ from mdtui.store.errors import UnknownRunError
 from mdtui.store.export import export_comparison, export_normalised, export_runs, format_ratio
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens import results as results_screen
-from mdtui.ui.screens.confirm import ConfirmScreen
-from mdtui.ui.screens.detail import DetailScreen
-from mdtui.ui.screens.inventory import InventoryScreen
-from mdtui.ui.screens.results import CompareScreen, ResultsScreen
-from mdtui.ui.screens.results_dialogs import DevicePickerScreen, ExportScreen, TextPromptScreen
-from mdtui.ui.widgets_results import HistoryTable
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.inventory.screen import InventoryScreen
+from mdtui.ui.results import screen as results_screen
+from mdtui.ui.results.dialogs import DevicePickerScreen, ExportScreen, TextPromptScreen
+from mdtui.ui.results.screen import CompareScreen, ResultsScreen
+from mdtui.ui.results.widgets import HistoryTable
 
 from .conftest import THEME_DIRS, TREE_ROOT, plain, settle
 from .results_data import CONTEXT, FINDING_5, START, fill, utc_clock

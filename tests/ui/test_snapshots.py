@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from mdtui.model.inventory import Inventory
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.screens import inventory as inventory_screen
+from mdtui.ui.inventory import screen as inventory_screen
 
 from .conftest import THEME_DIRS, settle
 from .test_inventory_screen import CRAFTED

@@ -11,7 +11,7 @@ from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.render import (
+from mdtui.ui.common.render import (
     Palette,
     array_cells,
     array_detail,

@@ -16,11 +16,11 @@ from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import ALL_DISKS, WholeDisks
 from mdtui.sample.sampler import Sampler
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.render import palette_from_variables
-from mdtui.ui.render_watch import NO_CPUFREQ, members_table
-from mdtui.ui.screens.inventory import InventoryScreen
-from mdtui.ui.screens.watch import SnapshotTaken, WatchScreen
-from mdtui.ui.widgets_watch import FrequencyChart, RateChart, segments, thin
+from mdtui.ui.common.render import palette_from_variables
+from mdtui.ui.inventory.screen import InventoryScreen
+from mdtui.ui.watch.render import NO_CPUFREQ, members_table
+from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
+from mdtui.ui.watch.widgets import FrequencyChart, RateChart, segments, thin
 
 from .conftest import THEME_DIRS, plain, settle
 from .watch_tree import MEMBERS, WatchTree

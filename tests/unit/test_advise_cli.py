@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.cli import main
+from mdtui.cli.main import main
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 

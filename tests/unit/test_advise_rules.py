@@ -20,20 +20,13 @@ from test_sample_sampler import MDSTAT_CLEAN, MDSTAT_RESYNC, stat_line
 from mdtui.advise.findings import Finding, Severity, workload
 from mdtui.advise.gather import read_stripe_cache_pages, weakest_link_figures
 from mdtui.advise.kernel_log import parse_kernel_log
-from mdtui.advise.rules import (
-    AdviceInput,
-    advise,
-    rule_bitmap,
-    rule_chunk_for_workload,
-    rule_downgraded_links,
-    rule_governor,
-    rule_level_for_workload,
-    rule_parallelism,
-    rule_parity_cpu,
-    rule_resync,
-    rule_slow_members,
-    rule_stripe_cache,
-)
+from mdtui.advise.rules import advise
+from mdtui.advise.rules.cpu import rule_governor
+from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
+from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
+from mdtui.advise.rules.resync import rule_resync
+from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, rule_level_for_workload, rule_parallelism
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.model.link import pcie_lane_bytes_per_s
@@ -297,7 +290,7 @@ def test_stored_run_that_recorded_a_sync_is_flagged_without_snapshots(tmp_path: 
 
 
 def store_weakest_link(store: ResultsStore, together: float, array: float) -> None:
-    """The last two steps of a weakest-link run over four members as mdtui.run.bench stores them."""
+    """The last two steps of a weakest-link run over four members as mdtui.bench stores them."""
     base = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     steps = (
         ("all members at once", together, 5, "/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1", {}),

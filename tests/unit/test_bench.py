@@ -15,33 +15,21 @@ from typing import Any
 
 import pytest
 
+from mdtui.bench import session
+from mdtui.bench.check import CheckOutcome, run_check_pass
+from mdtui.bench.md_thread import MdThreadMeter
+from mdtui.bench.output import result_rows, result_to_json
+from mdtui.bench.plan import BenchPlan, plan_bench
+from mdtui.bench.progress import StepFinished, StepOutcome, StepProgress, StepStarted, StepUpdate
+from mdtui.bench.report import weakest_link_report
+from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
+from mdtui.bench.session import run_bench
+from mdtui.bench.targets import TargetKind, resolve_target
 from mdtui.errors import PlanError, SafetyError
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import MIB, IoEngine, JobResult, JobSpec, JobStatus, Progress, RwMode, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run import bench
-from mdtui.run.bench import (
-    BenchPlan,
-    BenchRequest,
-    CheckOutcome,
-    JobOptions,
-    MdThreadMeter,
-    StepFinished,
-    StepOutcome,
-    StepProgress,
-    StepStarted,
-    StepUpdate,
-    TargetKind,
-    parse_size,
-    plan_bench,
-    resolve_target,
-    result_rows,
-    result_to_json,
-    run_bench,
-    run_check_pass,
-    weakest_link_report,
-)
 from mdtui.run.fio import document_stats
 from mdtui.run.jobs import Step, job_argv
 from mdtui.run.record import metrics_from_results
@@ -219,7 +207,7 @@ async def test_a_write_needs_the_typed_target_before_anything_runs(
     inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = FakeRunner(lambda spec: (0.0, 100 * MB))
-    monkeypatch.setattr(bench, "run_step", runner)
+    monkeypatch.setattr(session, "run_step", runner)
     writes = plan(inventory, root, "custom", "md2", options=JobOptions(rw=RwMode.WRITE, runtime_s=2))
     for wrong in (None, "md2", "/dev/md1"):
         with pytest.raises(SafetyError, match="confirm by naming it"):
@@ -242,7 +230,7 @@ async def test_recheck_refuses_a_disk_mounted_after_the_plan(
         mountinfo.read_text() + f"99 28 {free.major_minor} / /mnt/late rw,relatime - ext4 {free.dev_path} rw\n"
     )
     runner = FakeRunner(lambda spec: (0.0, 100 * MB))
-    monkeypatch.setattr(bench, "run_step", runner)
+    monkeypatch.setattr(session, "run_step", runner)
     with pytest.raises(SafetyError, match=rf"(?s)refusing to write to {free.dev_path}:.*mounted at /mnt/late"):
         # The scan the plan came from is passed in, yet a write is checked on a fresh one.
         await run_bench(planned, root=root, store=store, confirmed=free.dev_path, inventory=inventory)
@@ -447,7 +435,7 @@ async def _kernel(md: Path, steps: Sequence[str], *, honour_idle: bool = True) -
 
 async def test_check_pass_follows_sync_action_until_idle(tmp_path: Path) -> None:
     md = _md_sysfs(tmp_path)
-    updates: list[bench.CheckUpdate] = []
+    updates: list[session.CheckUpdate] = []
     kernel = asyncio.create_task(_kernel(md, ["0 / 131072", "65536 / 131072", "131072 / 131072"]))
     outcome = await run_check_pass(SystemRoot(tmp_path), "md0", on_update=updates.append, poll_s=0.02)
     await kernel
@@ -480,7 +468,7 @@ async def test_weakest_link_run_stores_every_step_and_reports(
 ) -> None:
     rates = {f"/dev/nvme{i}n1": 1000 * MB for i in range(3)} | {"/dev/nvme3n1": 20 * MB, "/dev/md0": 80 * MB}
     runner = FakeRunner(by_target(rates))
-    monkeypatch.setattr(bench, "run_step", runner)
+    monkeypatch.setattr(session, "run_step", runner)
     planned = plan(inventory, root, "weakest-link", "md0", quick=True)
     events: list[Any] = []
     result = await run_bench(planned, root=root, store=store, on_event=events.append, sample_interval_s=None)
@@ -512,7 +500,7 @@ async def test_a_failed_step_ends_the_run_and_later_steps_are_not_run(
     inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = FakeRunner(lambda spec: (500 * MB, 0.0), fail_step=2)
-    monkeypatch.setattr(bench, "run_step", runner)
+    monkeypatch.setattr(session, "run_step", runner)
     planned = plan(inventory, root, "weakest-link", "md0", quick=True)
     result = await run_bench(planned, root=root, store=store, sample_interval_s=None)
     assert result.status is RunStatus.FAILED and result.partial
@@ -535,7 +523,7 @@ async def test_cancel_keeps_what_ran_and_marks_the_run(
         return await runner(step, on_progress, cancel=cancel)
 
     runner = FakeRunner(lambda spec: (500 * MB, 0.0))
-    monkeypatch.setattr(bench, "run_step", cancelled_second_step)
+    monkeypatch.setattr(session, "run_step", cancelled_second_step)
     planned = plan(inventory, root, "weakest-link", "md0", quick=True)
     result = await run_bench(planned, root=root, store=store, cancel=cancel, sample_interval_s=None)
     assert result.status is RunStatus.CANCELLED and result.partial
@@ -553,7 +541,7 @@ async def test_task_cancellation_finishes_the_stored_run(
     async def hang(step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
         await asyncio.sleep(60)
 
-    monkeypatch.setattr(bench, "run_step", hang)
+    monkeypatch.setattr(session, "run_step", hang)
     planned = plan(inventory, root, "custom", "md2", options=JobOptions(runtime_s=60))
     task = asyncio.create_task(run_bench(planned, root=root, store=store))
     while not store.list_runs():
@@ -567,7 +555,8 @@ async def test_task_cancellation_finishes_the_stored_run(
 async def test_parity_cost_records_md_cpu_and_the_check_pass(
     inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench, "run_step", FakeRunner(lambda spec: (0.0, 200 * MB) if spec.writes else (400 * MB, 0.0)))
+    runner = FakeRunner(lambda spec: (0.0, 200 * MB) if spec.writes else (400 * MB, 0.0))
+    monkeypatch.setattr(session, "run_step", runner)
 
     class Meter:
         def __init__(self, root: SystemRoot, array: str) -> None:
@@ -584,8 +573,8 @@ async def test_parity_cost_records_md_cpu_and_the_check_pass(
     async def check(root: SystemRoot, array: str, **kwargs: Any) -> CheckOutcome:
         return CheckOutcome(array, JobStatus.COMPLETE, 4.0, 64 * MIB, 3.25, ("md2_raid10", "md2_resync"), 0)
 
-    monkeypatch.setattr(bench, "MdThreadMeter", Meter)
-    monkeypatch.setattr(bench, "run_check_pass", check)
+    monkeypatch.setattr(session, "MdThreadMeter", Meter)
+    monkeypatch.setattr(session, "run_check_pass", check)
     planned = plan(inventory, root, "parity-cost", "md2", quick=True)
     assert planned.writes and planned.check_pass
     result = await run_bench(planned, root=root, store=store, confirmed="/dev/md2", sample_interval_s=None)

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.cli import main
+from mdtui.bench.plan import plan_bench
+from mdtui.bench.progress import StepUpdate
+from mdtui.bench.requests import BenchRequest, JobOptions
+from mdtui.bench.session import run_bench
+from mdtui.cli.main import main
 from mdtui.model.job import MIB, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.bench import BenchRequest, JobOptions, StepUpdate, plan_bench, run_bench
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-import mdtui.cli_experiment as cli_experiment
+import mdtui.cli.experiment as cli_experiment
 from mdtui.advise.experiments import ExperimentCancelled
-from mdtui.cli import main
+from mdtui.cli.main import main
 from mdtui.plan.create import CreatePlan
 from mdtui.run import mdadm
 from mdtui.store.db import ResultsStore
@@ -118,7 +118,7 @@ def test_bad_arguments_are_usage_errors(args: list[str], capsys: pytest.CaptureF
 
 
 def test_parsing_fills_defaults() -> None:
-    from mdtui.cli import build_parser
+    from mdtui.cli.main import build_parser
 
     args = build_parser().parse_args(["experiment", "levels", "--chunk", "128", "sdb", "sdc"])
     assert [level.name for level in args.levels] == ["raid0", "raid10", "raid5", "raid6"]

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mdtui.cli import main, render_scan
+from mdtui.cli.main import main
+from mdtui.cli.scan import render_scan
 from mdtui.probe.capture import capture
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot

@@ -2,7 +2,7 @@
 
 The governor tests switch a WRITABLE copy of the procfs fixture's cpufreq tree, because neither this
 machine nor the lab guest has cpufreq (the lab blacklists it; VMs rarely expose it). The benchmark runs
-themselves are real: mdtui.run.bench through BenchRunner, fio reading a file, each step stored in a
+themselves are real: mdtui.bench through BenchRunner, fio reading a file, each step stored in a
 temporary ResultsStore. Sweeps that create arrays run against recorders here (this host has no md
 driver); tests/lab/test_experiments.py runs the chunk sweep on real md.
 """

@@ -8,16 +8,17 @@ import sys
 
 import mdtui
 
-CORE_PACKAGES = ("model", "probe", "plan", "run", "sample", "store", "advise")
+CORE_PACKAGES = ("model", "probe", "plan", "run", "sample", "store", "bench", "advise", "cli")
+CORE_MODULES = ("mdtui.format", "mdtui.errors", "mdtui.safefile", "mdtui.command")
 
 
 def core_modules() -> list[str]:
-    names = ["mdtui.cli", "mdtui.format", "mdtui.errors"]
+    names = list(CORE_MODULES)
+    path = mdtui.__path__[0]
     for package in CORE_PACKAGES:
         names.append(f"mdtui.{package}")
-        path = [str(p) for p in mdtui.__path__]
-        for info in pkgutil.iter_modules([f"{path[0]}/{package}"]):
-            names.append(f"mdtui.{package}.{info.name}")
+        for info in pkgutil.walk_packages([f"{path}/{package}"], prefix=f"mdtui.{package}."):
+            names.append(info.name)
     return names
 
 

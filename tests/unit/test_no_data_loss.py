@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.cli import main
+from mdtui.cli.main import main
 from mdtui.errors import MdtuiError
 from mdtui.safefile import OutputExistsError, output_problem, write_text
 from mdtui.store.db import ResultsStore

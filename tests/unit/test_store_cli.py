@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.cli import main
-from mdtui.cli_results import add_results_parser, run_results
+from mdtui.cli.main import main
+from mdtui.cli.results import add_results_parser, run_results
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 

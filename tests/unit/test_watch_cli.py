@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mdtui.__main__ import main as entry_main
-from mdtui.cli import build_parser
-from mdtui.cli import main as cli_main
-from mdtui.cli_watch import WatchRequest, check_watch_args, stream_json
+from mdtui.cli.main import build_parser
+from mdtui.cli.main import main as cli_main
+from mdtui.cli.watch import WatchRequest, check_watch_args, stream_json
 from mdtui.errors import MdtuiError
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.root import SystemRoot

@@ -1,0 +1,31 @@
+"""The advisor's rules, one module per family, registered here in the order their findings are ranked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mdtui.advise.findings import Finding, sort_findings
+from mdtui.advise.rules.cpu import rule_governor
+from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
+from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
+from mdtui.advise.rules.resync import rule_resync
+from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, rule_level_for_workload, rule_parallelism
+
+RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
+    rule_slow_members,
+    rule_downgraded_links,
+    rule_governor,
+    rule_resync,
+    rule_parallelism,
+    rule_level_for_workload,
+    rule_chunk_for_workload,
+    rule_bitmap,
+    rule_stripe_cache,
+    rule_parity_cpu,
+)
+
+
+def advise(inp: AdviceInput) -> tuple[Finding, ...]:
+    """Every rule's findings, worst first."""
+    return sort_findings(finding for rule in RULES for finding in rule(inp))

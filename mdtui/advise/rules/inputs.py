@@ -1,0 +1,135 @@
+"""What every rule reads (inventory, snapshots, stored runs, weakest-link figures) and the member sets they share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mdtui.advise.findings import Workload
+from mdtui.advise.kernel_log import ParityRoutines
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
+from mdtui.model.inventory import Inventory
+from mdtui.model.snapshot import Snapshot
+from mdtui.plan.create import CreatePlan
+from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.store.records import RunRecord
+
+_MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
+
+
+@dataclass(frozen=True)
+class WeakestLinkFigures:
+    """A weakest-link result reduced to what the parallelism rule needs (read bytes/s of each step)."""
+
+    run_id: int
+    array: str  # "/dev/md0"
+    level: str | None
+    members: int
+    together_bytes_per_s: float  # every member read at once
+    array_bytes_per_s: float
+    numjobs: int | None
+
+
+@dataclass(frozen=True)
+class AdviceInput:
+    """Everything the rules may look at; each rule uses what is there and stays silent about the rest."""
+
+    inventory: Inventory | None = None
+    snapshots: tuple[Snapshot, ...] = ()  # oldest first, as Sampler.history holds them
+    plan: CreatePlan | None = None
+    runs: tuple[RunRecord, ...] = ()
+    workload: Workload | None = None
+    stripe_cache_pages: Mapping[str, int] = field(default_factory=dict)  # "md0" → stripe_cache_size
+    parity: ParityRoutines | None = None
+    benchmark_target: str | None = None  # a run about to start on this device
+    weakest_link: tuple[WeakestLinkFigures, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemberSet:
+    """An array that exists or a plan's array: the unit the geometry rules reason about."""
+
+    name: str  # "md0", or the planned device "/dev/md0 (planned)"
+    level: RaidLevel
+    layout: str | None
+    disks: tuple[Disk, ...]  # members whose disk is known, in role order
+    member_count: int
+    chunk_bytes: int | None
+    bitmap: str | None
+    planned: bool
+
+    @property
+    def read_factor(self) -> float:
+        return float(self.level.seq_read_factor(self.member_count, self.layout))
+
+
+def mbps(bytes_per_s: float) -> float:
+    return round(bytes_per_s / 1e6, 1)
+
+
+def mb_text(bytes_per_s: float | None) -> str:
+    return "unknown" if bytes_per_s is None else f"{bytes_per_s / 1e6:,.0f} MB/s"
+
+
+def factor_text(value: float) -> str:
+    return f"{value:g}"
+
+
+def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
+    """The level object and mdadm-style layout of an existing array (sysfs says "far=2", mdadm "f2")."""
+    if array.level is None:
+        return None
+    try:
+        level = level_from_name(array.level)
+    except ValueError:
+        return None
+    layout = array.layout
+    if layout and (match := _MDADM_RAID10_LAYOUT.match(layout)):
+        layout = match.group(1)[0] + match.group(2)
+    return level, layout
+
+
+def _disk_of(inventory: Inventory, member_name: str) -> Disk | None:
+    """The whole disk behind a member ("sdb1" → sdb)."""
+    return inventory.disk(member_name) or next((d for d in inventory.disks if member_name in d.partitions), None)
+
+
+def member_sets(inp: AdviceInput) -> list[MemberSet]:
+    sets: list[MemberSet] = []
+    if inp.plan is not None:
+        plan = inp.plan
+        sets.append(
+            MemberSet(
+                name=f"{plan.request.device} (planned)",
+                level=plan.level,
+                layout=plan.layout,
+                disks=plan.request.members,
+                member_count=len(plan.request.members),
+                chunk_bytes=plan.chunk_bytes,
+                bitmap=plan.request.bitmap,
+                planned=True,
+            )
+        )
+    if inp.inventory is not None:
+        for array in inp.inventory.arrays:
+            resolved = level_layout(array)
+            if resolved is None:
+                continue
+            level, layout = resolved
+            active = [m for m in array.members if not m.spare and not m.faulty]
+            disks = tuple(d for m in active if (d := _disk_of(inp.inventory, m.name)) is not None)
+            sets.append(
+                MemberSet(
+                    name=array.name,
+                    level=level,
+                    layout=layout,
+                    disks=disks,
+                    member_count=array.raid_disks or len(active),
+                    chunk_bytes=array.chunk_bytes,
+                    bitmap=array.bitmap,
+                    planned=False,
+                )
+            )
+    return sets

@@ -1,0 +1,221 @@
+"""Rules about fitting the array to the workload: parallelism, level, chunk and bitmap (findings 1, 4, 5)."""
+
+from __future__ import annotations
+
+from mdtui.advise.findings import Evidence, Finding, Pattern, Severity, Workload
+from mdtui.advise.rules.inputs import AdviceInput, MemberSet, mb_text, mbps, member_sets
+from mdtui.advise.rules.resync import device_name
+from mdtui.format import iec_bytes
+from mdtui.plan.levels import RAID0
+
+# Finding 1 (docs/findings.md): md needed 16-64 jobs to approach the members' sum; well under it means too
+# little parallelism.
+PARALLELISM_SHORTFALL = 0.8
+
+
+# Chunk sizes the findings support (finding 5, docs/findings.md).
+SEQUENTIAL_MIN_CHUNK_KIB = 512
+
+
+CONCURRENT_MIN_CHUNK_KIB = 1024
+
+
+SMALL_RANDOM_MIN_CHUNK_KIB = 64
+
+
+# Finding 4 (docs/findings.md), random 4 KiB writes at Q32T8 on four SAS3 SSDs, IOPS.
+RND4K_WRITE_IOPS = {"single": 169_000, "raid0": 613_000, "raid1": 154_000, "raid10": 276_000, "raid5": 58_300,
+                    "raid6": 65_400}
+
+
+def rule_parallelism(inp: AdviceInput) -> list[Finding]:
+    """The md device read well under its members together in a weakest-link result: too few jobs in flight."""
+    findings = []
+    for figures in inp.weakest_link:
+        if figures.together_bytes_per_s <= 0:
+            continue
+        share = figures.array_bytes_per_s / figures.together_bytes_per_s
+        if share >= PARALLELISM_SHORTFALL:
+            continue
+        evidence = (
+            Evidence("run", f"#{figures.run_id}"),
+            Evidence("members read together", mbps(figures.together_bytes_per_s), "MB/s"),
+            Evidence(f"{device_name(figures.array)} read", mbps(figures.array_bytes_per_s), "MB/s"),
+            Evidence("array / members", round(share * 100, 1), "%"),
+            Evidence("numjobs", figures.numjobs if figures.numjobs is not None else "unknown"),
+        )
+        findings.append(
+            Finding(
+                id=f"parallelism:{device_name(figures.array)}",
+                severity=Severity.WARNING,
+                title=(
+                    f"{figures.array} read {mb_text(figures.array_bytes_per_s)}, {share * 100:.0f}% of its members "
+                    f"together ({mb_text(figures.together_bytes_per_s)})"
+                ),
+                evidence=evidence,
+                why=(
+                    "An md device needs more I/O in flight than one disk to keep every member busy "
+                    "(docs/findings.md, finding 1: raw drives together 6353 MB/s, the md device 4989 MB/s with "
+                    "16 jobs and 5872 MB/s with 64)."
+                ),
+                what_to_do=(
+                    "Run the parallelism sweep (numjobs 1, 4, 16, 64) to see where the array saturates; if more "
+                    "jobs close the gap, the array is fine and the workload needs more concurrency."
+                ),
+                experiment="parallelism-sweep",
+            )
+        )
+    return findings
+
+
+def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
+    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10 (finding 4, docs/findings.md)."""
+    workload = inp.workload
+    if workload is None or not workload.small_random_writes:
+        return []
+    findings = []
+    for group in member_sets(inp):
+        if group.level.name not in ("raid5", "raid6"):
+            continue
+        level_iops = RND4K_WRITE_IOPS[group.level.name]
+        ratio = level_iops / RND4K_WRITE_IOPS["raid10"]
+        reads, writes = group.level.small_write_ios(group.member_count, group.layout)
+        findings.append(
+            Finding(
+                id=f"level-small-writes:{group.name}",
+                severity=Severity.WARNING,
+                title=(
+                    f"{group.level.name} for {workload.key}: expect about {ratio:.2f}× the random-write IOPS of "
+                    "RAID10 on the same disks"
+                ),
+                evidence=(
+                    Evidence("level", group.level.name),
+                    Evidence("member I/Os per small write", f"{reads} reads + {writes} writes"),
+                    Evidence(f"finding 4 {group.level.name} RND4KQ32T8 write", level_iops, "IOPS"),
+                    Evidence("finding 4 raid10 RND4KQ32T8 write", RND4K_WRITE_IOPS["raid10"], "IOPS"),
+                    Evidence(f"{group.level.name} / raid10", round(ratio, 2)),
+                ),
+                why=(
+                    "Every small write to RAID5 reads old data and parity and writes both back (RAID6: three reads, "
+                    "three writes); finding 4 (docs/findings.md) measured random 4 KiB writes at Q32T8 on four "
+                    "SAS3 SSDs of 58.3K IOPS for RAID5 and 65.4K for RAID6 against 276K for RAID10 and 169K for "
+                    "one disk."
+                ),
+                what_to_do=(
+                    f"For {workload.title.split(':')[0].lower()}, prefer RAID10, or measure the levels on these "
+                    "members with the level comparison before deciding."
+                ),
+                experiment="level-compare",
+            )
+        )
+    return findings
+
+
+def _chunk_finding(group: MemberSet, workload: Workload) -> tuple[str, Severity, str, str, int] | None:
+    """(kind, severity, why, what, recommended KiB) when the chunk does not fit the workload, else None."""
+    if group.chunk_bytes is None:
+        return None
+    chunk_kib = group.chunk_bytes // 1024
+    parity = group.level.parity
+    if Pattern.LARGE_SEQUENTIAL in workload.patterns and parity and chunk_kib < SEQUENTIAL_MIN_CHUNK_KIB:
+        return (
+            "large sequential streams",
+            Severity.WARNING,
+            "Finding 5 (docs/findings.md; three HDDs, 16 MiB direct reads, normalised to the raw disk): RAID5 "
+            "read one stream at 0.95 with a 2 MiB chunk but 0.20 with a 4 KiB chunk; on RAID0 the chunk made no "
+            "difference (0.96-0.97).",
+            "Use a chunk of 512 KiB to 2 MiB, or run the chunk sweep with this workload's reads.",
+            2048,
+        )
+    if Pattern.CONCURRENT in workload.patterns and parity and chunk_kib < CONCURRENT_MIN_CHUNK_KIB:
+        return (
+            "many concurrent readers",
+            Severity.INFO,
+            "Finding 5 (docs/findings.md): with five readers at once larger chunks were always better on RAID5, "
+            "8 MiB reading 0.18-0.21 of the raw disk per data disk against 0.12 with 512 KiB: a reader that "
+            "stays on one member seeks less.",
+            "Consider a chunk of 1 MiB or more, and confirm with the chunk sweep.",
+            4096,
+        )
+    if Pattern.SMALL_RANDOM in workload.patterns and chunk_kib < SMALL_RANDOM_MIN_CHUNK_KIB:
+        return (
+            "small random requests",
+            Severity.WARNING,
+            "A request that crosses a chunk boundary occupies two members instead of one, and with a tiny "
+            "chunk most of them do; in finding 5 (docs/findings.md) RAID5 read at 0.20 of the raw disk with a "
+            "4 KiB chunk.",
+            "Use at least a 64 KiB chunk (database pages are 8-16 KiB); the chunk sweep shows the effect.",
+            64,
+        )
+    return None
+
+
+def rule_chunk_for_workload(inp: AdviceInput) -> list[Finding]:
+    """A chunk that does not fit the stated workload: large sequential vs small random vs concurrent.
+
+    The thresholds come from finding 5 (docs/findings.md).
+    """
+    workload = inp.workload
+    if workload is None:
+        return []
+    findings = []
+    for group in member_sets(inp):
+        if group.level is RAID0 and Pattern.SMALL_RANDOM not in workload.patterns:
+            continue  # finding 5 (docs/findings.md): on RAID0 the chunk made no difference for streaming reads
+        found = _chunk_finding(group, workload)
+        if found is None:
+            continue
+        kind, severity, why, what, recommended = found
+        assert group.chunk_bytes is not None
+        findings.append(
+            Finding(
+                id=f"chunk:{group.name}",
+                severity=severity,
+                title=f"{iec_bytes(group.chunk_bytes)} chunk on {group.name} does not suit {kind} ({workload.key})",
+                evidence=(
+                    Evidence("chunk", group.chunk_bytes // 1024, "KiB"),
+                    Evidence("level", group.level.name),
+                    Evidence("workload", workload.key),
+                    Evidence("suggested chunk", recommended, "KiB"),
+                ),
+                why=why,
+                what_to_do=what,
+                experiment="chunk-sweep",
+            )
+        )
+    return findings
+
+
+def rule_bitmap(inp: AdviceInput) -> list[Finding]:
+    """A write-intent bitmap on a write-heavy workload: every newly dirtied region costs a bitmap update first."""
+    workload = inp.workload
+    if workload is None or not workload.write_heavy:
+        return []
+    findings = []
+    for group in member_sets(inp):
+        if group.bitmap in (None, "none"):
+            continue
+        findings.append(
+            Finding(
+                id=f"bitmap:{group.name}",
+                severity=Severity.WARNING if workload.small_random_writes else Severity.INFO,
+                title=f"{group.name} has a write-intent bitmap ({group.bitmap}) and the workload is write-heavy",
+                evidence=(
+                    Evidence("bitmap", group.bitmap or ""),
+                    Evidence("workload", workload.key),
+                    Evidence("level", group.level.name),
+                ),
+                why=(
+                    "md marks a region dirty in the bitmap on every member before the first write to it, which "
+                    "small scattered writes hit most. No figure for that cost has been measured yet, but the "
+                    "finding 4 figures (RAID10 276K random 4 KiB write IOPS) were measured with --bitmap none, "
+                    "so a bitmap array should not expect them (docs/findings.md, finding 4 and knob figures)."
+                ),
+                what_to_do=(
+                    "Keep the bitmap (it turns a full resync after a crash into a short one) but give it a larger "
+                    "chunk (mdadm --grow --bitmap=none, then --bitmap=internal --bitmap-chunk=64M), and measure "
+                    "both ways with the same preset."
+                ),
+            )
+        )
+    return findings

@@ -1,0 +1,476 @@
+"""Running a plan: steps in order, the sampler and md-thread meter beside them, every step stored as a run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from mdtui.bench.check import CheckOutcome, run_check_pass
+from mdtui.bench.md_thread import MdThreadMeter
+from mdtui.bench.plan import BenchPlan, plan_bench, recheck_plan
+from mdtui.bench.progress import (
+    BenchEvent,
+    EventCallback,
+    StepFinished,
+    StepOutcome,
+    StepProgress,
+    StepStarted,
+    run_status,
+    step_status,
+)
+from mdtui.bench.report import WeakestLinkReport, weakest_link_report
+from mdtui.bench.requests import BenchRequest, JobOptions
+from mdtui.errors import MdtuiError, PlanError, SafetyError
+from mdtui.model.inventory import Inventory
+from mdtui.model.job import JobSpec, JobStatus, Progress
+from mdtui.model.snapshot import Snapshot
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.run import record
+from mdtui.run.jobs import (
+    Step,
+)
+from mdtui.run.process import run_step
+from mdtui.run.record import step_title
+from mdtui.sample.sampler import Sampler
+from mdtui.store.db import ResultsStore
+from mdtui.store.errors import StoreError
+from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    plan: BenchPlan
+    status: RunStatus
+    steps: tuple[StepOutcome, ...]
+    context: dict[str, Any]
+    started_at: datetime
+    duration_s: float
+    samples: tuple[SamplePoint, ...] = ()  # t_s since the bench started
+    check: CheckOutcome | None = None
+    weakest_link: WeakestLinkReport | None = None
+    error: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        """True when not every step ran to its end: the figures cover what ran."""
+        return self.status is not RunStatus.COMPLETE or len(self.steps) < len(self.plan.steps)
+
+    @property
+    def run_ids(self) -> tuple[int, ...]:
+        ids = [o.run_id for o in self.steps if o.run_id is not None]
+        if self.check is not None and self.check.run_id is not None:
+            ids.append(self.check.run_id)
+        return tuple(ids)
+
+
+def sample_values(
+    snapshot: Snapshot, devices: Sequence[str], focus: Sequence[str], array: str | None
+) -> dict[str, float]:
+    """One sampler tick as stored values; unknown rates are left out.
+
+    Each device's rates, the focus devices' sums under the store's metric names (so the results
+    views can plot them), CPU load and frequency, and the array's md thread CPU.
+    """
+    values: dict[str, float] = {}
+    totals: dict[str, float] = {}
+    for name in devices:
+        rates = snapshot.device(name)
+        if rates is None:
+            continue
+        for key, metric, value in (
+            ("read_bytes_per_s", "read_bw_bytes_per_s", rates.read_bytes_per_s),
+            ("write_bytes_per_s", "write_bw_bytes_per_s", rates.write_bytes_per_s),
+            ("read_iops", "read_iops", rates.read_iops),
+            ("write_iops", "write_iops", rates.write_iops),
+            ("util_pct", None, rates.utilisation_percent),
+        ):
+            if value is None:
+                continue
+            values[f"{name}.{key}"] = value
+            if metric is not None and name in focus:
+                totals[metric] = totals.get(metric, 0.0) + value
+    values.update(totals)
+    cpu = snapshot.cpu
+    if cpu.total_busy_percent is not None:
+        values["cpu_busy_pct"] = cpu.total_busy_percent
+    if cpu.iowait_percent is not None:
+        values["cpu_iowait_pct"] = cpu.iowait_percent
+    frequencies = [core.freq_mhz for core in cpu.cores if core.freq_mhz is not None]
+    if frequencies:
+        values["cpu_mhz_mean"] = sum(frequencies) / len(frequencies)
+    for thread in snapshot.md_threads:
+        if (array is None or thread.array == array) and thread.cpu_percent is not None:
+            values[f"{thread.name}.cpu_pct"] = thread.cpu_percent
+    return values
+
+
+@dataclass
+class _Current:
+    """The store run samples go to now."""
+
+    run_id: int | None
+    started_wall: float
+    focus: tuple[str, ...]
+
+
+@dataclass
+class _Session:
+    plan: BenchPlan
+    inventory: Inventory
+    root: SystemRoot
+    store: ResultsStore | None
+    context: dict[str, Any]
+    on_event: EventCallback | None
+    cancel: asyncio.Event
+    sample_interval_s: float | None
+    started_wall: float = field(default_factory=time.time)
+    started_mono: float = field(default_factory=time.monotonic)
+    samples: list[SamplePoint] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    current: _Current | None = None
+    sampler: Sampler | None = None  # set while the time series is being sampled
+
+    def emit(self, event: BenchEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _progress(self, tracker: StepProgress, spec: JobSpec, progress: Progress) -> None:
+        update = tracker.update(spec, progress)
+        if update is not None:
+            self.emit(update)
+
+    # -- store -------------------------------------------------------------------------------------
+
+    def _record(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A store call; a store that fails loses the record, not the measurement.
+
+        Beginning and finishing a run are called on the loop, not in a thread: an await there would be a
+        point where a cancel could leave a run begun but never finished.
+        """
+        if self.store is None:
+            return None
+        try:
+            return call(*args, **kwargs)
+        except StoreError as exc:
+            note = f"could not {action} in the results store: {exc}"
+            if note not in self.notes:
+                self.notes.append(note)
+            log.warning(note)
+            return None
+
+    def _setup(self, step: Step, index: int) -> RunSetup:
+        plan = self.plan
+        targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
+        on_array = plan.target.array is not None and targets == (plan.target.path,)
+        names = plan.device_names()
+        disks = [d for t in targets if (d := self.inventory.disk(names.get(t, ""))) is not None]
+        context = dict(self.context)
+        if disks:
+            context["devices"] = [record.disk_config(d) for d in disks]
+        if plan.target.array is not None and not on_array:
+            context["member_of"] = plan.target.array.name
+        params = {**record.step_params(step), "quick": plan.request.quick, "step_index": index + 1}
+        params["steps"] = len(plan.steps)
+        return RunSetup(
+            preset=plan.preset.key,
+            params=params,
+            target=", ".join(targets),
+            array=record.array_config(plan.target.array, self.inventory) if on_array and plan.target.array else {},
+            context=context,
+            label=plan.label,
+        )
+
+    # -- sampling ----------------------------------------------------------------------------------
+
+    async def _on_snapshot(self, snapshot: Snapshot) -> None:
+        current = self.current
+        array = self.plan.target.array.name if self.plan.target.array is not None else None
+        focus = current.focus if current is not None else ()
+        values = sample_values(snapshot, self.plan.sampled_devices(), focus, array)
+        self.samples.append(SamplePoint(snapshot.timestamp - self.started_wall, values))
+        if current is not None and current.run_id is not None and self.store is not None:
+            point = SamplePoint(snapshot.timestamp - current.started_wall, values)
+            await asyncio.to_thread(self._record, "store samples", self.store.append_samples, current.run_id, [point])
+
+    async def _closing_sample(self) -> None:
+        """One more sample as a step ends, so a step shorter than the interval still has its rates."""
+        sampler = self.sampler
+        if sampler is None:
+            return
+        try:
+            snapshot = await asyncio.to_thread(sampler.sample)
+            await self._on_snapshot(snapshot)
+        except Exception as exc:  # the step's figures come from fio; the time series is a bonus
+            log.warning("closing sample failed: %s", exc)
+
+    async def _sample(self) -> None:
+        try:
+            with Sampler(self.root, devices=self.plan.sampled_devices()) as sampler:
+                self.sampler = sampler
+                await sampler.run(self.sample_interval_s or 1.0, self._on_snapshot)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the benchmark goes on without a time series
+            log.exception("sampling failed")
+            self.notes.append(f"sampling stopped: {exc}")
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    def _begin(self, setup: RunSetup, focus: tuple[str, ...]) -> int | None:
+        run_id = self._record("record the run", self.store.begin_run, setup) if self.store else None
+        self.current = _Current(run_id, time.time(), focus)
+        return run_id
+
+    def _abandon(self, run_id: int | None, exc: BaseException) -> None:
+        """End a run whose step did not return: stopped by a cancel, or broken by an error."""
+        if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+            self._finish(run_id, RunStatus.CANCELLED, error="cancelled: the benchmark was stopped")
+        else:
+            self._finish(run_id, RunStatus.FAILED, error=str(exc) or type(exc).__name__)
+
+    def _finish(self, run_id: int | None, status: RunStatus, **kwargs: Any) -> None:
+        self.current = None
+        if run_id is not None and self.store is not None:
+            self._record("finish the run", self.store.finish_run, run_id, status, **kwargs)
+
+    async def run_step(self, index: int, rate_hint: float | None) -> StepOutcome:
+        plan = self.plan
+        step = plan.steps[index]
+        names = plan.device_names()
+        focus = tuple(names[spec.target] for spec in step.jobs if spec.target in names)
+        run_id = self._begin(self._setup(step, index), focus)
+        try:
+            targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
+            progress = StepProgress(plan.steps, index, rate_hint)
+            expected = progress.expected_s(step)
+            self.emit(StepStarted(index, len(plan.steps), step_title(step), targets, expected, run_id))
+            meter = None
+            if step.measure_md_cpu and plan.target.array is not None:
+                meter = MdThreadMeter(self.root, plan.target.array.name)
+                meter.start()
+            started = time.monotonic()
+            results = await run_step(step, lambda spec, p: self._progress(progress, spec, p), cancel=self.cancel)
+            duration = time.monotonic() - started
+            await self._closing_sample()
+            cpu = meter.stop() if meter is not None else None
+            status = step_status(results)
+            metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)
+            outcome = StepOutcome(
+                index=index,
+                step=step,
+                results=results,
+                status=status,
+                started_s=started - self.started_mono,
+                duration_s=duration,
+                metrics=metrics,
+                md_thread_cpu_pct=cpu,
+                md_threads=meter.threads if meter is not None else (),
+                run_id=run_id,
+            )
+        except BaseException as exc:
+            self._abandon(run_id, exc)
+            raise
+        error = outcome.error
+        if status is JobStatus.CANCELLED:
+            error = "cancelled: the figures cover the part that ran" + (f"; {error}" if error else "")
+        self._finish(
+            run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error
+        )
+        self.emit(StepFinished(outcome, len(plan.steps)))
+        return outcome
+
+    async def run_check(self) -> CheckOutcome:
+        plan = self.plan
+        assert plan.target.array is not None
+        name = plan.target.array.name
+        setup = RunSetup(
+            preset=plan.preset.key,
+            params={"step": "check pass", "action": "check", "quick": plan.request.quick},
+            target=plan.target.path,
+            array=record.array_config(plan.target.array, self.inventory),
+            context=dict(self.context),
+            label=plan.label,
+        )
+        run_id = self._begin(setup, (name,))
+        try:
+            outcome = await run_check_pass(self.root, name, cancel=self.cancel, on_update=self.emit)
+        except MdtuiError as exc:
+            outcome = CheckOutcome(name, JobStatus.FAILED, error=str(exc))
+        except BaseException as exc:
+            self._abandon(run_id, exc)
+            raise
+        outcome = replace(outcome, run_id=run_id)
+        error = outcome.error or outcome.skipped
+        if outcome.status is JobStatus.CANCELLED:
+            error = "cancelled: the check was set back to idle before it finished"
+        metrics = Metrics(md_thread_cpu_pct=outcome.md_thread_cpu_pct)
+        self._finish(run_id, run_status(outcome.status), metrics=metrics, error=error)
+        return outcome
+
+    async def run(self) -> BenchResult:
+        plan = self.plan
+        sampler = asyncio.create_task(self._sample()) if self.sample_interval_s else None
+        outcomes: list[StepOutcome] = []
+        check: CheckOutcome | None = None
+        status = RunStatus.COMPLETE
+        error = ""
+        try:
+            rate_hint: float | None = None
+            for index in range(len(plan.steps)):
+                if self.cancel.is_set():
+                    status = RunStatus.CANCELLED
+                    break
+                outcome = await self.run_step(index, rate_hint)
+                outcomes.append(outcome)
+                rate_hint = outcome.bytes_per_s or rate_hint
+                if outcome.status is not JobStatus.COMPLETE:
+                    status = run_status(outcome.status)
+                    error = outcome.error
+                    break
+            if status is RunStatus.COMPLETE and plan.check_pass:
+                if self.cancel.is_set():
+                    status = RunStatus.CANCELLED
+                else:
+                    check = await self.run_check()
+                    if check.status is not JobStatus.COMPLETE:
+                        status = run_status(check.status)
+                        error = check.error or check.skipped
+        finally:
+            if sampler is not None:
+                sampler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sampler
+        report = weakest_link_report(plan, outcomes) if plan.preset.key == "weakest-link" else None
+        if status is RunStatus.CANCELLED and not error:
+            error = "cancelled"
+        return BenchResult(
+            plan=plan,
+            status=status,
+            steps=tuple(outcomes),
+            context=self.context,
+            started_at=datetime.fromtimestamp(self.started_wall, UTC),
+            duration_s=time.monotonic() - self.started_mono,
+            samples=tuple(self.samples),
+            check=check,
+            weakest_link=report,
+            error=error,
+            notes=tuple(self.notes),
+        )
+
+
+async def run_bench(
+    plan: BenchPlan,
+    *,
+    root: SystemRoot,
+    store: ResultsStore | None,
+    confirmed: str | None = None,
+    privileged: bool | None = None,
+    on_event: EventCallback | None = None,
+    cancel: asyncio.Event | None = None,
+    sample_interval_s: float | None = 1.0,
+    inventory: Inventory | None = None,
+) -> BenchResult:
+    """Run a plan's steps one after another and store each as a run (begun before it starts, finished after).
+
+    A plan that writes runs only when ``confirmed`` names its target, and only if a fresh scan right
+    before starting still allows it (SafetyError otherwise). A read-only plan runs on ``inventory``, the
+    scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
+    Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
+    cancelled) and starts no further step.
+    """
+    if plan.writes and (confirmed or "").strip() != plan.confirmation:
+        raise SafetyError(
+            f"{plan.preset.key} overwrites {plan.target.path}: confirm by naming it "
+            f"(type {plan.confirmation}, or pass --yes)"
+        )
+    context_task = asyncio.create_task(asyncio.to_thread(record.system_context, root))
+    try:
+        if plan.writes or inventory is None:
+            plan, inventory = await asyncio.to_thread(recheck_plan, plan, root, privileged)
+        context = await context_task
+    finally:
+        context_task.cancel()
+    session = _Session(
+        plan=plan,
+        inventory=inventory,
+        root=root,
+        store=store,
+        context=context,
+        on_event=on_event,
+        cancel=cancel or asyncio.Event(),
+        sample_interval_s=sample_interval_s,
+    )
+    return await session.run()
+
+
+def preset_runner(
+    root: SystemRoot,
+    store: ResultsStore,
+    *,
+    confirmed: Sequence[str] = (),
+    privileged: bool | None = None,
+    cancel: threading.Event | None = None,
+    on_event: EventCallback | None = None,
+) -> Callable[..., int]:
+    """A blocking ``run(preset_key, target, *, quick, label, members=(), **job_options) -> run ID``.
+
+    For callers that chain runs (the advisor's experiments). Job options are JobOptions fields
+    (block_size_bytes=, numjobs=, runtime_s=, name= ...). Writes run only on targets listed in
+    ``confirmed``. It returns the ID of the last stored step (the array step of a weakest-link run);
+    every step of the run is stored with ``label``. A run that does not complete raises MdtuiError.
+    """
+    known = {f.name for f in fields(JobOptions)}
+
+    def run(
+        preset_key: str, target: str, *, quick: bool, label: str, members: Sequence[str] = (), **options: Any
+    ) -> int:
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise PlanError(f"unknown job options {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        request = BenchRequest(preset_key, target, quick, tuple(members), JobOptions(**options), label)
+        plan = plan_bench(request, scan(root, privileged=privileged), root)
+        plan.ensure_allowed()
+
+        async def go() -> BenchResult:
+            stop = asyncio.Event()
+
+            async def watch() -> None:
+                # The caller's cancel is a thread event; this loop polls it into the asyncio one.
+                while cancel is not None and not cancel.is_set():
+                    await asyncio.sleep(0.2)
+                stop.set()
+
+            watcher = asyncio.create_task(watch()) if cancel is not None else None
+            try:
+                return await run_bench(
+                    plan,
+                    root=root,
+                    store=store,
+                    confirmed=plan.confirmation if plan.confirmation in confirmed else None,
+                    privileged=privileged,
+                    on_event=on_event,
+                    cancel=stop,
+                )
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+
+        result = asyncio.run(go())
+        if result.status is not RunStatus.COMPLETE:
+            raise MdtuiError(f"{preset_key} on {target} {result.status.value}: {result.error or 'no figures'}")
+        if not result.run_ids:
+            raise MdtuiError(f"{preset_key} on {target} stored nothing: {'; '.join(result.notes) or 'no store'}")
+        return [o.run_id for o in result.steps if o.run_id is not None][-1]
+
+    return run

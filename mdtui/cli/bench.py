@@ -1,0 +1,266 @@
+"""`mdtui bench`: run a preset on an array, a disk or a file, with live progress, and store every step."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import textwrap
+from typing import TextIO
+
+from mdtui.bench.check import CheckUpdate
+from mdtui.bench.output import RESULT_COLUMNS, result_rows, result_to_json
+from mdtui.bench.plan import BenchPlan, plan_bench
+from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
+from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
+from mdtui.bench.session import BenchResult, run_bench
+from mdtui.errors import PlanError, SafetyError
+from mdtui.format import duration, rate_mb_s
+from mdtui.model.inventory import Inventory
+from mdtui.model.job import IoEngine, RwMode
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.run.jobs import PRESETS
+from mdtui.run.record import step_title
+from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.records import RunStatus
+
+EXIT_FAILED = 1
+EXIT_CANCELLED = 130  # as a shell reports a command stopped by Ctrl-C
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except PlanError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def _members(text: str) -> tuple[str, ...]:
+    members = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not members:
+        raise argparse.ArgumentTypeError("--members takes devices separated by commas: nvme0n1,nvme1n1")
+    return members
+
+
+def add_bench_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `bench` on the top-level `mdtui` subparsers."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="run a benchmark preset (weakest link, disk-mark, parity cost ...) and store the results",
+        description="Run a benchmark preset and store each step as a run (see `mdtui results`). Jobs that "
+        "write need a confirmation naming the target and never run on a mounted or in-use device.",
+    )
+    parser.add_argument("--list", action="store_true", help="list the presets and what each one measures")
+    parser.add_argument("--preset", metavar="NAME", help="preset to run: " + ", ".join(p.key for p in PRESETS))
+    parser.add_argument("--target", metavar="DEV", help="md array (md0), disk (sdb, /dev/disk/by-id/...) or file")
+    parser.add_argument("--members", type=_members, default=(), metavar="DEV,...", help="weakest-link: these members")
+    parser.add_argument("--quick", action="store_true", help="short steps: a first look in about a minute")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
+    parser.add_argument("--yes", action="store_true", help="confirm a write benchmark without asking")
+    parser.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
+    job = parser.add_argument_group(
+        "job options (custom preset; --runtime, --size, --iodepth and --numjobs also override other presets)"
+    )
+    job.add_argument("--rw", choices=[m.value for m in RwMode], help="I/O pattern (default read)")
+    job.add_argument("--bs", type=_size, metavar="SIZE", help="block size, e.g. 4k, 1m (default 4k)")
+    job.add_argument("--iodepth", type=_positive, metavar="N", help="queue depth per job (default 1)")
+    job.add_argument("--numjobs", type=_positive, metavar="N", help="parallel jobs (default 1)")
+    job.add_argument("--runtime", type=_positive, metavar="S", help="seconds per step (custom default 30)")
+    job.add_argument("--size", type=_size, metavar="SIZE", help="bytes per job instead of a runtime, e.g. 512m")
+    job.add_argument("--ioengine", choices=[e.value for e in IoEngine], help="default libaio")
+    job.add_argument("--direct", action=argparse.BooleanOptionalAction, default=None, help="O_DIRECT (default on)")
+    job.add_argument("--offset", type=_size, metavar="SIZE", help="start this far into the target")
+
+
+def list_presets(out: TextIO) -> None:
+    for preset in PRESETS:
+        kind = "writes" if preset.writes else "read-only"
+        print(f"{preset.key}  ({preset.title}; {kind})", file=out)
+        print(textwrap.fill(preset.doc, width=100, initial_indent="    ", subsequent_indent="    "), file=out)
+        print(file=out)
+
+
+def request_from_args(args: argparse.Namespace) -> BenchRequest:
+    if not args.preset or not args.target:
+        raise PlanError("give --preset NAME and --target DEV (mdtui bench --list shows the presets)")
+    options = JobOptions(
+        rw=RwMode(args.rw) if args.rw else None,
+        block_size_bytes=args.bs,
+        iodepth=args.iodepth,
+        numjobs=args.numjobs,
+        runtime_s=args.runtime,
+        size_bytes=args.size,
+        ioengine=IoEngine(args.ioengine) if args.ioengine else None,
+        direct=args.direct,
+        offset_bytes=args.offset,
+    )
+    return BenchRequest(args.preset, args.target, quick=args.quick, members=tuple(args.members), options=options)
+
+
+class ProgressPrinter:
+    """Progress lines: one rewritten line on a terminal, and a line per finished step everywhere."""
+
+    def __init__(self, out: TextIO, live: bool) -> None:
+        self.out = out
+        self.live = live
+        self._line = False
+
+    def _write_live(self, text: str) -> None:
+        if self.live:
+            self.out.write("\r\x1b[K" + text)
+            self.out.flush()
+            self._line = True
+
+    def say(self, text: str) -> None:
+        if self._line:
+            self.out.write("\r\x1b[K")
+            self._line = False
+        print(text, file=self.out, flush=True)
+
+    def __call__(self, event: BenchEvent) -> None:
+        if isinstance(event, StepStarted):
+            expected = f", {event.expected_s:.0f} s" if event.expected_s else ""
+            self._write_live(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
+        elif isinstance(event, StepUpdate):
+            step_left = f" / {event.elapsed_s + event.step_remaining_s:.0f} s" if event.step_remaining_s else ""
+            remaining = f"  remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
+            self._write_live(
+                f"[{event.index + 1}/{event.count}] {event.label}  {rate_mb_s(event.bytes_per_s)}  "
+                f"{event.iops:,.0f} IOPS  {event.elapsed_s:.0f} s{step_left}{remaining}"
+            )
+        elif isinstance(event, StepFinished):
+            outcome = event.outcome
+            cpu = f", md threads {outcome.md_thread_cpu_pct:.1f}% CPU" if outcome.md_thread_cpu_pct is not None else ""
+            status = "" if outcome.status.value == "complete" else f" ({outcome.status.value})"
+            self.say(
+                f"[{outcome.index + 1}/{event.count}] {step_title(outcome.step)}: "
+                f"{rate_mb_s(outcome.bytes_per_s)}, {outcome.iops or 0:,.0f} IOPS{cpu}{status}"
+            )
+        elif isinstance(event, CheckUpdate):
+            done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
+            remaining = f", remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
+            self._write_live(
+                f"check pass {done} at {rate_mb_s(event.speed_bytes_per_s)}, {event.elapsed_s:.0f} s{remaining}"
+            )
+
+
+def render_result(result: BenchResult, db_path: str) -> str:
+    rows = [RESULT_COLUMNS, *result_rows(result)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(RESULT_COLUMNS))]
+    right = {0, 2, 3, 4, 5}
+    lines = [
+        "  ".join(row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in range(len(row))).rstrip()
+        for row in rows
+    ]
+    report = result.weakest_link
+    if report is not None:
+        lines.append("")
+        for member in report.members:
+            together = f", together {rate_mb_s(member.together_bytes_per_s)}" if member.together_bytes_per_s else ""
+            alone = rate_mb_s(member.alone_bytes_per_s) if member.alone_bytes_per_s is not None else "not measured"
+            lines.append(f"  {member.device}: alone {alone}{together}")
+        lines += [f"→ {finding}" for finding in report.findings()]
+    check = result.check
+    if check is not None and check.mismatch_sectors is not None and not check.skipped:
+        lines.append(f"check pass: {check.mismatch_sectors} mismatched sectors (mismatch_cnt)")
+    if check is not None and check.skipped:
+        lines.append(f"check pass skipped: {check.skipped}")
+    lines += [f"⚠ {warning}" for warning in result.plan.warnings]
+    lines += [f"note: {note}" for note in result.notes]
+    ids = result.run_ids
+    if ids:
+        lines.append(f"stored as run(s) {', '.join(f'#{i}' for i in ids)} in {db_path} (mdtui results show ID)")
+    if result.status is RunStatus.CANCELLED:
+        lines.append("cancelled: the figures above cover the part that ran; the stored runs are marked cancelled")
+    elif result.status is RunStatus.FAILED:
+        lines.append(f"failed: {result.error}")
+    return "\n".join(lines)
+
+
+def _confirm(plan: BenchPlan, args: argparse.Namespace) -> str | None:
+    """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
+    if args.yes:
+        return plan.confirmation
+    if not sys.stdin.isatty():
+        raise SafetyError(
+            f"refusing to overwrite {plan.target.path} without confirmation: pass --yes, or run it at a terminal"
+        )
+    answer = input(f"This overwrites {plan.target.path}. Type {plan.confirmation} to go ahead: ")
+    return answer.strip() if answer.strip() == plan.confirmation else None
+
+
+async def _run(
+    plan: BenchPlan,
+    root: SystemRoot,
+    store: ResultsStore,
+    confirmed: str | None,
+    printer: ProgressPrinter,
+    inventory: Inventory,
+) -> BenchResult:
+    loop = asyncio.get_running_loop()
+    cancel = asyncio.Event()
+    task = asyncio.current_task()
+
+    def stop(signame: str) -> None:
+        if cancel.is_set() and task is not None:
+            task.cancel()  # a second Ctrl-C abandons the wait for fio to write its figures
+            return
+        cancel.set()
+        printer.say(f"{signame}: stopping; the figures so far are kept (press Ctrl-C again to abandon them)")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop, sig.name)
+    try:
+        return await run_bench(
+            plan, root=root, store=store, confirmed=confirmed, on_event=printer, cancel=cancel, inventory=inventory
+        )
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run_bench_cli(args: argparse.Namespace) -> int:
+    """Exit code 0 complete, 1 failed or declined, 130 cancelled; a refusal raises (cli.py exits 2)."""
+    if args.list:
+        list_presets(sys.stdout)
+        return 0
+    request = request_from_args(args)
+    root = SystemRoot(args.root)
+    inventory = scan(root)
+    plan = plan_bench(request, inventory, root)
+    # With --json stdout carries only the JSON document.
+    out = sys.stderr if args.json else sys.stdout
+    print("\n".join(plan.describe()), file=out)
+    plan.ensure_allowed()
+    confirmed = None
+    if plan.writes:
+        confirmed = _confirm(plan, args)
+        if confirmed is None:
+            print("Cancelled; nothing was run.", file=out)
+            return EXIT_FAILED
+    store = ResultsStore(args.db)
+    try:
+        printer = ProgressPrinter(out, live=out.isatty())
+        try:
+            result = asyncio.run(_run(plan, root, store, confirmed, printer, inventory))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            print("\nabandoned; the runs stored so far are marked cancelled", file=out)
+            return EXIT_CANCELLED
+        print(render_result(result, str(store.path)), file=out)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(result_to_json(result), indent=2, default=str))
+    if result.status is RunStatus.CANCELLED:
+        return EXIT_CANCELLED
+    return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED
+

@@ -1,0 +1,145 @@
+"""`mdtui create` and `mdtui destroy`: plan, confirm, run and follow; tear down what mdtui made."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mdtui.cli.common import confirm, find_disk
+from mdtui.errors import MdtuiError
+from mdtui.format import duration, rate_mb_s
+from mdtui.model.array import MdArray
+from mdtui.probe.inventory import scan
+
+
+def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `create` and `destroy` on the top-level `mdtui` subparsers."""
+    create = sub.add_parser("create", help="plan (--dry-run) or create an md array")
+    create.add_argument("members", nargs="+", metavar="MEMBER", help="disks: sdb, /dev/sdb or a /dev/disk/by-id path")
+    create.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
+    create.add_argument("--device", help="array device (default: the first free /dev/mdN)")
+    create.add_argument("--chunk", type=int, metavar="KIB", help="chunk size in KiB (default 512)")
+    create.add_argument("--layout", help="raid5/6: left-symmetric ...; raid10: n2, f2, o2 ...")
+    create.add_argument("--metadata", choices=("1.2", "1.0", "0.90"))
+    create.add_argument("--bitmap", choices=("none", "internal"), default="none")
+    create.add_argument("--bitmap-chunk", type=int, metavar="KIB")
+    create.add_argument("--spare", action="append", default=[], metavar="DISK")
+    create.add_argument("--name", help="array name stored in the superblock")
+    create.add_argument("--assume-clean", action="store_true", help="skip the initial resync (for benchmarks)")
+    create.add_argument("--build", action="store_true", help="superblock-less raid0/linear test array")
+    create.add_argument("--allow-mixed-sizes", action="store_true")
+    create.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    create.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    create.add_argument("--full-speed", action="store_true", help="let the initial resync run at full speed")
+    create.add_argument("--no-follow", action="store_true", help="do not wait for the resync")
+    create.add_argument("--json", action="store_true", help="print the plan (and what was created) as JSON")
+
+    destroy = sub.add_parser("destroy", help="stop an array mdtui created and wipe its members")
+    destroy.add_argument("device", help="/dev/md0 or md0")
+    destroy.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    destroy.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    destroy.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    from mdtui.plan import CreateRequest, plan_create
+    from mdtui.plan.describe import create_plan_dict, describe_create
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
+
+    inventory = scan(args.root)
+    members = tuple(find_disk(inventory, m, args.root) for m in args.members)
+    spares = tuple(find_disk(inventory, m, args.root) for m in args.spare)
+    if args.device is None:
+        taken = {a.name for a in inventory.arrays}
+        device = f"/dev/md{next(n for n in range(10_000) if f'md{n}' not in taken)}"
+    else:
+        device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+    request = CreateRequest(
+        device=device,
+        level=args.level,
+        members=members,
+        spares=spares,
+        name=args.name,
+        chunk_kib=args.chunk,
+        layout=args.layout,
+        metadata=args.metadata,
+        bitmap=args.bitmap,
+        bitmap_chunk_kib=args.bitmap_chunk,
+        assume_clean=args.assume_clean,
+        build=args.build,
+        allow_mixed_sizes=args.allow_mixed_sizes,
+        active_arrays=frozenset(a.name for a in inventory.arrays),
+    )
+    plan = plan_create(request)
+    report: dict = {"plan": create_plan_dict(plan)}
+    if not args.json:
+        print("\n".join(describe_create(plan)))
+    if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 0
+    what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
+    if not confirm(args, what, request.device):
+        print("Cancelled; nothing was run.")
+        return 1
+    outcome = execute_create(plan, confirmed=True, root=SystemRoot(args.root))
+    report["created"] = {"device": outcome.device, "uuid": outcome.uuid}
+    if not args.json:
+        print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
+    if args.full_speed and plan.resync_expected:
+        report["resync_speed_min_kib_s"] = set_full_resync_speed(outcome.device, True)
+    if plan.resync_expected and not args.no_follow:
+        def show(array: MdArray) -> None:
+            if not args.json and array.sync is not None and array.sync.fraction is not None:
+                print(
+                    f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
+                    f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
+                    end="",
+                    flush=True,
+                )
+
+        follow_sync(outcome.device, root=SystemRoot(args.root), on_update=show)
+        report["resync"] = "finished"
+        if not args.json:
+            print("\nresync finished")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    from mdtui.plan import plan_destroy
+    from mdtui.plan.describe import describe_destroy
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import created_by_mdtui, execute_destroy, find_array, is_mounted
+
+    system = SystemRoot(args.root)
+    device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+    array = find_array(system, device)
+    if array is None:
+        raise MdtuiError(f"{device} is not an active md array")
+    inventory = scan(args.root)
+    members = [d for d in inventory.disks if d.name in {m.name for m in array.members}]
+    plan = plan_destroy(
+        array,
+        members if len(members) == len(array.members) else None,
+        mounted=is_mounted(system, array),
+        created_by_tool=created_by_mdtui(array),
+    )
+    report: dict = {"plan": [list(step.argv) for step in plan.steps]}
+    if not args.json:
+        print("\n".join(describe_destroy(plan)))
+    if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 0
+    if not confirm(args, f"stop {device} and wipe {len(plan.member_paths)} member(s)", device):
+        print("Cancelled; nothing was run.")
+        return 1
+    results = execute_destroy(plan, confirmed=True, root=system)
+    report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
+    print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
+    return 0
+
+

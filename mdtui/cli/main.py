@@ -1,0 +1,61 @@
+"""The `mdtui` command line: the parser of every verb, and the dispatch the entry point uses."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from mdtui import __version__
+from mdtui.cli.advise import add_advise_parser, run_advise
+from mdtui.cli.bench import add_bench_parser, run_bench_cli
+from mdtui.cli.common import run_verb
+from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
+from mdtui.cli.experiment import add_experiment_parser, run_experiment
+from mdtui.cli.results import add_results_parser, run_results
+from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
+from mdtui.cli.watch import add_watch_parser, run_watch
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mdtui", description="A terminal workbench for Linux md software RAID.")
+    parser.add_argument("--version", action="version", version=f"mdtui {__version__}")
+    parser.add_argument(
+        "--root",
+        default="/",
+        help="read /sys, /proc and /run/udev below this directory instead of / (for captured trees)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_scan_parsers(sub)
+    add_create_parsers(sub)
+    add_results_parser(sub)
+    add_watch_parser(sub)
+    add_advise_parser(sub)
+    add_bench_parser(sub)
+    add_experiment_parser(sub)
+    return parser
+
+
+COMMANDS = {
+    "scan": cmd_scan,
+    "capture": cmd_capture,
+    "create": cmd_create,
+    "destroy": cmd_destroy,
+    "results": run_results,
+    "watch": run_watch,
+    "advise": run_advise,
+    "bench": run_bench_cli,
+    "experiment": run_experiment,
+}
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    return run_verb(COMMANDS[args.command], args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one CLI command (the app itself starts from mdtui.__main__)."""
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return 0
+    return run_cli(args)

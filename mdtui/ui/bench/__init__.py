@@ -1,0 +1,1 @@
+"""The benchmark screen: preset, target, plan, confirmation, live chart and results."""

@@ -1,0 +1,509 @@
+"""The benchmark screen: pick a preset and a target, start, watch throughput and IOPS, cancel, read the result."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Label,
+    OptionList,
+    ProgressBar,
+    Select,
+    Static,
+)
+from textual.widgets.option_list import Option
+
+from mdtui.bench.check import CheckUpdate
+from mdtui.bench.output import RESULT_COLUMNS, result_rows
+from mdtui.bench.plan import BenchPlan, plan_bench
+from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
+from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
+from mdtui.bench.session import BenchResult, run_bench
+from mdtui.errors import MdtuiError
+from mdtui.format import duration, iec_bytes, rate_mb_s
+from mdtui.model.inventory import Inventory
+from mdtui.model.job import IoEngine, RwMode
+from mdtui.probe.root import SystemRoot
+from mdtui.run.jobs import PRESETS, preset
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import RunStatus
+from mdtui.ui.bench.widgets import BenchChart
+from mdtui.ui.common.messages import failure_reason
+from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+
+CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
+
+
+class BenchEventPosted(Message, bubble=False):
+    """An event of the running benchmark. None is dropped: each report is a point on the chart, and they
+    come once a second per job, which no UI falls behind."""
+
+    def __init__(self, event: BenchEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class BenchEnded(Message, bubble=False):
+    """The run ended (complete, cancelled or failed) with its result."""
+
+    def __init__(self, result: BenchResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+class BenchRefused(Message, bubble=False):
+    """The run could not start or broke: a refusal, a failed re-check, a missing tool. For the user."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class CustomFields:
+    """The custom job's fields as typed; parsed into JobOptions by custom_options()."""
+
+    rw: str = RwMode.READ.value
+    bs: str = "4k"
+    iodepth: str = "1"
+    numjobs: str = "1"
+    runtime: str = "30"
+
+
+def custom_options(fields: CustomFields) -> JobOptions:
+    """JobOptions from the typed fields; MdtuiError naming the field that is not a number or size."""
+
+    def whole(text: str, what: str) -> int:
+        if not text.strip().isdigit() or int(text) < 1:
+            raise MdtuiError(f"{what} must be a whole number of at least 1, not {text!r}")
+        return int(text)
+
+    return JobOptions(
+        rw=RwMode(fields.rw),
+        block_size_bytes=parse_size(fields.bs, "block size"),
+        iodepth=whole(fields.iodepth, "iodepth"),
+        numjobs=whole(fields.numjobs, "numjobs"),
+        runtime_s=whole(fields.runtime, "runtime"),
+        ioengine=IoEngine.LIBAIO,
+    )
+
+
+def target_options(inventory: Inventory) -> list[tuple[str, str]]:
+    """Arrays first, then disks, each with what decides whether it may be written."""
+    options = []
+    for array in inventory.arrays:
+        if array.level is None:
+            continue
+        members = sum(1 for m in array.members if not m.spare and not m.faulty)
+        label = f"{array.name}  {array.level}, {members} members, {iec_bytes(array.size_bytes)}"
+        options.append((label, array.dev_path))
+    for disk in inventory.disks:
+        state = "free" if disk.available else f"in use: {disk.in_use[0].kind.value}" if disk.in_use else "unknown"
+        options.append((f"{disk.name}  {disk.transport.value}, {iec_bytes(disk.size_bytes)}, {state}", disk.dev_path))
+    return options
+
+
+def plan_text(plan: BenchPlan | None, error: str | None, palette: Palette) -> Text:
+    """The plan in a few lines: what runs how long, read-only or writing, warnings and refusals."""
+    if plan is None:
+        return Text(f"✖ {error}", style=palette.error)
+    lines = plan.describe()
+    text = Text()
+    text.append(lines[0] + "\n", style="bold")
+    text.append(lines[1] + "\n", style=f"bold {palette.warning}" if plan.writes else palette.muted)
+    for warning in plan.warnings:
+        text.append(f"⚠ {warning}\n", style=palette.warning)
+    for refusal in plan.refusals:
+        text.append(f"✖ {refusal}\n", style=palette.error)
+    return text
+
+
+def status_line(event: StepUpdate) -> str:
+    total = event.elapsed_s + event.step_remaining_s if event.step_remaining_s is not None else None
+    parts = [
+        f"[{event.index + 1}/{event.count}] {event.label}",
+        rate_mb_s(event.bytes_per_s),
+        f"{event.iops:,.0f} IOPS",
+        f"{event.elapsed_s:.0f} s" + (f" / {total:.0f} s" if total is not None else ""),
+    ]
+    if event.remaining_s is not None:
+        parts.append(f"remaining {duration(event.remaining_s)}")
+    return " · ".join(parts)
+
+
+def ended_line(result: BenchResult) -> str:
+    ran = f"{len(result.steps)} of {len(result.plan.steps)} steps"
+    ids = result.run_ids
+    stored = f"stored as runs #{ids[0]}–#{ids[-1]}" if len(ids) > 1 else f"stored as run #{ids[0]}" if ids else ""
+    if result.status is RunStatus.COMPLETE:
+        head = f"✓ Finished: {ran}"
+    elif result.status is RunStatus.CANCELLED:
+        head = f"■ Cancelled after {ran}: the figures cover the part that ran"
+    else:
+        head = f"✖ Failed after {ran}: {result.error}"
+    return " · ".join(part for part in (head, stored) if part)
+
+
+def findings_renderable(result: BenchResult, palette: Palette) -> RenderableType:
+    parts: list[RenderableType] = []
+    report = result.weakest_link
+    if report is not None:
+        parts += [Text(f"→ {finding}") for finding in report.findings()]
+    check = result.check
+    if check is not None:
+        if check.skipped:
+            parts.append(Text(f"check pass skipped: {check.skipped}", style=palette.warning))
+        elif check.mismatch_sectors is not None:
+            parts.append(Text(f"check pass: {check.mismatch_sectors} mismatched sectors", style=palette.muted))
+    parts += [Text(f"⚠ {warning}", style=palette.warning) for warning in result.plan.warnings]
+    parts += [Text(f"note: {note}", style=palette.muted) for note in result.notes]
+    return Group(*parts)
+
+
+class BenchScreen(Screen[None]):
+    """Runs one preset at a time; the core does the work in a worker thread and posts its events here."""
+
+    DEFAULT_CSS = """
+    BenchScreen #bench-setup { height: 1fr; }
+    BenchScreen #bench-choose { height: 1fr; min-height: 5; }
+    BenchScreen #bench-presets { width: 26; height: 1fr; border: none; border-top: solid $panel; }
+    BenchScreen #bench-presets:focus { border-top: solid $primary; }
+    BenchScreen #bench-doc { width: 1fr; height: 1fr; border: none; border-top: solid $panel; padding: 0 1; }
+    BenchScreen .field { height: 1; margin-top: 1; }
+    BenchScreen .field Label { width: 8; color: $text-muted; }
+    BenchScreen #bench-target { width: 1fr; }
+    BenchScreen #bench-quick { margin-left: 2; }
+    BenchScreen #bench-start { margin-left: 2; }
+    BenchScreen #bench-custom { display: none; height: 1; margin-top: 1; }
+    BenchScreen.-custom #bench-custom { display: block; }
+    BenchScreen #bench-custom Input { width: 8; margin-right: 1; }
+    BenchScreen #bench-custom Select { width: 14; margin-right: 1; }
+    BenchScreen #bench-custom Label { width: auto; margin-right: 1; color: $text-muted; }
+    BenchScreen #bench-plan { height: auto; max-height: 6; margin-top: 1; padding: 0 1; }
+    BenchScreen #bench-run { display: none; height: 1fr; }
+    BenchScreen.-running #bench-setup, BenchScreen.-ended #bench-setup { display: none; }
+    BenchScreen.-running #bench-run, BenchScreen.-ended #bench-run { display: block; }
+    BenchScreen #bench-status { height: auto; padding: 0 1; }
+    BenchScreen #bench-bar { margin: 0 1; }
+    BenchScreen #bench-chart { height: 1fr; min-height: 6; }
+    BenchScreen.-ended #bench-chart { height: 8; min-height: 6; }
+    BenchScreen #bench-result { display: none; height: 1fr; }
+    BenchScreen.-ended #bench-result { display: block; }
+    BenchScreen #bench-table { height: auto; max-height: 14; }
+    BenchScreen #bench-findings { height: auto; padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("ctrl+s", "start", "Start"),
+        Binding("x", "cancel_run", "Cancel run"),
+        Binding("n", "new_run", "New run"),
+    ]
+
+    state: reactive[str] = reactive("setup", init=False)  # setup, running, ended
+
+    def __init__(self, root: str, inventory: Inventory, target: str | None = None) -> None:
+        super().__init__()
+        self.root = root
+        self.inventory = inventory
+        self.targets = target_options(inventory)
+        self.target = target if target in {value for _, value in self.targets} else None
+        if self.target is None and self.targets:
+            self.target = self.targets[0][1]
+        self.preset_key = PRESETS[0].key
+        self.quick = True
+        self.custom = CustomFields()
+        self.plan: BenchPlan | None = None
+        self.plan_error: str | None = None
+        self.result: BenchResult | None = None
+        self._cancel: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._offset_s = 0.0  # seconds of earlier steps, so the chart runs on across steps
+        self._step_elapsed_s = 0.0
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        with Vertical(id="bench-setup"):
+            with Horizontal(id="bench-choose"):
+                yield OptionList(*(Option(p.title, id=p.key) for p in PRESETS), id="bench-presets")
+                with VerticalScroll(id="bench-doc"):
+                    yield Static(id="bench-doc-body")
+            with Horizontal(classes="field"):
+                yield Label("Target")
+                yield Select[str](self.targets, value=self.target or Select.BLANK, id="bench-target", compact=True)
+                yield Checkbox("Quick", self.quick, id="bench-quick", compact=True)
+                yield Button("Start", id="bench-start", variant="primary", compact=True)
+            with Horizontal(id="bench-custom"):
+                yield Select[str](
+                    [(m.value, m.value) for m in RwMode], value=self.custom.rw, id="rw", allow_blank=False, compact=True
+                )
+                for name, label in (("bs", "bs"), ("iodepth", "QD"), ("numjobs", "jobs"), ("runtime", "s")):
+                    yield Label(label)
+                    yield Input(getattr(self.custom, name), id=name, compact=True)
+            yield Static(id="bench-plan")
+        with Vertical(id="bench-run"):
+            yield Static(id="bench-status")
+            yield ProgressBar(total=100, show_eta=False, id="bench-bar")
+            yield BenchChart(id="bench-chart")
+            with VerticalScroll(id="bench-result"):
+                yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
+                yield Static(id="bench-findings")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.sub_title = f"benchmark · root {self.root}"
+        self.query_one("#bench-presets").border_title = "Preset"
+        self.query_one("#bench-doc").border_title = "What it measures"
+        table = self.query_one("#bench-table", DataTable)
+        table.add_columns(*RESULT_COLUMNS)
+        presets = self.query_one("#bench-presets", OptionList)
+        presets.highlighted = 0
+        presets.focus()
+        self._replan()
+
+    def palette(self) -> Palette:
+        return palette_from_variables(self.app.get_css_variables())
+
+    # -- choosing ----------------------------------------------------------------------------------
+
+    @on(OptionList.OptionHighlighted, "#bench-presets")
+    def _preset_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id is not None:
+            self.preset_key = event.option.id
+            self._replan()
+
+    @on(Select.Changed, "#bench-target")
+    def _target_changed(self, event: Select.Changed) -> None:
+        self.target = event.value if isinstance(event.value, str) else None
+        self._replan()
+
+    @on(Checkbox.Changed, "#bench-quick")
+    def _quick_changed(self, event: Checkbox.Changed) -> None:
+        self.quick = event.value
+        self._replan()
+
+    @on(Select.Changed, "#rw")
+    def _rw_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.custom = CustomFields(event.value, *(getattr(self.custom, n) for n in CUSTOM_FIELDS))
+            self._replan()
+
+    @on(Input.Changed)
+    def _field_changed(self, event: Input.Changed) -> None:
+        if event.input.id in CUSTOM_FIELDS:
+            values = {name: getattr(self.custom, name) for name in ("rw", *CUSTOM_FIELDS)}
+            values[event.input.id] = event.value
+            self.custom = CustomFields(**values)
+            self._replan()
+
+    def request(self) -> BenchRequest:
+        options = custom_options(self.custom) if self.preset_key == "custom" else JobOptions()
+        return BenchRequest(self.preset_key, self.target or "", quick=self.quick, options=options)
+
+    def _replan(self) -> None:
+        """Plan again from the choices (pure, quick); the panel shows the plan or what to change."""
+        chosen = preset(self.preset_key)
+        self.set_class(self.preset_key == "custom", "-custom")
+        try:
+            if not self.target:
+                raise MdtuiError("no target: pick an array or a disk")
+            self.plan, self.plan_error = plan_bench(self.request(), self.inventory, SystemRoot(self.root)), None
+        except MdtuiError as exc:
+            self.plan, self.plan_error = None, str(exc)
+        writes = self.plan.writes if self.plan is not None else chosen.writes
+        doc = Text(chosen.title + "\n", style="bold")
+        doc.append("Overwrites the target. " if writes else "Read-only. ", style=self.palette().warning)
+        doc.append(chosen.doc)
+        self.query_one("#bench-doc-body", Static).update(doc)
+        self.query_one("#bench-plan", Static).update(plan_text(self.plan, self.plan_error, self.palette()))
+        self.refresh_bindings()
+
+    # -- starting ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start":
+            return self.state != "running"
+        if action == "cancel_run":
+            return self.state == "running"
+        if action == "new_run":
+            return self.state == "ended"
+        return True
+
+    @on(Button.Pressed, "#bench-start")
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    def action_start(self) -> None:
+        if self.state == "running":
+            return
+        if self.state == "ended":
+            self.action_new_run()
+        plan = self.plan
+        if plan is None:
+            self.notify(self.plan_error or "nothing to run", title="Cannot start", severity="error", timeout=10)
+            return
+        if plan.refusals:
+            self.notify("\n".join(plan.refusals), title=f"Will not write to {plan.target.path}", severity="error")
+            return
+        if not plan.writes:
+            self._begin(plan, None)
+            return
+        body = Text("\n".join(plan.describe()))
+        dialog = ConfirmScreen(f"Overwrite {plan.target.path}", body, plan.confirmation, "Run")
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self._begin(plan, plan.confirmation)
+
+        self.app.push_screen(dialog, confirmed)
+
+    def _begin(self, plan: BenchPlan, confirmed: str | None) -> None:
+        self.result = None
+        self._offset_s = self._step_elapsed_s = 0.0
+        self.query_one("#bench-chart", BenchChart).clear_points()
+        self.query_one("#bench-table", DataTable).clear()
+        self.query_one("#bench-findings", Static).update("")
+        self.query_one("#bench-bar", ProgressBar).update(total=len(plan.steps) * 100, progress=0)
+        self.query_one("#bench-status", Static).update(f"Starting {plan.preset.key} on {plan.target.describe()}…")
+        self.state = "running"
+        self.run_worker_bench(plan, confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="bench")
+    def run_worker_bench(self, plan: BenchPlan, confirmed: str | None) -> None:
+        """Thread worker: the core runs the benchmark on its own event loop; every event becomes a message."""
+
+        async def drive() -> BenchResult:
+            with self._lock:
+                self._loop = asyncio.get_running_loop()
+                self._cancel = asyncio.Event()
+                cancel = self._cancel
+            with ResultsStore() as store:
+                return await run_bench(
+                    plan,
+                    root=SystemRoot(self.root),
+                    store=store,
+                    confirmed=confirmed,
+                    privileged=self.inventory.privileged,
+                    on_event=lambda event: self.post_message(BenchEventPosted(event)),
+                    cancel=cancel,
+                )
+
+        try:
+            result = asyncio.run(drive())
+        except Exception as exc:  # a refusal or failure is a message, never a traceback
+            self.log.error("benchmark failed", exc)
+            self.post_message(BenchRefused(failure_reason(f"The {plan.preset.key} run", exc)))
+            return
+        finally:
+            with self._lock:
+                self._loop = self._cancel = None
+        self.post_message(BenchEnded(result))
+
+    # -- watching ----------------------------------------------------------------------------------
+
+    @on(BenchEventPosted)
+    def _event(self, message: BenchEventPosted) -> None:
+        event = message.event
+        status = self.query_one("#bench-status", Static)
+        bar = self.query_one("#bench-bar", ProgressBar)
+        if isinstance(event, StepStarted):
+            self._offset_s += self._step_elapsed_s
+            self._step_elapsed_s = 0.0
+            status.update(f"[{event.index + 1}/{event.count}] {event.label} · starting")
+            bar.update(progress=event.index * 100)
+        elif isinstance(event, StepUpdate):
+            self._step_elapsed_s = event.elapsed_s
+            status.update(status_line(event))
+            self.query_one("#bench-chart", BenchChart).add(
+                self._offset_s + event.elapsed_s, event.bytes_per_s, event.iops
+            )
+            if event.step_remaining_s is not None:
+                done = event.elapsed_s / max(event.elapsed_s + event.step_remaining_s, 1e-9)
+                bar.update(progress=event.index * 100 + 100 * min(done, 1.0))
+        elif isinstance(event, StepFinished):
+            bar.update(progress=(event.outcome.index + 1) * 100)
+        elif isinstance(event, CheckUpdate):
+            done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
+            remaining = f" · remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
+            status.update(f"check pass {done} · {rate_mb_s(event.speed_bytes_per_s)}{remaining}")
+
+    @on(BenchEnded)
+    def _ended(self, message: BenchEnded) -> None:
+        result = self.result = message.result
+        self.state = "ended"
+        self.query_one("#bench-status", Static).update(ended_line(result))
+        bar = self.query_one("#bench-bar", ProgressBar)
+        bar.update(progress=len(result.steps) * 100 if result.status is RunStatus.COMPLETE else bar.progress)
+        table = self.query_one("#bench-table", DataTable)
+        table.clear()
+        for row in result_rows(result):
+            table.add_row(*row)
+        self.query_one("#bench-findings", Static).update(findings_renderable(result, self.palette()))
+
+    @on(BenchRefused)
+    def _refused(self, message: BenchRefused) -> None:
+        self.state = "setup"
+        self.notify(message.reason, title="Benchmark not run", severity="error", timeout=15)
+        self._replan()
+
+    def watch_state(self) -> None:
+        for state in ("running", "ended"):
+            self.set_class(self.state == state, f"-{state}")
+        self.refresh_bindings()
+        if self.state == "ended":
+            self.query_one("#bench-table", DataTable).focus()
+        elif self.state == "setup":
+            self.query_one("#bench-presets", OptionList).focus()
+
+    # -- cancelling and leaving --------------------------------------------------------------------
+
+    def _signal_cancel(self) -> bool:
+        """Set the running benchmark's cancel event on its own loop; False when nothing runs."""
+        with self._lock:
+            loop, cancel = self._loop, self._cancel
+        if loop is None or cancel is None:
+            return False
+        loop.call_soon_threadsafe(cancel.set)
+        return True
+
+    def action_cancel_run(self) -> None:
+        if self._signal_cancel():
+            self.query_one("#bench-status", Static).update("Cancelling: stopping fio and keeping the figures so far…")
+
+    def action_new_run(self) -> None:
+        self.state = "setup"
+
+    def action_back(self) -> None:
+        if self.state == "running":
+            # Leaving would orphan the run's figures; stop it and stay for the partial result.
+            self.action_cancel_run()
+            return
+        if self.state == "ended":
+            self.state = "setup"
+            return
+        self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        # The app is closing (or the screen went away): no fio may outlive it.
+        self._signal_cancel()

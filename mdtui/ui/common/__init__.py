@@ -1,0 +1,1 @@
+"""What several screens share: palette and text helpers, messages, the member picker."""

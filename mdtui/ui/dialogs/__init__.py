@@ -1,0 +1,1 @@
+"""Dialogs several screens open: typed confirmation and a scrollable detail view."""

@@ -1,0 +1,1 @@
+"""The guided flow: purpose, disks, findings, create, resync, weakest link, one experiment, summary."""

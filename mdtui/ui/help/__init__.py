@@ -1,0 +1,1 @@
+"""The help screen: every key of every screen."""

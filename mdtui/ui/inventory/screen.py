@@ -1,0 +1,383 @@
+"""The inventory screen: disks and arrays side by side (stacked when narrow) over a detail pane."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Literal
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from mdtui.errors import MdtuiError
+from mdtui.model.array import MdArray
+from mdtui.model.inventory import Inventory
+from mdtui.plan.destroy import DestroyPlan, plan_destroy
+from mdtui.plan.rejected import PlanRejected
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.run import mdadm as md_run
+from mdtui.ui.bench.screen import BenchScreen
+from mdtui.ui.common.messages import (
+    ActionFailed,
+    InventoryScanned,
+    ScanFailed,
+    TeardownFinished,
+    TeardownPlanned,
+    TeardownRefused,
+    failure_reason,
+)
+from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.create.resync import ResyncScreen
+from mdtui.ui.create.screen import Created, CreateScreen
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable
+from mdtui.ui.watch.screen import WatchScreen
+
+Pane = Literal["disks", "arrays"]
+
+
+def teardown_plan(root: str, array: MdArray, inventory: Inventory) -> DestroyPlan:
+    """plan_destroy with what the CLI checks too: mounted now, made by mdtui, members as scanned.
+
+    Runs `mdadm --detail` (through created_by_mdtui), so call it from a worker.
+    """
+    system = SystemRoot(root)
+    names = {member.name for member in array.members}
+    members = [disk for disk in inventory.disks if disk.name in names]
+    return plan_destroy(
+        array,
+        members if len(members) == len(array.members) else None,
+        mounted=md_run.is_mounted(system, array),
+        created_by_tool=md_run.created_by_mdtui(array),
+    )
+
+
+def teardown_body(plan: DestroyPlan, palette: Palette) -> RenderableType:
+    """Every command the teardown runs, in order, and the member paths it wipes."""
+    parts: list[RenderableType] = [Text("This runs, in order:", style=palette.muted)]
+    for step in plan.steps:
+        parts.append(Text(shlex.join(step.argv), style="bold"))
+        parts.append(Text(f"  {step.description}", style=palette.muted))
+    parts += [Text(""), Text("Wiped (the array's data is lost):", style=f"bold {palette.warning}")]
+    parts += [Text(f"  {path}") for path in plan.member_paths]
+    parts += [Text(f"⚠ {warning}", style=palette.warning) for warning in plan.warnings]
+    return Group(*parts)
+
+
+def scan_root(root: str, privileged: bool | None) -> Inventory:
+    """Scan ``root``; the core refuses a path that is not a system root with a sentence to act on."""
+    return scan(root, privileged=privileged)
+
+
+class InventoryScreen(Screen[None]):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+
+    BINDINGS = [
+        Binding("r", "rescan", "Rescan"),
+        Binding("tab", "app.focus_next", "Pane"),
+        Binding("shift+tab", "app.focus_previous", "Previous pane", show=False),
+        Binding("n", "toggle_notes", "Notes"),
+        Binding("c", "create", "Create"),
+        Binding("x", "teardown", "Tear down"),
+        Binding("w", "watch", "Watch"),
+        Binding("b", "bench", "Bench"),
+        Binding("h", "app.history", "History"),
+    ]
+
+    # always_update: a rescan that finds the same system still redraws (and clears a stale error).
+    inventory: reactive[Inventory | None] = reactive(None, always_update=True, init=False)
+    scan_error: reactive[str | None] = reactive(None, init=False)
+    scanning: reactive[bool] = reactive(False, init=False)
+    notes_hidden: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, root: str, privileged: bool | None) -> None:
+        super().__init__()
+        self.root = root
+        self.privileged = privileged
+        self._pane: Pane = "disks"
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        yield Static(id="banner")
+        with Container(id="tables"):
+            yield DiskTable(id="disks")
+            yield ArrayTable(id="arrays")
+        with VerticalScroll(id="detail"):
+            yield Static(Text("Scanning…"), id="detail-body")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#disks").border_title = "Disks"
+        self.query_one("#arrays").border_title = "Arrays"
+        self.query_one("#detail").border_title = "Detail"
+        self.query_one("#disks", DiskTable).focus()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
+        self.action_rescan()
+
+    # -- scanning --------------------------------------------------------------------------------
+
+    def action_rescan(self) -> None:
+        self.scanning = True
+        self.run_scan()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
+    def run_scan(self) -> None:
+        """Thread worker: call the core and post the result; never touches a widget."""
+        try:
+            inventory = scan_root(self.root, self.privileged)
+        except MdtuiError as exc:
+            self.post_message(ScanFailed(str(exc)))
+            return
+        except Exception as exc:  # a scan must never take the UI down with a traceback
+            self.log.error(f"scan of {self.root} failed", exc)
+            self.post_message(ScanFailed(f"Scan of {self.root} failed: {exc.__class__.__name__}: {exc}"))
+            return
+        self.post_message(InventoryScanned(inventory))
+
+    @on(InventoryScanned)
+    def _scanned(self, message: InventoryScanned) -> None:
+        self.scanning = False
+        self.scan_error = None
+        self.inventory = message.inventory
+
+    @on(ScanFailed)
+    def _failed(self, message: ScanFailed) -> None:
+        self.scanning = False
+        self.scan_error = message.reason
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def palette(self) -> Palette:
+        return palette_from_variables(self.app.get_css_variables())
+
+    def watch_inventory(self) -> None:
+        self._redraw()
+
+    def watch_scan_error(self) -> None:
+        self._update_banner()
+        self._update_title()
+        if self.inventory is None:
+            self.query_one("#detail-body", Static).update(Text(self.scan_error or ""))
+
+    def watch_scanning(self) -> None:
+        self._update_title()
+
+    def _redraw(self) -> None:
+        inventory = self.inventory
+        self._update_banner()
+        self._update_title()
+        if inventory is None:
+            return
+        palette = self.palette()
+        disks = self.query_one("#disks", DiskTable)
+        arrays = self.query_one("#arrays", ArrayTable)
+        disks.show(inventory.disks, palette)
+        arrays.show(inventory.arrays, palette)
+        disks.border_title = f"Disks ({len(inventory.disks)})"
+        self.refresh_bindings()
+        # The arrays title repeats a missing md driver where users look for arrays.
+        md_missing = not inventory.md_available
+        arrays.border_title = "Arrays: no md driver" if md_missing else f"Arrays ({len(inventory.arrays)})"
+        self._update_detail()
+
+    def _update_title(self) -> None:
+        parts = []
+        if self.scanning:
+            parts.append("scanning…")
+        elif self.inventory is not None:
+            inv = self.inventory
+            parts.append(f"{len(inv.disks)} disks, {len(inv.arrays)} arrays")
+            if not inv.privileged:
+                parts.append("read-only")
+        if self.scan_error:
+            parts.append("scan failed")
+        parts.append(f"root {self.root}")
+        self.sub_title = " · ".join(parts)
+
+    def action_toggle_notes(self) -> None:
+        self.notes_hidden = not self.notes_hidden
+
+    def watch_notes_hidden(self) -> None:
+        self._update_banner()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_notes":
+            return bool(self.inventory and self.inventory.notes)
+        if action == "teardown":
+            # Offered only while an array is selected, so the footer stays short on the disks pane.
+            return self.selected_array() is not None
+        return True
+
+    def _update_banner(self) -> None:
+        banner = self.query_one("#banner", Static)
+        lines: list[str] = []
+        if self.scan_error:
+            lines.append(f"✖ {self.scan_error} Press r to retry.")
+        if self.inventory is not None:
+            lines += [f"⚠ {note}" for note in self.inventory.notes]
+        if self.notes_hidden and not self.scan_error:
+            lines = []
+        banner.update(Text("\n".join(lines)))
+        banner.set_class(bool(lines), "-shown")
+        banner.set_class(bool(self.scan_error), "-error")
+
+    # -- selection and detail --------------------------------------------------------------------
+
+    def _table(self, pane: Pane) -> InventoryTable:
+        return self.query_one(f"#{pane}", InventoryTable)
+
+    def selected(self) -> tuple[str, RenderableType] | None:
+        """Title and renderable of the selected row of the pane the detail follows."""
+        inventory = self.inventory
+        if inventory is None:
+            return None
+        key = self._table(self._pane).selected_key
+        if key is None:
+            return None
+        palette = self.palette()
+        if self._pane == "disks":
+            disk = inventory.disk(key)
+            return (f"Disk {disk.name}", disk_detail(disk, palette)) if disk else None
+        array = inventory.array(key)
+        return (f"Array {array.name}", array_detail(array, palette)) if array else None
+
+    def _update_detail(self) -> None:
+        detail = self.query_one("#detail", VerticalScroll)
+        body = self.query_one("#detail-body", Static)
+        chosen = self.selected()
+        if chosen is None:
+            empty = "No disks found." if self._pane == "disks" else "No md arrays."
+            detail.border_title = "Detail"
+            body.update(Text(empty))
+            return
+        title, renderable = chosen
+        detail.border_title = title
+        body.update(renderable)
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == self._pane:
+            self._update_detail()
+            self.refresh_bindings()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        chosen = self.selected()
+        if chosen is not None:
+            self.app.push_screen(DetailScreen(*chosen))
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        widget = event.widget
+        if isinstance(widget, InventoryTable) and widget.id in ("disks", "arrays") and widget.id != self._pane:
+            self._pane = "disks" if widget.id == "disks" else "arrays"
+            self._update_detail()
+            self.refresh_bindings()
+
+    # -- create and teardown ---------------------------------------------------------------------
+
+    def selected_array(self) -> MdArray | None:
+        # Focus moves at once on Tab while the pane follows by message: ask the focus first.
+        focused = self.focused
+        pane = focused.id if isinstance(focused, InventoryTable) else self._pane
+        if pane != "arrays" or self.inventory is None:
+            return None
+        key = self._table("arrays").selected_key
+        return self.inventory.array(key) if key is not None else None
+
+    def action_create(self) -> None:
+        if self.inventory is None:
+            self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+            return
+        self.app.push_screen(CreateScreen(self.root, self.inventory), self._after_create)
+
+    def _after_create(self, created: Created | None) -> None:
+        if created is None:
+            return
+        self.action_rescan()
+        self.app.push_screen(ResyncScreen(self.root, created.plan, created.outcome), lambda _: self.action_rescan())
+
+    def action_watch(self) -> None:
+        """The live dashboard, on the selected array (or the first one, or all disks without arrays)."""
+        array = self.selected_array()
+        self.app.push_screen(WatchScreen(self.root, array.name if array is not None else None))
+
+    def action_bench(self) -> None:
+        """The benchmark screen, with the selected array or disk as the target."""
+        if self.inventory is None:
+            self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+            return
+        focused = self.focused
+        pane = focused.id if isinstance(focused, InventoryTable) else self._pane
+        key = self._table("arrays" if pane == "arrays" else "disks").selected_key
+        target = f"/dev/{key}" if key is not None else None
+        self.app.push_screen(BenchScreen(self.root, self.inventory, target))
+
+    def action_teardown(self) -> None:
+        array = self.selected_array()
+        if array is None or self.inventory is None:
+            return
+        self.plan_teardown(array, self.inventory)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
+    def plan_teardown(self, array: MdArray, inventory: Inventory) -> None:
+        """Thread worker: ask the core whether the array may go (mounted? made by mdtui?) and post the plan."""
+        try:
+            plan = teardown_plan(self.root, array, inventory)
+        except PlanRejected as exc:
+            self.post_message(TeardownRefused(array.dev_path, tuple(exc.problems)))
+            return
+        except Exception as exc:  # a refusal or failure is a message, never a traceback
+            self.log.error(f"planning the teardown of {array.dev_path} failed", exc)
+            reason = failure_reason(f"Planning the teardown of {array.dev_path}", exc)
+            self.post_message(ActionFailed("teardown", reason))
+            return
+        self.post_message(TeardownPlanned(plan))
+
+    @on(TeardownRefused)
+    def _teardown_refused(self, message: TeardownRefused) -> None:
+        palette = self.palette()
+        body = Text(f"mdtui will not tear down {message.device}:\n\n", style="bold")
+        for problem in message.problems:
+            body.append(f"• {problem}\n", style=palette.error)
+        self.app.push_screen(DetailScreen(f"Cannot tear down {message.device}", body))
+
+    @on(TeardownPlanned)
+    def _teardown_planned(self, message: TeardownPlanned) -> None:
+        plan = message.plan
+        dialog = ConfirmScreen(f"Tear down {plan.array}", teardown_body(plan, self.palette()), plan.array, "Destroy")
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.notify(f"Tearing down {plan.array}…")
+                self.run_teardown(plan)
+
+        self.app.push_screen(dialog, confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
+    def run_teardown(self, plan: DestroyPlan) -> None:
+        """Thread worker: run the confirmed teardown and post how it went."""
+        try:
+            md_run.execute_destroy(plan, confirmed=True, root=SystemRoot(self.root))
+        except Exception as exc:
+            self.log.error(f"teardown of {plan.array} failed", exc)
+            self.post_message(ActionFailed("teardown", failure_reason(f"Tearing down {plan.array}", exc)))
+            return
+        self.post_message(TeardownFinished(plan.array))
+
+    @on(TeardownFinished)
+    def _teardown_finished(self, message: TeardownFinished) -> None:
+        self.notify(f"{message.device} stopped and its members wiped.")
+        self.action_rescan()
+
+    @on(ActionFailed)
+    def _action_failed(self, message: ActionFailed) -> None:
+        self.notify(message.reason, title="Teardown failed", severity="error", timeout=15)
+        self.action_rescan()

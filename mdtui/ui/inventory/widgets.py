@@ -1,0 +1,134 @@
+"""Tables for disks and arrays: each redraws itself from immutable core objects it is given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist
+
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
+from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells
+
+# The model/serial column gives way first so the state column always stays on screen.
+_IDENT_COLUMN = "ident"
+_MIN_IDENT_WIDTH = 3
+
+
+class InventoryTable(DataTable[Text]):
+    """A row-cursor table whose rows are keyed by kernel name, so a rescan keeps the selection."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Details")]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+
+    @property
+    def selected_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except CellDoesNotExist:  # the cursor can point past a table that just shrank
+            return None
+
+    def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
+        keep = self.selected_key
+        self.clear(columns=True)
+        for key, label, width in columns:
+            self.add_column(Text(label), key=key, width=width)
+        for key, cells in rows:
+            self.add_row(*cells, key=key)
+        keys = [key for key, _ in rows]
+        if keep in keys:
+            self.move_cursor(row=keys.index(keep), animate=False, scroll=True)
+
+
+class DiskTable(InventoryTable):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._disks: tuple[Disk, ...] = ()
+        self._palette = Palette()
+        self._ident_width: int | None = None
+
+    def show(self, disks: Sequence[Disk], palette: Palette) -> None:
+        self._disks = tuple(disks)
+        self._palette = palette
+        self._redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._ident_budget() != self._ident_width:
+            self._redraw()
+
+    def _ident_budget(self) -> int | None:
+        """Cells left for model/serial once every other column has what it needs."""
+        if self.size.width == 0:
+            return None
+        pad = 2 * self.cell_padding
+        used = 0
+        ident_need = cell_len(DISK_COLUMNS[5][1])
+        for index, (key, label) in enumerate(DISK_COLUMNS):
+            cells = [disk_cells(disk, self._palette)[index] for disk in self._disks]
+            need = max([cell_len(label), *(cell_len(c.plain) for c in cells)])
+            if key == _IDENT_COLUMN:
+                ident_need = need
+            else:
+                used += need + pad
+        scrollbar = self.styles.scrollbar_size_vertical
+        budget = self.size.width - used - pad - scrollbar
+        return max(_MIN_IDENT_WIDTH, min(ident_need, budget))
+
+    def _redraw(self) -> None:
+        self._ident_width = self._ident_budget()
+        columns = [(key, label, self._ident_width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS]
+        rows = [(disk.name, disk_cells(disk, self._palette, self._ident_width)) for disk in self._disks]
+        self._fill(columns, rows)
+
+
+class ArrayTable(InventoryTable):
+    """Arrays; on a narrow terminal the trailing geometry columns (layout, then chunk) are left to the detail pane."""
+
+    OPTIONAL_COLUMNS = ("layout", "chunk")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._arrays: tuple[MdArray, ...] = ()
+        self._palette = Palette()
+        self._shown: tuple[str, ...] | None = None
+
+    def show(self, arrays: Sequence[MdArray], palette: Palette) -> None:
+        self._arrays = tuple(arrays)
+        self._palette = palette
+        self._redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._columns_that_fit() != self._shown:
+            self._redraw()
+
+    def _columns_that_fit(self) -> tuple[str, ...]:
+        rows = [array_cells(array, self._palette) for array in self._arrays]
+        need = {
+            key: max([cell_len(label), *(cell_len(row[index].plain) for row in rows)]) + 2 * self.cell_padding
+            for index, (key, label) in enumerate(ARRAY_COLUMNS)
+        }
+        shown = [key for key, _ in ARRAY_COLUMNS]
+        available = self.size.width - self.styles.scrollbar_size_vertical
+        for optional in self.OPTIONAL_COLUMNS:
+            if self.size.width and sum(need[key] for key in shown) > available:
+                shown.remove(optional)
+        return tuple(shown)
+
+    def _redraw(self) -> None:
+        self._shown = self._columns_that_fit()
+        indexes = [index for index, (key, _) in enumerate(ARRAY_COLUMNS) if key in self._shown]
+        columns = [(ARRAY_COLUMNS[i][0], ARRAY_COLUMNS[i][1], None) for i in indexes]
+        rows = []
+        for array in self._arrays:
+            cells = array_cells(array, self._palette)
+            rows.append((array.name, [cells[i] for i in indexes]))
+        self._fill(columns, rows)

@@ -1,0 +1,1 @@
+"""The results history and compare screens, their tables, dialogs and render helpers."""

@@ -1,0 +1,443 @@
+"""Turns stored runs, comparisons and normalised sweeps into cells, tables and bar charts; no widgets here."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from rich.columns import Columns
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from mdtui.format import duration
+from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
+from mdtui.store.export import format_metric, format_ratio, format_setting, unit_text
+from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus
+from mdtui.ui.common.render import Palette
+
+MISSING = "-"
+MARKED = "●"
+BASELINE = "B"
+
+# -- history table -----------------------------------------------------------------------------
+
+HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("mark", " "),
+    ("id", "ID"),
+    ("when", "When"),
+    ("status", "Status"),
+    ("preset", "Preset"),
+    ("target", "Target"),
+    ("geometry", "Level/chunk"),
+    ("read", "Read MB/s"),
+    ("write", "Write MB/s"),
+    ("iops", "IOPS"),
+    ("rw", "MB/s"),  # read and write in one column, for narrow terminals
+    ("label", "Label"),
+)
+RIGHT_ALIGNED = frozenset({"id", "read", "write", "iops", "rw"})
+_ALL = ("mark", "id", "when", "status", "preset", "target", "geometry", "read", "write", "iops", "label")
+# Layouts from widest to narrowest, each with whether the year is dropped: the table shows the first
+# that fits. What a narrow layout leaves out is in the line under the table for the highlighted run.
+HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
+    (False, _ALL),
+    (True, _ALL),
+    (True, tuple(key for key in _ALL if key != "preset")),
+    (True, tuple(key for key in _ALL if key not in ("preset", "iops"))),
+    (True, ("mark", "id", "when", "status", "target", "geometry", "rw", "label")),
+    (True, ("mark", "id", "status", "target", "geometry", "rw", "label")),
+)
+# Longest target shown in full; longer paths keep their end ("…fiofix.WtFE/x"), where devices differ.
+TARGET_WIDTH = 14
+
+
+def chunk_text(chunk_bytes: object) -> str:
+    """mdadm's spelling of a chunk: 4K, 512K, 2M."""
+    if not isinstance(chunk_bytes, (int, float)) or isinstance(chunk_bytes, bool) or chunk_bytes <= 0:
+        return ""
+    kib = int(chunk_bytes) // 1024
+    return f"{kib // 1024}M" if kib >= 1024 and kib % 1024 == 0 else f"{kib}K"
+
+
+def geometry_text(run: RunRecord) -> str:
+    """ "raid5 512K", "raid1", or "-" for a run on a raw device or a file."""
+    level = str(run.array.get("level") or "")
+    chunk = chunk_text(run.array.get("chunk_bytes"))
+    text = " ".join(part for part in (level, chunk) if part)
+    return text or MISSING
+
+
+def when_text(moment: datetime, short: bool = False) -> str:
+    """Local time, as the CLI's list shows it; ``short`` drops the year for narrow terminals."""
+    return moment.astimezone().strftime("%m-%d %H:%M" if short else "%Y-%m-%d %H:%M")
+
+
+def shorten_left(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def total_iops(run: RunRecord) -> float | None:
+    read, write = run.metrics.read_iops, run.metrics.write_iops
+    return None if read is None and write is None else (read or 0) + (write or 0)
+
+
+def read_write_text(run: RunRecord) -> str:
+    """Both bandwidths in one cell: "R 1,118.5", "W 4,211.0", "R 28.0 W 28.0"."""
+    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
+    parts = [
+        f"{letter} {format_metric(bandwidth, value)}"
+        for letter, value in (("R", run.metrics.read_bw_bytes_per_s), ("W", run.metrics.write_bw_bytes_per_s))
+        if value is not None
+    ]
+    return " ".join(parts) or MISSING
+
+
+def params_text(run: RunRecord) -> str:
+    """fio options as key=value, nested job lists left to the detail view."""
+    return " ".join(f"{key}={value}" for key, value in run.params.items() if not isinstance(value, (list, dict)))
+
+
+def run_summary(run: RunRecord, palette: Palette) -> Text:
+    """Two lines about the highlighted run: what the narrow table leaves out, and its note or error."""
+    text = Text.assemble(
+        (run.title, "bold"),
+        f"  {when_text(run.started_at)}",
+        f" ({duration(run.duration_s)})" if run.duration_s is not None else "",
+        f" · {run.preset}",
+        f" · {params_text(run)}" if run.params else "",
+    )
+    text.append("\n")
+    if run.error:
+        text.append(run.error, style=palette.error)
+    elif run.note:
+        text.append(run.note, style=palette.muted)
+    else:
+        text.append("no note (n adds one)", style=palette.muted)
+    return text
+
+
+def status_style(status: RunStatus, palette: Palette) -> str:
+    return {
+        RunStatus.COMPLETE: palette.good,
+        RunStatus.FAILED: palette.error,
+        RunStatus.INTERRUPTED: palette.warning,
+        RunStatus.RUNNING: f"bold {palette.warning}",
+        RunStatus.CANCELLED: palette.muted,
+    }[status]
+
+
+def mark_cell(*, marked: bool, baseline: bool) -> Text:
+    """B for the baseline, ● for another marked run."""
+    return Text(BASELINE, style="bold reverse") if baseline else Text(MARKED if marked else " ", style="bold")
+
+
+def history_cells(
+    run: RunRecord, palette: Palette, *, marked: bool, baseline: bool, short_time: bool = False
+) -> dict[str, Text]:
+    """One history row, keyed by HISTORY_COLUMNS key."""
+    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
+    iops = METRICS_BY_NAME["read_iops"]
+    return {
+        "mark": mark_cell(marked=marked, baseline=baseline),
+        "id": Text(str(run.id), justify="right"),
+        "when": Text(when_text(run.started_at, short_time)),
+        "status": Text(run.status.value, style=status_style(run.status, palette)),
+        "preset": Text(run.preset),
+        "target": Text(shorten_left(run.target, TARGET_WIDTH) if run.target else MISSING),
+        "geometry": Text(geometry_text(run)),
+        "read": Text(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s), justify="right"),
+        "write": Text(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s), justify="right"),
+        "iops": Text(format_metric(iops, total_iops(run)), justify="right"),
+        "rw": Text(read_write_text(run), justify="right"),
+        "label": Text(run.label, style="bold") if run.label else Text(""),
+    }
+
+
+# -- filtering ---------------------------------------------------------------------------------
+
+FILTER_FIELDS = ("target", "preset", "label", "status", "level")
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Words that must each appear in a run's target, preset or label; ``field:word`` looks in one field."""
+
+    words: tuple[str, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.words and not self.fields
+
+
+def parse_filter(text: str) -> RunFilter:
+    words: list[str] = []
+    fields: list[tuple[str, str]] = []
+    for token in text.lower().split():
+        name, sep, value = token.partition(":")
+        if sep and name in FILTER_FIELDS:
+            if value:
+                fields.append((name, value))
+        else:
+            words.append(token)
+    return RunFilter(tuple(words), tuple(fields))
+
+
+def _field(run: RunRecord, name: str) -> str:
+    if name == "level":
+        return str(run.array.get("level") or "")
+    if name == "status":
+        return run.status.value
+    value: str = getattr(run, name)
+    return value
+
+
+def run_matches(run: RunRecord, run_filter: RunFilter) -> bool:
+    """Case-insensitive substring match of every word and every field:word."""
+    searched = " ".join((run.target, run.preset, run.label)).lower()
+    if any(word not in searched for word in run_filter.words):
+        return False
+    return all(value in _field(run, name).lower() for name, value in run_filter.fields)
+
+
+def filter_runs(runs: Iterable[RunRecord], text: str) -> list[RunRecord]:
+    run_filter = parse_filter(text)
+    return [run for run in runs if run_filter.empty or run_matches(run, run_filter)]
+
+
+# -- places ------------------------------------------------------------------------------------
+
+
+def display_path(path: Path) -> str:
+    """A path as short as it can be said: relative to the current directory, else from ~, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    cwd = Path.cwd()
+    # Relative to / says nothing shorter than the absolute path.
+    if cwd != Path(cwd.anchor) and absolute.is_relative_to(cwd):
+        return str(absolute.relative_to(cwd))
+    home = Path.home()
+    if absolute.is_relative_to(home) and home != Path(home.anchor):
+        return "~/" + str(absolute.relative_to(home))
+    return str(absolute)
+
+
+# -- bars --------------------------------------------------------------------------------------
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+BAR_MIN_WIDTH = 6
+
+
+def bar_text(value: float | None, maximum: float, width: int, style: str = "") -> Text:
+    """A horizontal bar ``value / maximum`` of ``width`` cells, in eighths of a cell."""
+    if value is None or maximum <= 0 or width <= 0 or not math.isfinite(value):
+        return Text(" " * max(width, 0))
+    eighths = round(max(0.0, min(value / maximum, 1.0)) * width * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (_EIGHTHS[part] if part else "")
+    return Text(bar.ljust(width), style=style)
+
+
+class BarCell:
+    """One bar that fills the width its table column is given, so a table of figures doubles as a chart."""
+
+    def __init__(self, value: float | None, maximum: float, style: str = "") -> None:
+        self.value = value
+        self.maximum = maximum
+        self.style = style
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(BAR_MIN_WIDTH, options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield bar_text(self.value, self.maximum, options.max_width, self.style)
+
+
+class WidthAware:
+    """A renderable built for the width it is drawn at, so a table can choose its columns to fit."""
+
+    def __init__(self, build: Callable[[int], RenderableType]) -> None:
+        self.build = build
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.build(options.max_width)
+
+
+def _largest(values: Iterable[float | None]) -> float:
+    return max((v for v in values if v is not None and math.isfinite(v)), default=0.0)
+
+
+# -- comparison --------------------------------------------------------------------------------
+
+
+def verdict_style(verdict: Verdict, palette: Palette) -> str:
+    if verdict is Verdict.BETTER:
+        return f"bold {palette.good}"
+    if verdict is Verdict.WORSE:
+        return f"bold {palette.error}"
+    return palette.muted if verdict is Verdict.UNKNOWN else ""
+
+
+def _table(*, expand: bool = False, title: Text | None = None) -> Table:
+    return Table(
+        title=title,
+        title_justify="left",
+        box=None,
+        padding=(0, 1),
+        show_edge=False,
+        header_style="bold",
+        expand=expand,
+    )
+
+
+def _title_column(table: Table, header: str = "Run") -> None:
+    table.add_column(header, no_wrap=True, overflow="ellipsis", max_width=20)
+
+
+def setting_name(key: str) -> str:
+    """A dotted setting as a table row names it: "array.chunk_bytes" → "chunk", "params.bs" → "bs"."""
+    name = key.split(".", 1)[-1]
+    return name.removesuffix("_bytes").replace("_", " ")
+
+
+def shown_differences(differences: Sequence[ConfigDifference]) -> list[ConfigDifference]:
+    """The differences worth a row on screen: member serials only when nothing else tells the runs apart.
+
+    Serials differ whenever other disks were used, which the member count, models and links already
+    say; when they are all that differs (a drive moved, finding 1 in docs/findings.md) they are the story.
+    """
+    others = [d for d in differences if d.key != "array.member_serials"]
+    return others or list(differences)
+
+
+def differences_table(differences: Sequence[ConfigDifference], runs: Sequence[RunRecord]) -> RenderableType:
+    """What changed between the runs: one row per setting that differs, one column per run."""
+    if not differences:
+        return Text("No recorded setting differs between these runs.")
+    shown = shown_differences(differences)
+    names = [setting_name(d.key) for d in shown]
+    values = [[format_setting(d.key, value) for value in d.values] for d in shown]
+
+    def build(width: int) -> Table:
+        # The setting's name is never cut; the runs share what is left, each cut with an ellipsis.
+        name_width = max(len(name) for name in names)
+        share = max(6, (width - name_width - 1) // len(runs) - 1)
+        table = _table()
+        table.add_column("Setting", no_wrap=True, style="bold", min_width=name_width)
+        for run in runs:
+            title = Text(run.title, no_wrap=True, overflow="ellipsis")
+            table.add_column(title, no_wrap=True, overflow="ellipsis", max_width=min(share, 24))
+        for name, row in zip(names, values, strict=True):
+            table.add_row(name, *row)
+        return table
+
+    return WidthAware(build)
+
+
+def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, chart: bool = False) -> Table:
+    """One metric: each run's figure and its ratio to the baseline, coloured by the metric's direction.
+
+    With ``chart`` the table gets a bar per run and takes the full width: the compared metric's chart.
+    """
+    base = comparison.baseline
+    direction = "higher is better" if row.metric.higher_is_better else "lower is better"
+    title = Text.assemble((row.metric.label, "bold"), (f"  {direction}", "dim"))
+    table = _table(expand=chart, title=title)
+    _title_column(table)
+    table.add_column(unit_text(row.metric), justify="right", no_wrap=True)
+    table.add_column(f"vs #{base.id}", justify="right", no_wrap=True)
+    largest = _largest((row.baseline, *row.values))
+    if chart:
+        table.add_column("", ratio=1, no_wrap=True)
+    cells = [base.title, format_metric(row.metric, row.baseline), Text("baseline", style="dim")]
+    table.add_row(*cells, *([BarCell(row.baseline, largest, palette.muted)] if chart else []))
+    for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
+        style = verdict_style(verdict, palette)
+        figure = Text(format_metric(row.metric, value), style=style)
+        cells = [run.title, figure, Text(format_ratio(ratio, verdict), style=style)]
+        table.add_row(*cells, *([BarCell(value, largest, style)] if chart else []))
+    return table
+
+
+def comparison_renderable(comparison: Comparison, metric_index: int, palette: Palette) -> RenderableType:
+    """Header, what changed, the compared metric as a table with bars, then a table per other metric."""
+    base = comparison.baseline
+    tolerance = f"{comparison.tolerance * 100:g}%"
+    parts: list[RenderableType] = [
+        Text.assemble(("Baseline ", "bold"), (base.title, "bold"), f" · ratio = run ÷ baseline, ±{tolerance} = same"),
+        Text(""),
+        Text("What changed", style="bold underline"),
+        differences_table(comparison.differences, comparison.runs),
+        Text(""),
+    ]
+    if not comparison.rows:
+        parts.append(Text("None of these runs measured anything to compare.", style=palette.warning))
+        return Group(*parts)
+    index = metric_index % len(comparison.rows)
+    chosen = comparison.rows[index]
+    parts += [
+        Text(f"Metric {index + 1} of {len(comparison.rows)} (m: next)", style="dim"),
+        metric_table(comparison, chosen, palette, chart=True),
+    ]
+    others = [metric_table(comparison, row, palette) for row in comparison.rows if row is not chosen]
+    if others:
+        parts += [Text(""), Columns(others, padding=(1, 3))]
+    return Group(*parts)
+
+
+def normalised_renderable(table: NormalisedTable, palette: Palette) -> RenderableType:
+    """Finding 5's view (docs/findings.md): each run ÷ (device speed × data disks), bars on a scale with 1.00."""
+    metric: MetricInfo = table.metric
+    speed = f"{format_metric(metric, table.device_speed)} {unit_text(metric)}"
+    source = f" (run {table.device_run.title})" if table.device_run else ""
+    intro = Text.assemble(
+        ("Normalised ", "bold"),
+        f"{metric.label} ÷ (device {speed}{source} × data disks); 1.00 = every data disk at the device's speed",
+    )
+    # 1.00 stays on the scale: bars are read against "every disk at full speed", not only the best run.
+    scale = max(1.0, _largest(row.normalised for row in table.rows))
+    titles = [row.run.title for row in table.rows]
+    figures = [
+        [
+            f"{row.data_disks:g}",
+            format_metric(metric, row.value),
+            MISSING if row.normalised is None else f"{row.normalised:.2f}",
+        ]
+        for row in table.rows
+    ]
+    settings = [
+        (setting_name(d.key), [format_setting(d.key, value) for value in d.values])
+        for d in shown_differences(table.differences)
+    ]
+    headers = ["Data disks", unit_text(metric), "Norm."]
+
+    def build(width: int) -> Table:
+        # Run, figures and a bar come first; settings that tell the rows apart get what room is left.
+        def need(header: str, cells: Sequence[str], limit: int = 99) -> int:
+            return min(limit, max(len(header), *(len(cell) for cell in cells))) + 2  # with its padding
+
+        used = need("", titles, 20) + sum(need(h, [f[i] for f in figures]) for i, h in enumerate(headers))
+        used += BAR_MIN_WIDTH + 2
+        grid = _table(expand=True)
+        _title_column(grid)
+        for name, cells in settings:
+            cost = need(name, cells, 16)
+            if used + cost > width:
+                break
+            used += cost
+            grid.add_column(name, no_wrap=True, overflow="ellipsis", max_width=16)
+        columns = len(grid.columns) - 1
+        for header in headers:
+            grid.add_column(header, justify="right", no_wrap=True)
+        grid.add_column(f"0 … {scale:.2f}", ratio=1, no_wrap=True)
+        for position, row in enumerate(table.rows):
+            values = [cells[position] for _, cells in settings[:columns]]
+            grid.add_row(titles[position], *values, *figures[position], BarCell(row.normalised, scale, palette.good))
+        return grid
+
+    return Group(intro, Text(""), WidthAware(build))

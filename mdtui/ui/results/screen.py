@@ -1,0 +1,661 @@
+"""Results history and compare screens: stored runs filtered, marked, compared, exported; workers do the store work."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from mdtui.cli.results import render_run
+from mdtui.safefile import write_text
+from mdtui.store.compare import Comparison, NormalisedTable, compare, normalise
+from mdtui.store.db import ResultsStore
+from mdtui.store.errors import CompareError, StoreMissingError
+from mdtui.store.export import export_comparison, export_normalised, export_runs
+from mdtui.store.records import RunRecord
+from mdtui.ui.common.messages import failure_reason
+from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.results.dialogs import (
+    FORMAT_NAMES,
+    DevicePickerScreen,
+    ExportRequest,
+    ExportScreen,
+    TextPromptScreen,
+)
+from mdtui.ui.results.render import (
+    comparison_renderable,
+    display_path,
+    filter_runs,
+    normalised_renderable,
+    run_summary,
+)
+from mdtui.ui.results.widgets import HistoryTable
+
+# The UI waits less than the CLI for a lock: a screen that hangs for seconds looks broken.
+BUSY_TIMEOUT_S = 2.0
+
+
+def open_store(path: Path, busy_timeout_s: float) -> ResultsStore:
+    """The results database for reading and editing; never created by looking at it."""
+    return ResultsStore(path, create=False, busy_timeout_s=busy_timeout_s)
+
+
+def export_stem(kind: str, ids: Sequence[int]) -> str:
+    """A default file name that says what is in it: mdtui-runs-3-5-7, or mdtui-runs-1-to-12 for many."""
+    ordered = sorted(ids)
+    if len(ordered) > 4:
+        return f"mdtui-{kind}-{ordered[0]}-to-{ordered[-1]}"
+    return f"mdtui-{kind}-" + "-".join(str(run_id) for run_id in ordered)
+
+
+def write_export(path: Path, text: str, db_path: Path) -> None:
+    """Write an export the dialog confirmed (a second Enter replaces a file); never onto the database."""
+    write_text(path, text, replace=True, protected=(db_path,))
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+class RunsLoaded(Message, bubble=False):
+    """The stored runs, newest first (``missing``: there is no database yet). Replaces a stale load."""
+
+    def __init__(self, runs: tuple[RunRecord, ...], *, missing: bool = False, done: str = "") -> None:
+        super().__init__()
+        self.runs = runs
+        self.missing = missing
+        self.done = done  # what a change just did, for a notification
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, (RunsLoaded, StoreFailed)) and not (isinstance(message, RunsLoaded) and message.done)
+
+
+class StoreFailed(Message, bubble=False):
+    """The database could not be read or changed; ``reason`` is a sentence for the user, never a traceback."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class RunShown(Message, bubble=False):
+    def __init__(self, run: RunRecord) -> None:
+        super().__init__()
+        self.run = run
+
+
+class ComparisonReady(Message, bubble=False):
+    def __init__(self, comparison: Comparison) -> None:
+        super().__init__()
+        self.comparison = comparison
+
+
+class ExportWritten(Message, bubble=False):
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__()
+        self.path = path
+        self.what = what
+
+
+# -- shared by both screens --------------------------------------------------------------------
+
+
+class _ResultsScreen(Screen[None]):
+    """The database path, the error banner and the export worker that history and compare share."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.busy_timeout_s = BUSY_TIMEOUT_S
+        self.error: str | None = None
+        self.last_export: Path | None = None
+
+    def palette(self) -> Palette:
+        return palette_from_variables(self.app.get_css_variables())
+
+    def show_error(self, reason: str | None) -> None:
+        self.error = reason
+        banner = self.query_one(".results-banner", Static)
+        sentence = reason if not reason or reason.endswith((".", "!", "?")) else f"{reason}."
+        banner.update(Text(f"✖ {sentence} Press r to retry." if reason else ""))
+        banner.set_class(bool(reason), "-shown")
+
+    def ask_export(self, title: str, stem: str, render: Callable[[str], str], what: str) -> None:
+        """Ask for a format and file, then write ``render(fmt)`` there in a worker."""
+
+        def chosen(request: ExportRequest | None) -> None:
+            if request is not None:
+                self.run_export(request, render, what)
+
+        self.app.push_screen(ExportScreen(title, stem), chosen)
+
+    @work(thread=True, exit_on_error=False, group="results-export")
+    def run_export(self, request: ExportRequest, render: Callable[[str], str], what: str) -> None:
+        """Thread worker: build the text (which may read the database) and write the file."""
+        try:
+            write_export(request.path, render(request.fmt), self.db_path)
+        except Exception as exc:  # a failed export is a message, never a traceback
+            self.post_message(StoreFailed(failure_reason(f"Exporting to {request.path}", exc)))
+            return
+        self.post_message(ExportWritten(request.path, f"{what} as {FORMAT_NAMES[request.fmt]}"))
+
+    @on(ExportWritten)
+    def _exported(self, message: ExportWritten) -> None:
+        self.last_export = message.path
+        self.notify(f"Wrote {message.what} to {message.path}", title="Exported", timeout=10)
+        self.exported(message)
+
+    def exported(self, message: ExportWritten) -> None:
+        """Where a screen shows the written file besides the notification."""
+
+    @on(StoreFailed)
+    def _store_failed(self, message: StoreFailed) -> None:
+        self.show_error(message.reason)
+        self.store_failed()
+
+    def store_failed(self) -> None:
+        """What a screen redraws after an error."""
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+class ResultsScreen(_ResultsScreen):
+    """Every stored run, newest first: filter, mark, pick a baseline, compare, edit, export, delete."""
+
+    BINDINGS = [
+        Binding("space", "mark", "Mark"),
+        Binding("b", "baseline", "Baseline"),
+        Binding("c", "compare", "Compare"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("l", "label", "Label"),
+        Binding("n", "note", "Note"),
+        Binding("e", "export", "Export"),
+        Binding("d", "delete", "Delete"),
+        Binding("r", "reload", "Reload"),
+        Binding("escape", "back", "Back"),
+        Binding("u", "unmark", "Unmark all", show=False),
+    ]
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(db_path)
+        self.runs: tuple[RunRecord, ...] = ()
+        self.missing = False
+        # Not `loading`: that name is Textual's reactive that covers a widget with a spinner.
+        self.fetching = True
+        self.marked: list[int] = []  # in the order they were marked
+        self.baseline: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        yield Static(classes="results-banner")
+        yield Input(
+            placeholder="/ filter: words, or target: preset: label: status: level:",
+            id="results-filter",
+            compact=True,
+        )
+        yield HistoryTable(id="history")
+        yield Static(id="results-detail")
+        yield Static(id="results-status")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#history").border_title = "Runs"
+        self.query_one("#history", HistoryTable).focus()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
+        self._redraw()
+        self.action_reload()
+
+    # -- store work ------------------------------------------------------------------------------
+
+    def action_reload(self) -> None:
+        self.fetching = True
+        self._update_titles()
+        self.change_store(None)
+
+    @work(thread=True, exit_on_error=False, group="results-store")
+    def change_store(self, change: Callable[[ResultsStore], str] | None) -> None:
+        """Thread worker: apply ``change`` (if any), then list the runs, and post what came of it."""
+        try:
+            with open_store(self.db_path, self.busy_timeout_s) as store:
+                done = change(store) if change is not None else ""
+                runs = tuple(store.list_runs())
+        except StoreMissingError:
+            self.post_message(RunsLoaded((), missing=True))
+            return
+        except Exception as exc:  # a damaged or locked database is a message in the screen
+            self.post_message(StoreFailed(failure_reason(f"Reading {self.db_path}", exc)))
+            return
+        self.post_message(RunsLoaded(runs, done=done))
+
+    @on(RunsLoaded)
+    def _loaded(self, message: RunsLoaded) -> None:
+        self.fetching = False
+        self.runs = message.runs
+        self.missing = message.missing
+        ids = {run.id for run in self.runs}
+        self.marked = [run_id for run_id in self.marked if run_id in ids]
+        if self.baseline not in ids:
+            self.baseline = None
+        self.show_error(None)
+        self._redraw()
+        if message.done:
+            self.notify(message.done)
+
+    def store_failed(self) -> None:
+        self.fetching = False
+        self._redraw()
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def shown_runs(self) -> list[RunRecord]:
+        return filter_runs(self.runs, self.query_one("#results-filter", Input).value)
+
+    def _redraw(self) -> None:
+        table = self.query_one("#history", HistoryTable)
+        shown = self.shown_runs()
+        table.show(shown, self.marked, self.baseline, self.palette())
+        self._update_titles()
+        self._update_status(shown)
+        self._update_detail()
+
+    def _update_detail(self) -> None:
+        run = self.selected_run()
+        detail = self.query_one("#results-detail", Static)
+        detail.update(run_summary(run, self.palette()) if run is not None else Text(""))
+
+    @on(DataTable.RowHighlighted, "#history")
+    def _row_highlighted(self) -> None:
+        self._update_detail()
+
+    def _update_titles(self) -> None:
+        where = display_path(self.db_path)
+        if self.fetching:
+            state = "loading…"
+        elif self.error:
+            state = "cannot read"
+        elif self.missing:
+            state = "no database yet"
+        else:
+            state = f"{len(self.runs)} runs"
+        self.sub_title = f"results · {state} · {where}"
+
+    def _update_status(self, shown: Sequence[RunRecord]) -> None:
+        status = self.query_one("#results-status", Static)
+        palette = self.palette()
+        text = Text()
+        if self.missing:
+            text.append(
+                f"No runs yet: {display_path(self.db_path)} does not exist. Benchmarks record runs there; "
+                "`mdtui results import FILE.json` adds fio output.",
+                style=palette.muted,
+            )
+        elif not self.fetching and not self.error:
+            filtered = len(shown) != len(self.runs)
+            text.append(f"{len(shown)} of {len(self.runs)} runs" if filtered else f"{len(self.runs)} runs")
+            if self.marked:
+                text.append(" · marked " + " ".join(f"#{run_id}" for run_id in sorted(self.marked)))
+            baseline = self.baseline_id()
+            if baseline is not None:
+                text.append(f" · baseline #{baseline}", style="bold")
+            if len(self.marked) >= 2:
+                text.append(" · c compares", style=palette.muted)
+            elif self.runs:
+                text.append(" · space marks runs to compare", style=palette.muted)
+        if self.last_export is not None:
+            text.append(f" · wrote {self.last_export}", style=palette.good)
+        status.update(text)
+
+    # -- selection -------------------------------------------------------------------------------
+
+    def selected_run(self) -> RunRecord | None:
+        run_id = self.query_one("#history", HistoryTable).selected_id
+        return next((run for run in self.runs if run.id == run_id), None)
+
+    def baseline_id(self) -> int | None:
+        """The chosen baseline, else the first run marked."""
+        if self.baseline is not None:
+            return self.baseline
+        return self.marked[0] if self.marked else None
+
+    @on(Input.Changed, "#results-filter")
+    def _filter_changed(self) -> None:
+        shown = self.shown_runs()
+        # Most keystrokes keep the same rows; redrawing thousands of them per key would lag the typing.
+        if [run.id for run in shown] == self.query_one("#history", HistoryTable).shown_ids:
+            self._update_status(shown)
+            return
+        self._redraw()
+
+    @on(Input.Submitted, "#results-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#history", HistoryTable).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#results-filter", Input).focus()
+
+    def action_back(self) -> None:
+        if self.query_one("#results-filter", Input).has_focus:
+            self.query_one("#history", HistoryTable).focus()
+            return
+        self.dismiss()
+
+    def action_mark(self) -> None:
+        run = self.selected_run()
+        if run is None:
+            return
+        if run.id in self.marked:
+            self.marked.remove(run.id)
+            if self.baseline == run.id:
+                self.baseline = None
+        else:
+            self.marked.append(run.id)
+        self._marks_changed()
+        # Like a file manager: space marks and moves on, so a sweep is marked with space space space.
+        self.query_one("#history", HistoryTable).action_cursor_down()
+
+    def action_unmark(self) -> None:
+        self.marked = []
+        self.baseline = None
+        self._marks_changed()
+
+    def action_baseline(self) -> None:
+        run = self.selected_run()
+        if run is None:
+            return
+        if self.baseline == run.id:
+            self.baseline = None
+        else:
+            self.baseline = run.id
+            if run.id not in self.marked:
+                self.marked.append(run.id)
+        self._marks_changed()
+
+    def _marks_changed(self) -> None:
+        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline)
+        self._update_status(self.shown_runs())
+
+    @on(DataTable.RowSelected, "#history")
+    def _row_selected(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            self.load_run(run.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="results-show")
+    def load_run(self, run_id: int) -> None:
+        """Thread worker: one run with everything stored about it, for the detail view."""
+        try:
+            with open_store(self.db_path, self.busy_timeout_s) as store:
+                run = store.get_run(run_id)
+        except Exception as exc:
+            self.post_message(StoreFailed(failure_reason(f"Reading run #{run_id}", exc)))
+            return
+        self.post_message(RunShown(run))
+
+    @on(RunShown)
+    def _run_shown(self, message: RunShown) -> None:
+        self.app.push_screen(DetailScreen(f"Run {message.run.title}", Text(render_run(message.run))))
+
+    # -- compare ---------------------------------------------------------------------------------
+
+    def action_compare(self) -> None:
+        baseline = self.baseline_id()
+        if baseline is None or len(self.marked) < 2:
+            self.notify(
+                "Mark at least two runs with space; b makes the highlighted one the baseline.", severity="warning"
+            )
+            return
+        candidates = sorted(run_id for run_id in self.marked if run_id != baseline)
+        self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs))
+
+    # -- edits -----------------------------------------------------------------------------------
+
+    def action_label(self) -> None:
+        self._edit("label", "a short name shown in tables and comparisons")
+
+    def action_note(self) -> None:
+        self._edit("note", "free text kept with the run (what you changed, what you saw)")
+
+    def _edit(self, field: str, hint: str) -> None:
+        run = self.selected_run()
+        if run is None:
+            return
+        run_id = run.id
+
+        def save(text: str | None) -> None:
+            if text is None or text == getattr(run, field):
+                return
+
+            def change(store: ResultsStore) -> str:
+                (store.set_label if field == "label" else store.set_note)(run_id, text)
+                return f"Run #{run_id}: {field} {'set' if text else 'cleared'}."
+
+            self.change_store(change)
+
+        self.app.push_screen(
+            TextPromptScreen(f"{field.capitalize()} of run #{run_id}", getattr(run, field), hint), save
+        )
+
+    def action_delete(self) -> None:
+        run = self.selected_run()
+        if run is None:
+            return
+        palette = self.palette()
+        body = Text.assemble(
+            ("Delete this run with its figures and samples from ", palette.muted),
+            (display_path(self.db_path), "bold"),
+            (":\n\n", palette.muted),
+            (f"{run.title}\n", "bold"),
+            f"  {run.status.value} · {run.preset} · {run.target or '-'}\n",
+            (f"  {run.note}\n" if run.note else "", palette.muted),
+            ("\nThis cannot be undone; export it first (e) to keep a copy.", palette.warning),
+        )
+        run_id = run.id
+
+        def confirmed(answer: bool | None) -> None:
+            if not answer:
+                return
+
+            def change(store: ResultsStore) -> str:
+                store.delete_run(run_id)
+                return f"Run #{run_id} deleted."
+
+            self.change_store(change)
+
+        self.app.push_screen(ConfirmScreen(f"Delete run #{run_id}", body, f"#{run_id}", "Delete"), confirmed)
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def action_export(self) -> None:
+        if self.marked:
+            ids = sorted(self.marked)
+            what = f"{len(ids)} marked run{'s' if len(ids) != 1 else ''}"
+        else:
+            ids = sorted(run.id for run in self.shown_runs())
+            what = f"{len(ids)} shown run{'s' if len(ids) != 1 else ''}"
+        if not ids:
+            self.notify("No runs to export.", severity="warning")
+            return
+        db_path, busy = self.db_path, self.busy_timeout_s
+
+        def render(fmt: str) -> str:
+            # Reads again (in the worker) so the export has samples, which the listing leaves out.
+            with open_store(db_path, busy) as store:
+                return export_runs(store.get_runs(ids), fmt)
+
+        self.ask_export(f"Export {what}", export_stem("runs", ids), render, what)
+
+    def exported(self, message: ExportWritten) -> None:
+        self._update_status(self.shown_runs())
+
+
+# -- compare -----------------------------------------------------------------------------------
+
+
+class CompareScreen(_ResultsScreen):
+    """A baseline against other runs: what changed, a table per metric with ratios, bars, a normalised view."""
+
+    BINDINGS = [
+        Binding("m", "metric(1)", "Next metric"),
+        Binding("M", "metric(-1)", "Previous", key_display="M"),
+        Binding("v", "normalised", "Normalised"),
+        Binding("d", "device", "Device run"),
+        Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back"),
+        Binding("r", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self, db_path: Path, baseline: int, candidates: Sequence[int], runs: Sequence[RunRecord]) -> None:
+        super().__init__(db_path)
+        self.baseline_id = baseline
+        self.candidate_ids = tuple(candidates)
+        self.known_runs = tuple(runs)  # offered as the device run of the normalised view
+        self.comparison: Comparison | None = None
+        self.metric_index = 0
+        self.normalised = False
+        self.device_run: RunRecord | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        yield Static(classes="results-banner")
+        with VerticalScroll(id="compare-body"):
+            yield Static(Text("Loading the runs…"), id="compare-content")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#compare-body", VerticalScroll).focus()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
+        self._update_title()
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.load_comparison()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="results-compare")
+    def load_comparison(self) -> None:
+        """Thread worker: read the runs and let the core compare them."""
+        try:
+            with open_store(self.db_path, self.busy_timeout_s) as store:
+                baseline = store.get_run(self.baseline_id)
+                candidates = store.get_runs(self.candidate_ids)
+            comparison = compare(baseline, candidates)
+        except Exception as exc:
+            self.post_message(StoreFailed(failure_reason("Comparing the runs", exc)))
+            return
+        self.post_message(ComparisonReady(comparison))
+
+    @on(ComparisonReady)
+    def _ready(self, message: ComparisonReady) -> None:
+        self.comparison = message.comparison
+        self.show_error(None)
+        self._redraw()
+
+    def store_failed(self) -> None:
+        if self.comparison is None:
+            self.query_one("#compare-content", Static).update(Text("No comparison: see the message above."))
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def chosen_metric(self) -> str | None:
+        if self.comparison is None or not self.comparison.rows:
+            return None
+        return self.comparison.rows[self.metric_index % len(self.comparison.rows)].metric.name
+
+    def normalised_table(self) -> NormalisedTable:
+        """The compared runs ÷ (device run × data disks) for the chosen metric; CompareError when it cannot be."""
+        metric = self.chosen_metric()
+        if self.comparison is None or metric is None or self.device_run is None:
+            raise CompareError("pick a device run first (d)")
+        return normalise(self.comparison.runs, self.device_run, metric=metric)
+
+    def _body(self) -> RenderableType:
+        assert self.comparison is not None
+        palette = self.palette()
+        if not self.normalised:
+            return comparison_renderable(self.comparison, self.metric_index, palette)
+        try:
+            return normalised_renderable(self.normalised_table(), palette)
+        except CompareError as exc:
+            return Text(f"Cannot normalise: {exc}", style=palette.error)
+
+    def _redraw(self) -> None:
+        self._update_title()
+        if self.comparison is None:
+            return
+        self.query_one("#compare-content", Static).update(self._body())
+
+    def _update_title(self) -> None:
+        others = ", ".join(f"#{run_id}" for run_id in self.candidate_ids)
+        view = "normalised" if self.normalised else "compare"
+        rows = self.comparison.rows if self.comparison else ()
+        label = next((row.metric.label for row in rows if row.metric.name == self.chosen_metric()), "")
+        self.sub_title = " · ".join(part for part in (f"{view} {others} vs #{self.baseline_id}", label) if part)
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_metric(self, step: int) -> None:
+        if self.comparison is None or not self.comparison.rows:
+            return
+        self.metric_index = (self.metric_index + step) % len(self.comparison.rows)
+        self._redraw()
+
+    def action_normalised(self) -> None:
+        if self.normalised:
+            self.normalised = False
+            self._redraw()
+        elif self.device_run is None:
+            self.action_device()
+        else:
+            self.normalised = True
+            self._redraw()
+
+    def action_device(self) -> None:
+        metric = self.chosen_metric()
+        if metric is None:
+            return
+        suggested = self.device_run.id if self.device_run else None
+        if suggested is None and self.comparison is not None and not self.comparison.baseline.array:
+            suggested = self.comparison.baseline.id
+
+        def picked(run_id: int | None) -> None:
+            if run_id is None:
+                return
+            self.device_run = next((run for run in self.known_runs if run.id == run_id), None)
+            self.normalised = self.device_run is not None
+            self._redraw()
+
+        self.app.push_screen(DevicePickerScreen(self.known_runs, metric, suggested), picked)
+
+    def action_export(self) -> None:
+        comparison = self.comparison
+        if comparison is None:
+            return
+        ids = [comparison.baseline.id, *(run.id for run in comparison.candidates)]
+        if self.normalised:
+            try:
+                table = self.normalised_table()
+            except CompareError as exc:
+                self.notify(str(exc), severity="warning")
+                return
+            self.ask_export(
+                "Export the normalised table",
+                export_stem("normalised", ids),
+                lambda fmt: export_normalised(table, fmt),
+                "the normalised table",
+            )
+            return
+        stem = f"mdtui-compare-{comparison.baseline.id}-vs-" + "-".join(str(run.id) for run in comparison.candidates)
+        self.ask_export("Export the comparison", stem, lambda fmt: export_comparison(comparison, fmt), "the comparison")

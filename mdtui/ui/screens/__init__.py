@@ -1,1 +1,0 @@
-"""Screens of the Textual app."""

@@ -1,0 +1,279 @@
+"""The live dashboard: an array's throughput and IOPS over time, its members' load, CPU frequency and md threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from mdtui.model.snapshot import Snapshot
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.dashboard import (
+    DEFAULT_WINDOW_S,
+    TargetView,
+    WholeDisks,
+    build_view,
+    frequency_series,
+    next_target,
+    pick_target,
+    target_names,
+)
+from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
+from mdtui.ui.common.messages import failure_reason
+from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
+from mdtui.ui.watch.widgets import FrequencyChart, RateChart
+
+
+class SnapshotTaken(Message, bubble=False):
+    """A new tick: the sampler's history (oldest first) and the whole disks among its devices.
+
+    A newer tick replaces one the UI has not handled yet: history already holds every snapshot, so
+    dropping a message loses no point of the charts, only a redraw nobody would have seen.
+    """
+
+    def __init__(self, snapshots: tuple[Snapshot, ...], disks: frozenset[str]) -> None:
+        super().__init__()
+        self.snapshots = snapshots
+        self.disks = disks
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotTaken)
+
+
+class SamplerFailed(Message, bubble=False):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+# Charts need no more than a redraw a second (a braille dot is ~0.8 s of a two-minute window on a wide
+# terminal), and plotext builds a whole figure per draw: at 0.25 s the tables update every tick and the
+# charts every fourth.
+CHART_PERIOD_S = 1.0
+
+
+def _rows(text: Text, width: int) -> int:
+    """Rows the text takes at width (lines wrap): while that stays the same no layout pass is needed."""
+    if width <= 0:
+        return -1
+    return sum(max(1, -(-cell_len(line) // width)) for line in text.plain.split("\n"))
+
+
+def _legend(title: str, palette_colours: Sequence[str], labels: Sequence[str]) -> str:
+    keys = " ".join(f"[{colour}]━ {label}[/]" for colour, label in zip(palette_colours, labels, strict=True))
+    return f"{title}  {keys}"
+
+
+class WatchScreen(Screen[None]):
+    """Samples in a thread worker and redraws from each tick's snapshot; the redraw never holds up sampling."""
+
+    CSS_PATH = "watch.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("a", "next_target", "Next array"),
+        Binding("i", "toggle_iops", "MB/s ↔ IOPS"),
+        Binding("p", "toggle_pause", "Pause"),
+    ]
+
+    paused: reactive[bool] = reactive(False, init=False)
+
+    def __init__(
+        self,
+        root: str,
+        array: str | None = None,
+        interval: float = DEFAULT_INTERVAL_S,
+        *,
+        live: bool = True,
+        window_s: float = DEFAULT_WINDOW_S,
+    ) -> None:
+        """live=False starts no sampler: tests post SnapshotTaken themselves, so nothing depends on a clock."""
+        super().__init__()
+        self.root = root
+        self.wanted = array.removeprefix("/dev/") if array else None
+        self.interval = check_interval(interval)
+        self.live = live
+        self.window_s = window_s
+        self.target: str | None = None
+        self.view: TargetView | None = None
+        self._snapshots: tuple[Snapshot, ...] = ()
+        self._disks: frozenset[str] = frozenset()
+        self._stop = threading.Event()
+        self._palette = Palette()
+        self._freq_colours: tuple[str, ...] = ()
+        self._rows: dict[str, int] = {}
+        self._charts_at: float | None = None  # timestamp of the snapshot the charts last showed
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        yield Static(Text("Waiting for the first sample…"), id="watch-summary")
+        with Horizontal(id="watch-charts"):
+            yield RateChart(id="rate-chart")
+            yield RateChart(id="iops-chart")
+        yield Static(id="watch-members")
+        with Horizontal(id="watch-cpu"):
+            yield FrequencyChart(id="freq-chart")
+            yield Static(id="cpu-text")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.sub_title = f"every {self.interval:g} s · root {self.root}"
+        self.query_one("#watch-members").border_title = "Members"
+        self.query_one("#cpu-text").border_title = "CPU"
+        self._apply_theme()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
+        if self.live:
+            self.sample_loop()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    def _apply_theme(self) -> None:
+        variables = self.app.get_css_variables()
+        self._palette = palette_from_variables(variables)
+        read, write = variables.get("primary", "blue"), variables.get("accent", "yellow")
+        rate, iops = self.query_one("#rate-chart", RateChart), self.query_one("#iops-chart", RateChart)
+        rate.border_title = _legend("MB/s", (read, write), ("read", "write"))
+        iops.border_title = _legend("IOPS", (read, write), ("read", "write"))
+        for chart in (rate, iops):
+            chart.set_colours("primary", "accent")
+        freq = self.query_one("#freq-chart", FrequencyChart)
+        names = ("primary", "accent", "success", "secondary", "warning", "error", "foreground", "panel")
+        freq.set_colours(*names)
+        self._freq_colours = tuple(variables.get(name, "white") for name in names)
+        freq.border_title = "CPU GHz"
+        self._redraw()
+
+    # -- sampling --------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sampler")
+    def sample_loop(self) -> None:
+        """Thread worker: sample every interval and post the history; never touches a widget."""
+        try:
+            with Sampler(SystemRoot(self.root)) as sampler:
+                disks = WholeDisks(SystemRoot(self.root))
+                deadline = time.monotonic()
+                while not self._stop.is_set():
+                    snapshot = sampler.sample()
+                    names = disks.names(device.name for device in snapshot.devices)
+                    self.post_message(SnapshotTaken(sampler.history.snapshots(), names))
+                    # Ticks stay on a fixed grid; a tick missed (a stalled host) is skipped, not caught up.
+                    now = time.monotonic()
+                    deadline = max(deadline + self.interval, now)
+                    self._stop.wait(deadline - now)
+        except Exception as exc:  # a broken sampler is a message on screen, never a traceback
+            self.log.error("sampler failed", exc)
+            self.post_message(SamplerFailed(failure_reason("Sampling", exc)))
+
+    @on(SnapshotTaken)
+    def _taken(self, message: SnapshotTaken) -> None:
+        first = not self._snapshots
+        self._snapshots = message.snapshots
+        if first:
+            self.refresh_bindings()
+        self._disks = message.disks
+        if not self.paused:
+            self._redraw(charts_due=False)
+
+    @on(SamplerFailed)
+    def _failed(self, message: SamplerFailed) -> None:
+        self.query_one("#watch-summary", Static).update(Text(f"✖ {message.reason}", style=self._palette.error))
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def _show(self, widget_id: str, text: Text) -> None:
+        # A layout pass costs more than the rest of a redraw; it is needed only when a pane's height changes.
+        static = self.query_one(widget_id, Static)
+        rows = _rows(text, static.size.width)
+        static.update(text, layout=rows < 0 or rows != self._rows.get(widget_id))
+        self._rows[widget_id] = rows
+
+    def _redraw(self, charts_due: bool = True) -> None:
+        """Draw the latest tick; charts_due=False (a new tick) redraws charts only every CHART_PERIOD_S."""
+        snapshots = self._snapshots
+        if not snapshots:
+            return
+        latest = snapshots[-1]
+        # Snapshot time, not the wall clock: tests that feed fixed snapshots draw the same every run.
+        if not charts_due and (self._charts_at is None or latest.timestamp - self._charts_at >= CHART_PERIOD_S - 1e-3):
+            charts_due = True
+        self.target = pick_target(latest, self.wanted)
+        view = self.view = build_view(snapshots, self.target, self._disks, self.window_s)
+        palette = self._palette
+        self._show("#watch-summary", summary(view, palette, self.paused))
+        wide = self.has_class("-wide")
+        self._show("#watch-members", members_table(view, palette, wide))
+        cpu = latest.cpu
+        show_chart = cpu.cpufreq_available and self.has_class("-tall")
+        self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
+        self._show("#cpu-text", cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide))
+        members = self.query_one("#watch-members", Static)
+        check = traffic_check(view)
+        members.border_title = ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else "")
+        if not charts_due:
+            return
+        self._charts_at = latest.timestamp
+        for chart_id, iops in (("#rate-chart", False), ("#iops-chart", True)):
+            chart = self.query_one(chart_id, RateChart)
+            chart.window_s = self.window_s
+            if chart.display:
+                chart.show(view.series, iops)
+        if show_chart:
+            freq = self.query_one("#freq-chart", FrequencyChart)
+            freq.window_s = self.window_s
+            tops = [core.max_freq_mhz for core in cpu.cores if core.max_freq_mhz]
+            series = frequency_series(snapshots, self.window_s)
+            freq.show(series, max(tops) / 1000 if tops else None)
+            freq.border_title = _legend(
+                "CPU GHz", self._freq_colours[: len(series.lines)], [label for label, _ in series.lines]
+            )
+
+    def on_resize(self) -> None:
+        # A breakpoint change shows charts that were hidden, and hidden charts were not kept drawn.
+        self.call_after_refresh(self._redraw)
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_iops":
+            return self.has_class("-narrow")  # wide terminals show both charts
+        if action == "next_target":
+            return bool(self._snapshots) and len(target_names(self._snapshots[-1])) > 1
+        return True
+
+    def action_back(self) -> None:
+        # Started on its own (`mdtui watch`) there is nothing beneath to go back to.
+        if len(self.app.screen_stack) <= 2:
+            self.app.exit()
+        else:
+            self.dismiss()
+
+    def action_next_target(self) -> None:
+        if not self._snapshots or self.target is None:
+            return
+        self.wanted = next_target(self._snapshots[-1], self.target)
+        self._redraw()
+
+    def action_toggle_iops(self) -> None:
+        self.toggle_class("-iops")
+        self._redraw()
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+
+    def watch_paused(self) -> None:
+        self._redraw()
