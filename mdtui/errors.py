@@ -11,6 +11,18 @@ class ProbeError(MdtuiError):
     """The system could not be read the way the tool needs."""
 
 
+class ParseError(ProbeError):
+    """A file (or a program's output) could not be read or understood; names the source and what was wrong."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+    def __reduce__(self) -> tuple[type[ParseError], tuple[str, str]]:
+        return type(self), (self.source, self.problem)
+
+
 class PlanError(MdtuiError):
     """A requested plan is invalid; the message says what to change."""
 

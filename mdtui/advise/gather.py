@@ -18,6 +18,8 @@ from mdtui.store.records import RunRecord
 PARITY_LEVELS = ("raid4", "raid5", "raid6")
 WEAKEST_LINK_PRESET = "weakest-link"
 TOGETHER_STEP = "all members at once"
+# md accepts 17 to 32768 pages; a larger figure in the file is damage and reads as unknown.
+MAX_STRIPE_CACHE_PAGES = 1 << 20
 ARRAY_STEP_PREFIX = "array "
 
 
@@ -26,7 +28,7 @@ def read_stripe_cache_pages(root: SystemRoot, arrays: Sequence[MdArray]) -> dict
     found = {}
     for array in arrays:
         if array.level in PARITY_LEVELS:
-            pages = root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size")
+            pages = root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size", hi=MAX_STRIPE_CACHE_PAGES)
             if pages is not None:
                 found[array.name] = pages
     return found

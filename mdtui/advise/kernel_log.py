@@ -7,15 +7,18 @@ from dataclasses import dataclass, replace
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
-from mdtui.probe.root import SystemRoot
+from mdtui.numbers import parse_float
+from mdtui.probe.root import LOG_LIMIT, SystemRoot
 
 # Where a captured root keeps the kernel log: a `dmesg > dmesg.txt` beside sys/ and proc/, or the
 # files syslog daemons write.
 KERNEL_LOG_FILES = ("/dmesg.txt", "/var/log/dmesg", "/var/log/kern.log")
 
 # An optional "[    1.234567] " timestamp (dmesg) or syslog prefix ("... kernel: [ 1.2] ") before the message.
-_PREFIX = r"(?:.*?kernel:\s*)?(?:\[\s*\d+\.\d+\]\s*)?"
-_SPEED = r"(?P<speed>\d+(?:\.\d+)?)\s*MB/s(?:ec)?"
+_PREFIX = r"(?:.*?kernel:\s*)?(?:\[\s*[0-9]+\.[0-9]+\]\s*)?"
+_SPEED = r"(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*MB/s(?:ec)?"
+# No parity routine runs a petabyte a second: a larger figure is a damaged log, and reads as unknown.
+MAX_MB_S = 1e9
 # lib/raid6/algos.c since 4.x: "raid6: using algorithm avx2x4 gen() 23755 MB/s"; older kernels:
 # "raid6: using algorithm sse2x4 (9580 MB/s)".
 _RAID6_CHOSEN = re.compile(_PREFIX + r"raid6: using algorithm (?P<name>\S+)\s+(?:gen\(\)\s+|\()" + _SPEED)
@@ -59,6 +62,10 @@ class ParityRoutines:
         return not self.raid6_algorithm.startswith("int")
 
 
+def _speed(text: str) -> float | None:
+    return parse_float(text, hi=MAX_MB_S)
+
+
 def parse_kernel_log(text: str) -> ParityRoutines:
     """The last choice of each kind in ``text`` (a module reloaded later benchmarks again)."""
     found = ParityRoutines()
@@ -68,10 +75,10 @@ def parse_kernel_log(text: str) -> ParityRoutines:
             continue
         if match := _RAID6_CHOSEN.match(line):
             found = replace(
-                found, raid6_algorithm=match["name"], raid6_gen_mb_s=float(match["speed"]), raid6_benchmarked=True
+                found, raid6_algorithm=match["name"], raid6_gen_mb_s=_speed(match["speed"]), raid6_benchmarked=True
             )
         elif match := _RAID6_XOR.match(line):
-            found = replace(found, raid6_xor_mb_s=float(match["speed"]))
+            found = replace(found, raid6_xor_mb_s=_speed(match["speed"]))
         elif match := _RAID6_SKIPPED.match(line):
             found = replace(
                 found, raid6_algorithm=match["name"], raid6_gen_mb_s=None, raid6_xor_mb_s=None, raid6_benchmarked=False
@@ -79,9 +86,10 @@ def parse_kernel_log(text: str) -> ParityRoutines:
         elif match := _RAID6_RECOVERY.match(line):
             found = replace(found, raid6_recovery=match["name"])
         elif match := _RAID6_CANDIDATE.match(line):
-            candidates.append((match["name"], float(match["speed"])))
+            if (speed := _speed(match["speed"])) is not None:
+                candidates.append((match["name"], speed))
         elif match := _XOR_CHOSEN.match(line):
-            found = replace(found, xor_function=match["name"], xor_mb_s=float(match["speed"]))
+            found = replace(found, xor_function=match["name"], xor_mb_s=_speed(match["speed"]))
         elif match := _XOR_AUTOMATIC.match(line):
             found = replace(found, xor_function=match["name"], xor_mb_s=None)
     return replace(found, raid6_candidates=tuple(candidates))
@@ -97,7 +105,7 @@ def read_kernel_log(root: SystemRoot) -> str | None:
         if result is not None and result.ok and result.stdout:
             return result.stdout
     for name in KERNEL_LOG_FILES:
-        text = root.read_text(name)
+        text = root.read_text(name, limit=LOG_LIMIT)
         if text:
             return text
     return None

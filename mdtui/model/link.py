@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
+
+# Sanity bounds for figures read from sysfs: PCIe 7 runs 128 GT/s a lane, SAS-5 45 Gbit, and a PCIe
+# link has at most 32 lanes. A larger figure is a damaged file, so it reads as unknown.
+MAX_LINK_RATE = 1000.0
+MAX_LINK_WIDTH = 1024
 
 
 class LinkKind(StrEnum):
@@ -59,6 +65,8 @@ class Link:
     def _bandwidth(self, rate: float | None, width: int | None) -> int | None:
         if rate is None or width is None:
             return None
+        if not (math.isfinite(rate) and 0 < rate <= MAX_LINK_RATE and 0 < width <= MAX_LINK_WIDTH):
+            return None  # not a figure any link has (a Link built by hand or from damaged JSON)
         if self.kind is LinkKind.PCIE:
             return pcie_lane_bytes_per_s(rate) * width
         return serial_link_bytes_per_s(self.kind, rate) * width

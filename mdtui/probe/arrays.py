@@ -8,7 +8,9 @@ import re
 from typing import Any
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
+from mdtui.numbers import U64_MAX, parse_int
 from mdtui.probe.mdstat import (
+    MAX_DEVICES,
     RAID0_LAYOUT_NAMES,
     algorithm_name,
     parse_mdstat,
@@ -21,13 +23,21 @@ MDSTAT = "/proc/mdstat"
 # sysfs spells two states differently from mdstat; keep the mdstat words so both sources agree.
 _ARRAY_STATE_WORDS = {"readonly": "read-only", "read-auto": "auto-read-only"}
 
+# Bounds for sysfs numbers (sectors, bytes); a larger value is damage and reads as unknown.
+MAX_SECTORS = U64_MAX // 512
+_MAX_CHUNK_BYTES = 1 << 40
+_MAX_LAYOUT = (1 << 32) - 1
+
 # mdstat prints "resync" while a repair runs, so the two are the same running sync.
 _SAME_SYNC = {"repair": "resync"}
 
 
 def md_available(root: SystemRoot) -> bool:
-    """Whether the md driver is loaded: without it the kernel has no /proc/mdstat."""
-    return root.read_text(MDSTAT) is not None
+    """Whether the md driver is loaded: without it the kernel has no /proc/mdstat.
+
+    Raises RefusedFileError when /proc/mdstat exists but cannot be read (a FIFO, a device, too large).
+    """
+    return root.read_table(MDSTAT) is not None
 
 
 def read_arrays(root: SystemRoot) -> list[MdArray]:
@@ -35,8 +45,10 @@ def read_arrays(root: SystemRoot) -> list[MdArray]:
 
     mdstat gives the list; sysfs values replace mdstat's wherever they can be read, because
     sysfs is exact (sectors, roles, numeric layouts) where mdstat is rounded or ambiguous.
+    A sysfs value that is not a plain number in range is ignored, as if it were missing; a
+    /proc/mdstat that exists but cannot be read raises RefusedFileError (a ParseError) naming it.
     """
-    text = root.read_text(MDSTAT)
+    text = root.read_table(MDSTAT)
     if text is None:
         return []
     arrays = {array.name: array for array in parse_mdstat(text)}
@@ -61,8 +73,16 @@ def layout_name(level: str | None, number: int) -> str | None:
     return None
 
 
-def _natural_key(name: str) -> list[int | str]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+def _natural_key(name: str) -> list[str | tuple[int, str]]:
+    """md2 before md10: runs of ASCII digits compare by value, without int() (a name may be long)."""
+    parts: list[str | tuple[int, str]] = []
+    for index, part in enumerate(re.split(r"([0-9]+)", name)):
+        if index % 2:
+            digits = part.lstrip("0") or "0"
+            parts.append((len(digits), digits))
+        else:
+            parts.append(part)
+    return parts
 
 
 def _sysfs_only_array(root: SystemRoot, name: str) -> bool:
@@ -90,19 +110,19 @@ def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
     if array.level is not None and level != array.level:
         # mdstat described another personality (a takeover raced our reads): its geometry is stale.
         changes.update(layout=None, chunk_bytes=None, raid_disks=None)
-    if (raid_disks := root.read_int(f"{md}/raid_disks")) is not None:
+    if (raid_disks := root.read_int(f"{md}/raid_disks", hi=MAX_DEVICES)) is not None:
         changes["raid_disks"] = raid_disks
-    if (chunk := root.read_int(f"{md}/chunk_size")) is not None:
+    if (chunk := root.read_int(f"{md}/chunk_size", hi=_MAX_CHUNK_BYTES)) is not None:
         changes["chunk_bytes"] = chunk or None
-    if (layout := root.read_int(f"{md}/layout")) is not None:
+    if (layout := root.read_int(f"{md}/layout", hi=_MAX_LAYOUT)) is not None:
         changes["layout"] = layout_name(level, layout)
     if (metadata := _text(root, f"{md}/metadata_version")) is not None:
         changes["metadata"] = metadata
-    if (degraded := root.read_int(f"{md}/degraded")) is not None:
+    if (degraded := root.read_int(f"{md}/degraded", hi=MAX_DEVICES)) is not None:
         changes["degraded"] = degraded
     if (uuid := _text(root, f"{md}/uuid")) is not None:
         changes["uuid"] = uuid
-    sectors = root.read_int(f"/sys/block/{array.name}/size")
+    sectors = root.read_int(f"/sys/block/{array.name}/size", hi=MAX_SECTORS)
     if sectors:
         changes["size_bytes"] = sectors * 512
     changes["bitmap"] = _bitmap(root, md, array.bitmap)
@@ -147,13 +167,15 @@ def _sync(root: SystemRoot, md: str, known: SyncStatus | None) -> SyncStatus | N
     completed = _text(root, f"{md}/sync_completed")
     if completed == "delayed":
         state = "delayed"
-    elif completed is not None and (m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", completed)):
-        done, total = int(m[1]), int(m[2])
-        state = "running"
+    elif completed is not None and (m := re.fullmatch(r"([0-9]+)\s*/\s*([0-9]+)", completed, re.ASCII)):
+        done_sectors, total_sectors = parse_int(m[1], hi=MAX_SECTORS), parse_int(m[2], hi=MAX_SECTORS)
+        if done_sectors is not None and total_sectors is not None:
+            done, total = done_sectors, total_sectors
+            state = "running"
     if done is None and same is not None:
         done, total = same.done_sectors, same.total_sectors
 
-    kib_per_s = root.read_int(f"{md}/sync_speed")
+    kib_per_s = root.read_int(f"{md}/sync_speed", hi=MAX_SECTORS)
     speed = kib_per_s * 1024 if kib_per_s is not None else (same.speed_bytes_per_s if same else None)
     eta = same.eta_seconds if same is not None else None
     if kib_per_s and done is not None and total is not None:
@@ -184,7 +206,7 @@ def _members(root: SystemRoot, md: str, known: tuple[ArrayMember, ...]) -> tuple
         return None
     roles: dict[str, int] = {}
     for entry in entries:
-        if re.fullmatch(r"rd\d+", entry) and (target := _link_name(root, f"{md}/{entry}")):
+        if re.fullmatch(r"rd[0-9]{1,7}", entry) and (target := _link_name(root, f"{md}/{entry}")):
             roles[target.removeprefix("dev-")] = int(entry[2:])
     by_name = {member.name: member for member in known}
 
@@ -196,8 +218,8 @@ def _members(root: SystemRoot, md: str, known: tuple[ArrayMember, ...]) -> tuple
         slot: int | None
         if slot_text == "none":
             slot = None
-        elif slot_text is not None and slot_text.isdigit():
-            slot = int(slot_text)
+        elif (number := parse_int(slot_text, hi=MAX_DEVICES)) is not None:
+            slot = number
         elif name in roles:
             slot = roles[name]
         else:

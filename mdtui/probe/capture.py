@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from mdtui.errors import ProbeError
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot, read_file_bytes
 
 _BLOCK_FILES = (
     "dev", "size", "ro", "removable", "serial", "wwid", "range", "capability", "stat",
@@ -47,11 +47,13 @@ class _Copier:
         real = os.path.realpath(self.source.path(system_path))
         if not os.path.isfile(real):
             return
+        limit = TABLE_LIMIT if system_path.startswith(("/proc/", "/run/udev/")) else ATTRIBUTE_LIMIT
         try:
-            with open(real, "rb") as handle:
-                data = handle.read(1 << 20)
-        except OSError:
-            return  # write-only or unreadable sysfs attributes
+            data = read_file_bytes(real, limit=limit)
+        except RefusedFileError:
+            return  # write-only or unreadable sysfs attributes, or a file past its cap
+        if data is None:
+            return
         dest = self._dest(self.source.to_system(Path(real)))
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
@@ -158,10 +160,10 @@ def _copy_all(src: SystemRoot, out: Path) -> int:
     copier = _Copier(src, out)
     for name in _PROC_FILES:
         copier.file(f"/proc/{name}")
-    mountinfo = src.read_text("/proc/self/mountinfo")
+    mountinfo = src.read_table("/proc/self/mountinfo")
     if mountinfo is not None:
         (out / "proc/self").mkdir(parents=True, exist_ok=True)
-        (out / "proc/self/mountinfo").write_text(mountinfo + "\n")
+        (out / "proc/self/mountinfo").write_text(mountinfo.strip() + "\n")
 
     for name in src.listdir("/sys/block"):
         block = f"/sys/block/{name}"

@@ -9,14 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from mdtui.probe.root import SystemRoot
+from mdtui.numbers import parse_counters, parse_int
+from mdtui.probe.root import SystemRoot, read_attribute
 
 PROC_STAT = "/proc/stat"
 CPU_SYSFS = "/sys/devices/system/cpu"
 PSTATE_DRIVERS = ("intel_pstate", "amd_pstate")
 
-_CPU_DIR_RE = re.compile(r"cpu(\d+)")
-_POLICY_DIR_RE = re.compile(r"policy\d+")
+_CPU_DIR_RE = re.compile(r"cpu([0-9]+)", re.ASCII)
+_POLICY_DIR_RE = re.compile(r"policy[0-9]+", re.ASCII)
+# Linux allows at most 8192 CPUs (NR_CPUS); a larger number in a file is damage, not a CPU.
+MAX_CPUS = 1 << 16
+# 100 GHz: no CPU runs faster, so a larger kHz figure is damage.
+MAX_KHZ = 100_000_000
 
 
 class CpuTimes(NamedTuple):
@@ -53,7 +58,11 @@ class ProcStatCpu(NamedTuple):
 
 
 def parse_proc_stat(text: str) -> ProcStatCpu:
-    """The cpu lines of /proc/stat; the rest (intr can be tens of kilobytes) is never split."""
+    """The cpu lines of /proc/stat; the rest (intr can be tens of kilobytes) is never split.
+
+    A line whose label or counters are not plain numbers (Unicode digits, too many digits, a sign) is
+    skipped: that CPU is unknown.
+    """
     total: CpuTimes | None = None
     per_cpu: dict[int, CpuTimes] = {}
     # The kernel prints every cpu line first, so only the text before the first other line is split.
@@ -64,16 +73,15 @@ def parse_proc_stat(text: str) -> ProcStatCpu:
         end = newline + 1 if newline >= 0 else len(text)
     for line in text[start:end].splitlines():
         label, *values = line.split()
-        try:
-            numbers = tuple(map(int, values[:10]))
-        except ValueError:
+        numbers = parse_counters(values[:10])
+        if numbers is None:
             continue
         # A bare tuple.__new__ skips NamedTuple's generated __new__; this runs per CPU per tick.
         times = _new_tuple(CpuTimes, numbers + _ZEROS[len(numbers) :])
         if label == "cpu":
             total = times
-        elif label[3:].isdigit():
-            per_cpu[int(label[3:])] = times
+        elif label[3:].isdigit() and (number := parse_int(label[3:], hi=MAX_CPUS)) is not None:
+            per_cpu[number] = times
     return ProcStatCpu(total, per_cpu)
 
 
@@ -82,7 +90,7 @@ _new_tuple = tuple.__new__
 
 
 def read_proc_stat(root: SystemRoot) -> ProcStatCpu | None:
-    text = root.read_text(PROC_STAT)
+    text = root.read_table(PROC_STAT)
     return parse_proc_stat(text) if text is not None else None
 
 
@@ -126,23 +134,24 @@ def cpufreq_dirs(root: SystemRoot) -> dict[int, Path]:
     found: dict[int, Path] = {}
     for entry in root.listdir(base):
         match = _CPU_DIR_RE.fullmatch(entry)
-        if match is None:
+        cpu = parse_int(match[1], hi=MAX_CPUS) if match is not None else None
+        if cpu is None:
             continue
         link = base / entry / "cpufreq"
         if link.is_dir():
-            found[int(match[1])] = link
-        elif link.is_file() and (target := root.read_text(link)):
+            found[cpu] = link
+        elif link.is_file() and (target := root.read_text(link)) and not target.startswith("/"):
             resolved = base / entry / target
             if resolved.is_dir():
-                found[int(match[1])] = resolved
+                found[cpu] = resolved
     policies = base / "cpufreq"
     for entry in root.listdir(policies):
         if not _POLICY_DIR_RE.fullmatch(entry):
             continue
         cpus = root.read_text(policies / entry / "affected_cpus") or ""
         for word in cpus.split():
-            if word.isdigit():
-                found.setdefault(int(word), policies / entry)
+            if (cpu := parse_int(word, hi=MAX_CPUS)) is not None:
+                found.setdefault(cpu, policies / entry)
     return dict(sorted(found.items()))
 
 
@@ -155,7 +164,7 @@ def read_policy_settings(root: SystemRoot, directory: Path, known: PolicySetting
     prefix = f"{directory}{os.sep}"
     governor = _read_small(prefix + "scaling_governor")
     scaling_max = _read_small(prefix + "scaling_max_freq")
-    scaling_max_khz = int(scaling_max) if scaling_max and scaling_max.isdigit() else None
+    scaling_max_khz = parse_int(scaling_max, hi=MAX_KHZ)
     epp = _read_small(prefix + "energy_performance_preference")
     if known is not None:
         if (governor, scaling_max_khz, epp) == (known.governor, known.scaling_max_khz, known.epp):
@@ -164,8 +173,8 @@ def read_policy_settings(root: SystemRoot, directory: Path, known: PolicySetting
     return PolicySettings(
         governor=governor,
         driver=root.read_text(directory / "scaling_driver") or None,
-        cpuinfo_max_khz=root.read_int(directory / "cpuinfo_max_freq"),
-        cpuinfo_min_khz=root.read_int(directory / "cpuinfo_min_freq"),
+        cpuinfo_max_khz=root.read_int(directory / "cpuinfo_max_freq", hi=MAX_KHZ),
+        cpuinfo_min_khz=root.read_int(directory / "cpuinfo_min_freq", hi=MAX_KHZ),
         scaling_max_khz=scaling_max_khz,
         epp=epp,
     )
@@ -251,26 +260,16 @@ class CpufreqReader:
 
 
 def _read_small(path: str) -> str | None:
-    """A one-line sysfs value, stripped; None when missing, unreadable or empty.
+    """A one-line sysfs value, stripped; None when missing, unreadable, refused or empty.
 
-    Plain os calls instead of pathlib: cpufreq files are read for every policy, some on every tick,
+    Plain strings instead of pathlib: cpufreq files are read for every policy, some on every tick,
     and pathlib costs four times as much per file.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 256).decode(errors="replace").strip() or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return read_attribute(path) or None
 
 
 def _read_khz(path: str) -> int | None:
-    text = _read_small(path)
-    return int(text) if text is not None and text.isdigit() else None
+    return parse_int(_read_small(path), hi=MAX_KHZ)
 
 
 def read_cpufreq(root: SystemRoot) -> CpufreqState:

@@ -11,15 +11,18 @@ from pathlib import Path
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.link import Link
+from mdtui.probe.arrays import MAX_SECTORS
 from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.links import PCI_ADDRESS, pcie_link, sas_link, sata_link
 from mdtui.probe.mounts import Mount, read_mounts, read_swaps
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import SystemRoot, read_attribute
 from mdtui.probe.udev import UdevInfo, UdevReader
 
 # Devices that are never array members in their own right: RAM disks, compressed swap, optical
 # drives, floppies, and the md and dm devices built on top of real disks.
 _NOT_CANDIDATES = re.compile(r"^(ram|zram|md|dm-|sr|fd)\d*")
+# Logical and physical block sizes are powers of two up to a few MiB; more is a damaged file.
+_MAX_BLOCK_SIZE = 1 << 30
 # Preferred by-id names: the ones that carry model and serial, before WWN and EUI forms.
 _BY_ID_ORDER = ("nvme-", "ata-", "scsi-S", "scsi-3", "virtio-", "usb-", "scsi-", "wwn-")
 
@@ -63,9 +66,8 @@ def _by_id_from_dev(root: SystemRoot, name: str) -> str | None:
 
 
 def _vpd_serial(root: SystemRoot, path: Path) -> str | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = root.read_bytes(path)
+    if data is None:
         return None
     # VPD page 0x80: a 4-byte header, then the unit serial number in ASCII.
     serial = data[4:].decode("ascii", errors="replace").strip(" \x00")
@@ -158,8 +160,10 @@ class DiskProber:
         if major_minor is None:
             problems.append("device number (dev) unreadable")
         udev = self.udev.lookup(major_minor, name)
+        if udev.problem is not None:
+            problems.append(udev.problem)
 
-        sectors = root.read_int(f"{base}/size")
+        sectors = root.read_int(f"{base}/size", hi=MAX_SECTORS)
         if sectors is None:
             problems.append("size unreadable")
         rotational_text = root.read_text(f"{base}/queue/rotational")
@@ -202,8 +206,8 @@ class DiskProber:
             model=model,
             serial=serial,
             wwn=wwn,
-            logical_sector_bytes=root.read_int(f"{base}/queue/logical_block_size"),
-            physical_sector_bytes=root.read_int(f"{base}/queue/physical_block_size"),
+            logical_sector_bytes=root.read_int(f"{base}/queue/logical_block_size", hi=_MAX_BLOCK_SIZE),
+            physical_sector_bytes=root.read_int(f"{base}/queue/physical_block_size", hi=_MAX_BLOCK_SIZE),
             rotational=rotational,
             driver=_driver(root, sys_path, transport),
             major_minor=major_minor,
@@ -318,6 +322,8 @@ class DiskProber:
             for part in partitions:
                 records.append((part, self.udev.lookup(self.tree.major_minor.get(part), part)))
             for node, info in records:
+                if info.problem is not None and node != name:
+                    problems.append(f"{node}: {info.problem}")
                 if info.get("ID_PART_TABLE_TYPE") and node == name:
                     found.append((node, f"PTTYPE:{info.get('ID_PART_TABLE_TYPE')}", None))
                 if info.get("ID_FS_TYPE"):
@@ -377,8 +383,7 @@ def _openers(node: str) -> str | None:
         try:
             for fd in os.listdir(fd_dir):
                 if os.readlink(f"{fd_dir}/{fd}") == target:
-                    with open(f"/proc/{pid}/comm") as comm:
-                        names.append(f"{comm.read().strip()} (pid {pid})")
+                    names.append(f"{read_attribute(f'/proc/{pid}/comm') or '?'} (pid {pid})")
                     break
         except OSError:
             continue

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import NamedTuple
 
+from mdtui.numbers import parse_counters, parse_int
 from mdtui.probe.root import SystemRoot
 
 DISKSTATS = "/proc/diskstats"
 
 # The kernel counts these sectors in 512-byte units whatever the device's logical sector size.
 SECTOR_BYTES = 512
+
+# Device numbers are 12 bits of major and 20 of minor (MINORBITS).
+MAX_MAJOR = (1 << 12) - 1
+MAX_MINOR = (1 << 20) - 1
 
 # Counters after the three identity fields: 11 before Linux 4.18, 15 with discards, 17 with flushes.
 _MIN_COUNTERS = 11
@@ -56,15 +61,18 @@ _new_tuple = tuple.__new__
 
 
 def parse_diskstats_line(line: str) -> DiskCounters | None:
-    """One /proc/diskstats line (14, 18 or 20 fields), or None when it is not one."""
+    """One /proc/diskstats line (14, 18 or 20 fields), or None when it is not one.
+
+    Every number must be plain ASCII digits within its range (counters are u64), else None.
+    """
     parts = line.split()
     if len(parts) < 3 + _MIN_COUNTERS:
         # Linux 2.6 before 2.6.25 printed only four counters for partitions; nothing current does.
         return None
-    try:
-        values = (parts[2], int(parts[0]), int(parts[1]), *map(int, parts[3 : 3 + _MAX_COUNTERS]))
-    except ValueError:
+    numbers = parse_counters(parts[:2] + parts[3 : 3 + _MAX_COUNTERS])
+    if numbers is None or numbers[0] > MAX_MAJOR or numbers[1] > MAX_MINOR:
         return None
+    values = (parts[2], *numbers)
     # Built as a bare tuple, skipping NamedTuple's generated __new__: this runs per busy device per tick.
     return _new_tuple(DiskCounters, values + _MISSING[len(values) :])
 
@@ -89,16 +97,16 @@ def parse_block_stat(name: str, text: str, major: int = 0, minor: int = 0) -> Di
     parts = text.split()
     if len(parts) < _MIN_COUNTERS:
         return None
-    try:
-        values = (name, major, minor, *map(int, parts[:_MAX_COUNTERS]))
-    except ValueError:
+    numbers = parse_counters(parts[:_MAX_COUNTERS])
+    if numbers is None:
         return None
+    values = (name, major, minor, *numbers)
     return _new_tuple(DiskCounters, values + _MISSING[len(values) :])
 
 
 def read_diskstats(root: SystemRoot, names: Container[str] | None = None) -> dict[str, DiskCounters] | None:
     """Counters from /proc/diskstats; None when the file is missing (a captured tree without it)."""
-    text = root.read_text(DISKSTATS)
+    text = root.read_table(DISKSTATS)
     if text is None:
         return None
     return parse_diskstats(text, names)
@@ -113,8 +121,9 @@ def read_block_stat(root: SystemRoot, name: str) -> DiskCounters | None:
     dev = root.read_text(f"/sys/block/{name}/dev")
     if dev and ":" in dev:
         major_text, _, minor_text = dev.partition(":")
-        if major_text.isdigit() and minor_text.isdigit():
-            major, minor = int(major_text), int(minor_text)
+        major_number, minor_number = parse_int(major_text, hi=MAX_MAJOR), parse_int(minor_text, hi=MAX_MINOR)
+        if major_number is not None and minor_number is not None:
+            major, minor = major_number, minor_number
     return parse_block_stat(name, text, major, minor)
 
 

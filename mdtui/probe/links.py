@@ -5,33 +5,35 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mdtui.model.link import Link, LinkKind
+from mdtui.model.link import MAX_LINK_RATE, MAX_LINK_WIDTH, Link, LinkKind
+from mdtui.numbers import parse_float, parse_int
 from mdtui.probe.root import SystemRoot
 
-_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(GT/s|Gbps|Gbit|Gb/s)?", re.IGNORECASE)
+_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(GT/s|Gbps|Gbit|Gb/s)?", re.IGNORECASE | re.ASCII)
 _ATA_PORT = re.compile(r"^ata(\d+)$")
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 def parse_rate(text: str | None) -> float | None:
-    """'8.0 GT/s PCIe' → 8.0, '6.0 Gbps' → 6.0, '12.0 Gbit' → 12.0; 'Unknown', '<unknown>' → None."""
+    """'8.0 GT/s PCIe' → 8.0, '6.0 Gbps' → 6.0, '12.0 Gbit' → 12.0; 'Unknown', '<unknown>' → None.
+
+    A rate that is not a plain ASCII number up to MAX_LINK_RATE (no link is faster) is unknown too.
+    """
     if not text:
         return None
     match = _RATE.match(text)
     if not match:
         return None
-    value = float(match.group(1))
-    return value if value > 0 else None
+    value = parse_float(match.group(1), hi=MAX_LINK_RATE)
+    return value if value else None
 
 
 def parse_width(text: str | None) -> int | None:
+    """'x4' or '4' → 4; anything else, 0 or more than MAX_LINK_WIDTH lanes → None."""
     if not text:
         return None
-    try:
-        width = int(text.strip().lstrip("x"))
-    except ValueError:
-        return None
-    return width if width > 0 else None
+    width = parse_int(text.strip().lstrip("x"), hi=MAX_LINK_WIDTH)
+    return width if width else None
 
 
 def _ancestors(path: Path, stop: Path) -> list[Path]:

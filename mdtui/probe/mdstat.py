@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
+from mdtui.numbers import U64_MAX, parse_float, parse_int
 
 # mdadm's names for the raid4/5/6 "algorithm" numbers (kernel ALGORITHM_* constants);
 # raid6 shares 0-5 with raid5 and adds the DDF (8-10) and "-6" (16-20) variants.
@@ -30,6 +31,14 @@ ALGORITHM_NAMES: dict[int, str] = {
 # raid0 multi-zone layouts as mdadm names them; 0 means "not set" and is not a layout.
 RAID0_LAYOUT_NAMES: dict[int, str] = {1: "original", 2: "alternate"}
 
+# Bounds for mdstat's numbers; a figure outside them is damage and reads as unknown. Sizes are
+# KiB (so twice that in sectors still fits a u64); md allows far fewer devices than MAX_DEVICES.
+MAX_KIB = U64_MAX // 2
+MAX_DEVICES = 1 << 20
+MAX_CHUNK_KIB = 1 << 31
+MAX_ALGORITHM = 1 << 31
+MAX_FINISH_MIN = 1e12
+
 _PARITY_LEVELS = frozenset({"raid4", "raid5", "raid6"})
 
 # Kernel sync words in mdstat -> the words sysfs sync_action uses, so both sources agree.
@@ -50,24 +59,28 @@ _MEMBER_FLAGS = {
     "J": "journal",
 }
 
-_HEADER_RE = re.compile(r"^(?P<name>md[^\s:]*)\s*:\s*(?P<rest>.*)$")
-_MEMBER_RE = re.compile(r"^(?P<name>[^\s\[\]()]+)\[(?P<num>\d+)\](?P<flags>(?:\([A-Z]\))*)$")
-_BLOCKS_RE = re.compile(r"(?:^|\s)(?P<blocks>\d+)\s+blocks\b")
-_SUPER_RE = re.compile(r"\bsuper\s+(?P<meta>\S+)")
-_PARITY_RE = re.compile(r"\blevel\s+(?P<level>\d+),\s*(?P<chunk>\d+)[kK]\s+chunk,\s*algorithm\s+(?P<algo>\d+)")
-# raid0 and raid10 print "64k chunks"/"512K chunks"; linear prints its rounding the same way.
-_CHUNKS_RE = re.compile(r"\b(?P<chunk>\d+)[kK]\s+(?:chunks|rounding)\b")
-_COPIES_RE = re.compile(r"\b(?P<count>\d+)\s+(?P<kind>near|far|offset)-copies\b")
-_DISKS_RE = re.compile(r"\[(?P<total>\d+)/(?P<working>\d+)\]\s*\[(?P<map>[U_]*)\]")
-_PROGRESS_RE = re.compile(r"\b(?P<action>resync|recovery|recover|reshape|check|repair)\s*=\s*(?P<pct>\d+(?:\.\d+)?)%")
-_COUNTS_RE = re.compile(r"\((?P<done>\d+)/(?P<total>\d+)\)")
-_FINISH_RE = re.compile(r"\bfinish\s*=\s*(?P<minutes>\d+(?:\.\d+)?)min\b")
-_SPEED_RE = re.compile(r"\bspeed\s*=\s*(?P<speed>\d+)K/sec\b")
-_WAITING_RE = re.compile(
-    r"\b(?P<action>resync|recovery|recover|reshape|check|repair)\s*=\s*(?P<state>DELAYED|PENDING|REMOTE)\b"
+_HEADER_RE = re.compile(r"^(?P<name>md[^\s:]*)\s*:\s*(?P<rest>.*)$", re.ASCII)
+_MEMBER_RE = re.compile(r"^(?P<name>[^\s\[\]()]+)\[(?P<num>\d+)\](?P<flags>(?:\([A-Z]\))*)$", re.ASCII)
+_BLOCKS_RE = re.compile(r"(?:^|\s)(?P<blocks>\d+)\s+blocks\b", re.ASCII)
+_SUPER_RE = re.compile(r"\bsuper\s+(?P<meta>\S+)", re.ASCII)
+_PARITY_RE = re.compile(
+    r"\blevel\s+(?P<level>\d+),\s*(?P<chunk>\d+)[kK]\s+chunk,\s*algorithm\s+(?P<algo>\d+)", re.ASCII
 )
-_BITMAP_RE = re.compile(r"^\s*bitmap:")
-_BITMAP_FILE_RE = re.compile(r",\s*file:\s*(?P<path>\S+)")
+# raid0 and raid10 print "64k chunks"/"512K chunks"; linear prints its rounding the same way.
+_CHUNKS_RE = re.compile(r"\b(?P<chunk>\d+)[kK]\s+(?:chunks|rounding)\b", re.ASCII)
+_COPIES_RE = re.compile(r"\b(?P<count>\d+)\s+(?P<kind>near|far|offset)-copies\b", re.ASCII)
+_DISKS_RE = re.compile(r"\[(?P<total>\d+)/(?P<working>\d+)\]\s*\[(?P<map>[U_]*)\]", re.ASCII)
+_PROGRESS_RE = re.compile(
+    r"\b(?P<action>resync|recovery|recover|reshape|check|repair)\s*=\s*(?P<pct>\d+(?:\.\d+)?)%", re.ASCII
+)
+_COUNTS_RE = re.compile(r"\((?P<done>\d+)/(?P<total>\d+)\)", re.ASCII)
+_FINISH_RE = re.compile(r"\bfinish\s*=\s*(?P<minutes>\d+(?:\.\d+)?)min\b", re.ASCII)
+_SPEED_RE = re.compile(r"\bspeed\s*=\s*(?P<speed>\d+)K/sec\b", re.ASCII)
+_WAITING_RE = re.compile(
+    r"\b(?P<action>resync|recovery|recover|reshape|check|repair)\s*=\s*(?P<state>DELAYED|PENDING|REMOTE)\b", re.ASCII
+)
+_BITMAP_RE = re.compile(r"^\s*bitmap:", re.ASCII)
+_BITMAP_FILE_RE = re.compile(r",\s*file:\s*(?P<path>\S+)", re.ASCII)
 
 
 def algorithm_name(number: int) -> str:
@@ -180,7 +193,7 @@ def _parse_member(token: str) -> ArrayMember | None:
     # mdstat shows the descriptor number, which often but not always equals the role (a
     # replaced or re-added disk gets a new number); sysfs "slot" gives the true role and
     # overrides it. Spares and failed devices hold no role (mdadm --detail shows "-").
-    slot = None if {"spare", "faulty"} & set(states) else int(match["num"])
+    slot = None if {"spare", "faulty"} & set(states) else parse_int(match["num"], hi=MAX_DEVICES)
     return ArrayMember(name=match["name"], slot=slot, states=states)
 
 
@@ -218,33 +231,42 @@ def _parse_detail(block: _Block, line: str) -> None:
         block.bitmap = file_match["path"] if file_match else "internal"
         return
 
-    if (m := _BLOCKS_RE.search(line)) is not None:
-        block.blocks = int(m["blocks"])
+    # Each pattern is tried only when its keyword is on the line: hosts with many arrays have long mdstats.
+    if "blocks" in line and (m := _BLOCKS_RE.search(line)) is not None:
+        block.blocks = parse_int(m["blocks"], hi=MAX_KIB)
         block.seen_blocks_line = True
-    if (m := _SUPER_RE.search(line)) is not None:
+    if "super" in line and (m := _SUPER_RE.search(line)) is not None:
         block.seen_blocks_line = True
         meta = m["meta"]
         block.metadata = "none" if meta == "non-persistent" else meta
-    if (m := _PARITY_RE.search(line)) is not None:
-        block.chunk_bytes = int(m["chunk"]) * 1024 or None
-        block.layout = algorithm_name(int(m["algo"]))
-        if block.level is None:
+    if "algorithm" in line and (m := _PARITY_RE.search(line)) is not None:
+        block.chunk_bytes = _chunk_bytes(m["chunk"])
+        algorithm = parse_int(m["algo"], hi=MAX_ALGORITHM)
+        block.layout = algorithm_name(algorithm) if algorithm is not None else None
+        if block.level is None and parse_int(m["level"], hi=99) is not None:
             block.level = f"raid{m['level']}"
-    elif (m := _CHUNKS_RE.search(line)) is not None:
-        block.chunk_bytes = int(m["chunk"]) * 1024 or None
-    copies = {c["kind"]: int(c["count"]) for c in _COPIES_RE.finditer(line)}
-    if copies:
-        far = copies.get("far", copies.get("offset", 1))
-        block.layout = raid10_layout_name(copies.get("near", 1), far, "offset" in copies)
-    if (m := _DISKS_RE.search(line)) is not None:
-        block.raid_disks = int(m["total"])
-        block.working = int(m["working"])
+    elif ("chunks" in line or "rounding" in line) and (m := _CHUNKS_RE.search(line)) is not None:
+        block.chunk_bytes = _chunk_bytes(m["chunk"])
+    if "-copies" in line:
+        copies = {c["kind"]: parse_int(c["count"], hi=255) for c in _COPIES_RE.finditer(line)}
+        if copies and None not in copies.values():
+            far = copies.get("far", copies.get("offset", 1)) or 1
+            block.layout = raid10_layout_name(copies.get("near", 1) or 1, far, "offset" in copies)
+    if "[" in line and (m := _DISKS_RE.search(line)) is not None:
+        block.raid_disks = parse_int(m["total"], hi=MAX_DEVICES)
+        block.working = parse_int(m["working"], hi=MAX_DEVICES)
         block.status_map = m["map"]
 
-    if (m := _PROGRESS_RE.search(line)) is not None:
-        block.sync = _parse_progress(m["action"], line)
-    elif (m := _WAITING_RE.search(line)) is not None:
-        block.sync = SyncStatus(action=_SYNC_ACTIONS[m["action"]], state=m["state"].lower())
+    if "=" in line:
+        if (m := _PROGRESS_RE.search(line)) is not None:
+            block.sync = _parse_progress(m["action"], line)
+        elif (m := _WAITING_RE.search(line)) is not None:
+            block.sync = SyncStatus(action=_SYNC_ACTIONS[m["action"]], state=m["state"].lower())
+
+
+def _chunk_bytes(kib_text: str) -> int | None:
+    kib = parse_int(kib_text, hi=MAX_CHUNK_KIB)
+    return kib * 1024 if kib else None
 
 
 def _parse_progress(action: str, line: str) -> SyncStatus:
@@ -252,11 +274,13 @@ def _parse_progress(action: str, line: str) -> SyncStatus:
     done = total = speed = None
     eta = None
     if (m := _COUNTS_RE.search(line)) is not None:
-        done, total = int(m["done"]) * 2, int(m["total"]) * 2
-    if (m := _SPEED_RE.search(line)) is not None:
-        speed = int(m["speed"]) * 1024
-    if (m := _FINISH_RE.search(line)) is not None:
-        eta = float(m["minutes"]) * 60.0
+        done_kib, total_kib = parse_int(m["done"], hi=MAX_KIB), parse_int(m["total"], hi=MAX_KIB)
+        if done_kib is not None and total_kib is not None:
+            done, total = done_kib * 2, total_kib * 2
+    if (m := _SPEED_RE.search(line)) is not None and (kib_s := parse_int(m["speed"], hi=MAX_KIB)) is not None:
+        speed = kib_s * 1024
+    if (m := _FINISH_RE.search(line)) is not None and (minutes := parse_float(m["minutes"], hi=MAX_FINISH_MIN)):
+        eta = minutes * 60.0
     return SyncStatus(
         action=_SYNC_ACTIONS[action],
         done_sectors=done,
@@ -271,7 +295,8 @@ def parse_mdstat(text: str) -> list[MdArray]:
 
     Sizes are bytes; sync progress is in 512-byte sectors (mdstat's 1 KiB blocks times two);
     speeds are bytes per second (mdstat's K is 1024). Lines that cannot be understood are
-    skipped, so malformed input yields whatever arrays and fields could be read.
+    skipped, so malformed input yields whatever arrays and fields could be read; a number that is not
+    plain ASCII digits within its bound leaves its field unknown. Never raises.
     """
     arrays: list[MdArray] = []
     current: _Block | None = None

@@ -44,16 +44,17 @@ def parse_proc_mounts(text: str) -> list[Mount]:
 
 
 def read_mounts(root: SystemRoot) -> list[Mount]:
-    text = root.read_text("/proc/self/mountinfo")
+    """Every mount; RefusedFileError when the mount table exists but cannot be read (see mdtui.probe.root)."""
+    text = root.read_table("/proc/self/mountinfo")
     if text is not None:
         return parse_mountinfo(text)
-    text = root.read_text("/proc/mounts")
+    text = root.read_table("/proc/mounts")
     return parse_proc_mounts(text) if text is not None else []
 
 
 def read_swaps(root: SystemRoot) -> list[str]:
-    """Device paths (or files) in use as swap."""
-    text = root.read_text("/proc/swaps")
+    """Device paths (or files) in use as swap; RefusedFileError when /proc/swaps cannot be read."""
+    text = root.read_table("/proc/swaps")
     if not text:
         return []
     return [line.split()[0] for line in text.splitlines()[1:] if line.split()]

@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from mdtui.numbers import parse_int
 from mdtui.probe.root import SystemRoot
 
 # md names its threads "<array>_<purpose>": the personality's thread (raid1, raid10, raid4/5/6) and
 # the sync thread, which older kernels always call "resync" and newer ones name after the action.
-MD_THREAD_RE = re.compile(r"(?P<array>md\d+|md_d\d+)_(?P<role>raid\d+|resync|recovery|recover|reshape|check|repair)")
+# Array numbers have at most 9 digits here: a longer one is not an md thread, and int() stays cheap.
+MD_THREAD_RE = re.compile(
+    r"(?P<array>md[0-9]{1,9}|md_d[0-9]{1,9})_(?P<role>raid[0-9]{1,2}|resync|recovery|recover|reshape|check|repair)",
+    re.ASCII,
+)
+# The kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit).
+PID_MAX = 1 << 22
+MAX_CPUS = 1 << 16
 
 
 class MdThread(NamedTuple):
@@ -35,7 +43,10 @@ class PidStat(NamedTuple):
 
 
 def parse_pid_stat(text: str) -> PidStat | None:
-    """Parse /proc/PID/stat. comm may hold spaces and parentheses, so it ends at the last ')'."""
+    """Parse /proc/PID/stat. comm may hold spaces and parentheses, so it ends at the last ')'.
+
+    None when the text is not a stat line: a field that should be a number is not a plain one in range.
+    """
     open_paren = text.find("(")
     close_paren = text.rfind(")")
     if open_paren < 0 or close_paren < open_paren:
@@ -44,12 +55,12 @@ def parse_pid_stat(text: str) -> PidStat | None:
     # rest[0] is field 3 (state), so field N sits at rest[N - 3]: utime 14, stime 15, processor 39.
     if len(rest) < 13:
         return None
-    try:
-        pid = int(text[:open_paren])
-        processor = int(rest[36]) if len(rest) > 36 else None
-        return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], int(rest[11]), int(rest[12]), processor)
-    except ValueError:
+    pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
+    utime, stime = parse_int(rest[11]), parse_int(rest[12])
+    processor = parse_int(rest[36], hi=MAX_CPUS) if len(rest) > 36 else None
+    if pid is None or utime is None or stime is None:
         return None
+    return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], utime, stime, processor)
 
 
 def read_pid_stat(root: SystemRoot, pid: int) -> PidStat | None:
@@ -67,13 +78,13 @@ def find_md_threads(root: SystemRoot) -> list[MdThread]:
     """Every md kernel thread, found by reading /proc/*/comm; costly on busy hosts, so callers cache it."""
     threads = []
     for entry in root.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or (pid := parse_int(entry, lo=1, hi=PID_MAX)) is None:
             continue
         comm = root.read_text(f"/proc/{entry}/comm")
         if comm is None or not comm.startswith("md"):
             continue
         if (parsed := md_thread_name(comm)) is not None:
-            threads.append(MdThread(int(entry), comm, *parsed))
-    # md2 before md10, as mdstat lists them.
-    threads.sort(key=lambda t: (int(re.sub(r"\D", "", t.array) or 0), t.array, t.role, t.pid))
+            threads.append(MdThread(pid, comm, *parsed))
+    # md2 before md10, as mdstat lists them; the pattern allows only up to 9 ASCII digits.
+    threads.sort(key=lambda t: (int(re.sub(r"[^0-9]", "", t.array) or 0), t.array, t.role, t.pid))
     return threads

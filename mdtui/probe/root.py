@@ -1,9 +1,156 @@
-"""A system root: every /sys and /proc path is built from it, so tests can read captured trees."""
+"""A system root, and the one place files from /proc, /sys, /run/udev and /dev/disk are read.
+
+Every path is built from the root, so tests and `--root DIR` read captured trees. Every read is
+bounded and never blocks:
+
+- The path is stat()ed first and anything but a regular file (a FIFO, a device such as /dev/zero, a
+  socket, a directory) is refused without being opened. The open uses O_NONBLOCK, and the opened
+  descriptor is checked again, so a FIFO swapped in between the two cannot block the read.
+- At most a cap of bytes is read; a file longer than its cap is refused, never truncated:
+  ``ATTRIBUTE_LIMIT`` (1 MiB) for a sysfs attribute or a /proc/PID file (the kernel prints at most
+  a page for these), ``TABLE_LIMIT`` (16 MiB) for /proc/mdstat, /proc/diskstats, /proc/stat,
+  /proc/self/mountinfo, /proc/mounts, /proc/swaps, /proc/cpuinfo and udev database records (a
+  1024-disk host with several partitions per disk and hundreds of arrays prints a few MiB at most),
+  ``LOG_LIMIT`` (64 MiB) for a saved kernel log.
+
+Two kinds of read follow from what the caller can do without the file. An optional value (a sysfs
+attribute) is read with :meth:`SystemRoot.read_text`, which gives None for a missing file and for
+one that is refused: the value is unknown. A whole table (/proc/mdstat, /proc/diskstats, ...) is
+read with :meth:`SystemRoot.read_table`, which gives None only when the file does not exist and
+raises :class:`RefusedFileError`, naming the file and the reason, when it exists but cannot be used.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
 from pathlib import Path
+
+from mdtui.errors import ParseError
+from mdtui.numbers import U64_MAX, parse_hex, parse_int
+
+ATTRIBUTE_LIMIT = 1 << 20
+TABLE_LIMIT = 16 << 20
+LOG_LIMIT = 64 << 20
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_CHUNK = 65536
+# Errors that mean "there is no such file": a missing file, a dangling link, a file where a directory
+# should be on the way there.
+_MISSING = (errno.ENOENT, errno.ENOTDIR)
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class RefusedFileError(ParseError):
+    """A file exists but was not read: not a regular file, larger than its cap, binary, or unreadable."""
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor for a regular file; FileNotFoundError when it does not exist.
+
+    Raises RefusedFileError for anything else: a FIFO, device, socket or directory (refused after a
+    stat, before any open), or a file that cannot be opened (permission, I/O error).
+    """
+    source = os.fspath(path)
+    try:
+        mode = os.stat(source).st_mode
+    except ValueError:  # a NUL byte in a path built from file text
+        raise RefusedFileError(repr(source), "is not a valid path; not read") from None
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            raise FileNotFoundError(exc.errno, exc.strerror, source) from None
+        raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise RefusedFileError(source, f"is {_kind(mode)}, not a regular file; not read")
+    try:
+        fd = os.open(source, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            raise FileNotFoundError(exc.errno, exc.strerror, source) from None
+        raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise RefusedFileError(source, f"is {_kind(mode)}, not a regular file; not read")
+    return fd
+
+
+def read_descriptor(fd: int, limit: int, source: str) -> bytes:
+    """Everything from offset 0 of an open regular file, at most ``limit`` bytes; RefusedFileError past it.
+
+    pread from offset 0, so a descriptor kept open re-reads a procfs or sysfs file's fresh text.
+    OSError (a device gone, a task exited) is left to the caller.
+    """
+    chunks = []
+    size = 0
+    while True:
+        wanted = min(_CHUNK, limit + 1 - size)
+        chunk = os.pread(fd, wanted, size)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise RefusedFileError(source, f"is larger than {_size_text(limit)}; not read")
+        if len(chunk) < wanted:
+            # A short read is the end: procfs and sysfs fill the whole buffer while they have text.
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_file_bytes(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
+    """A regular file's bytes; None when it does not exist, RefusedFileError when it cannot be used."""
+    source = os.fspath(path)
+    try:
+        fd = open_regular(source)
+    except FileNotFoundError:
+        return None
+    try:
+        return read_descriptor(fd, limit, source)
+    except OSError as exc:
+        raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def decode_table(data: bytes, source: str) -> str:
+    """Kernel table text; RefusedFileError for NUL bytes, which no procfs table or udev record holds."""
+    if b"\0" in data:
+        raise RefusedFileError(source, "holds binary data (NUL bytes), not text; not read")
+    return data.decode(errors="replace")
+
+
+def read_table_file(path: str | os.PathLike[str], *, limit: int = TABLE_LIMIT) -> str | None:
+    """A whole kernel table (path, not root): None when missing, RefusedFileError when unusable."""
+    data = read_file_bytes(path, limit=limit)
+    return None if data is None else decode_table(data, os.fspath(path))
+
+
+def read_attribute(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT) -> str | None:
+    """An optional value such as a sysfs attribute, stripped; None when missing, refused or unreadable."""
+    try:
+        data = read_file_bytes(path, limit=limit)
+    except RefusedFileError:
+        return None
+    return None if data is None else data.decode(errors="replace").strip()
 
 
 class SystemRoot:
@@ -29,24 +176,36 @@ class SystemRoot:
                 continue
         return str(path)
 
-    def read_text(self, absolute: str | Path) -> str | None:
-        path = absolute if isinstance(absolute, Path) else self.path(absolute)
+    def _where(self, absolute: str | Path) -> Path:
+        return absolute if isinstance(absolute, Path) else self.path(absolute)
+
+    def read_text(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> str | None:
+        """An optional value (a sysfs attribute), stripped; None when missing or refused (see the module doc)."""
+        return read_attribute(self._where(absolute), limit=limit)
+
+    def read_bytes(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
+        """A binary attribute (a VPD page); None when missing or refused."""
         try:
-            return path.read_text(errors="replace").strip()
-        except (OSError, ValueError):
+            return read_file_bytes(self._where(absolute), limit=limit)
+        except RefusedFileError:
             return None
 
-    def read_int(self, absolute: str | Path) -> int | None:
+    def read_table(self, absolute: str | Path, *, limit: int = TABLE_LIMIT) -> str | None:
+        """A whole table such as /proc/mdstat: None when it does not exist, RefusedFileError when unusable."""
+        return read_table_file(self._where(absolute), limit=limit)
+
+    def read_int(self, absolute: str | Path, *, lo: int = 0, hi: int = U64_MAX) -> int | None:
+        """The first word of an attribute as a decimal (or 0x hexadecimal) integer in [lo, hi]; else None."""
         text = self.read_text(absolute)
-        if text is None:
+        if not text:
             return None
-        try:
-            return int(text.split()[0], 0) if text.startswith("0x") else int(text.split()[0])
-        except (ValueError, IndexError):
-            return None
+        word = text.split(maxsplit=1)[0]
+        if word[:2] in ("0x", "0X"):
+            return parse_hex(word, lo=lo, hi=hi)
+        return parse_int(word, lo=lo, hi=hi)
 
     def listdir(self, absolute: str | Path) -> list[str]:
-        path = absolute if isinstance(absolute, Path) else self.path(absolute)
+        path = self._where(absolute)
         try:
             return sorted(os.listdir(path))
         except OSError:
@@ -58,14 +217,16 @@ class SystemRoot:
         Captured trees keep links such as ``driver -> ../../bus/pci/drivers/nvme`` whose empty target
         directory a git checkout does not keep; the name is all that is needed.
         """
-        path = absolute if isinstance(absolute, Path) else self.path(absolute)
+        path = self._where(absolute)
         if not path.is_symlink():
             return None
-        return Path(os.path.realpath(path)).name
+        with contextlib.suppress(OSError, RuntimeError):
+            return Path(os.path.realpath(path)).name
+        return None
 
     def resolve(self, absolute: str | Path) -> Path | None:
         """Resolve symlinks inside the root; captured trees keep sysfs's relative links."""
-        path = absolute if isinstance(absolute, Path) else self.path(absolute)
+        path = self._where(absolute)
         try:
             return path.resolve(strict=True)
         except (OSError, RuntimeError):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import RefusedFileError, SystemRoot
 
 
 @dataclass(frozen=True)
 class UdevInfo:
     properties: dict[str, str] = field(default_factory=dict)
     links: tuple[str, ...] = ()  # absolute /dev/... symlinks such as /dev/disk/by-id/...
+    problem: str | None = None  # why the record could not be read, when it exists but is unusable
 
     def get(self, key: str) -> str | None:
         value = self.properties.get(key)
@@ -57,7 +58,14 @@ class UdevReader:
         return UdevInfo(properties, links)
 
     def _lookup_file(self, major_minor: str) -> UdevInfo:
-        text = self.root.read_text(f"/run/udev/data/b{major_minor}")
+        """The record's properties; one that exists but is refused (see mdtui.probe.root) says why.
+
+        An unreadable record is a problem, not an empty one: signatures it would have listed are unknown.
+        """
+        try:
+            text = self.root.read_table(f"/run/udev/data/b{major_minor}")
+        except RefusedFileError as exc:
+            return UdevInfo(problem=f"udev record unreadable: {exc}")
         if text is None:
             return UdevInfo()
         return parse_udev_database(text)

@@ -12,11 +12,12 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from mdtui.errors import MdtuiError
 from mdtui.model.job import DirectionStats, JobResult, JobSpec, JobStats, JobStatus, Progress, Tool
+from mdtui.numbers import parse_int
+from mdtui.probe.root import read_attribute
 from mdtui.run import dd as dd_parse
 from mdtui.run import fio as fio_parse
 from mdtui.run.jobs import Step, dd_argv, fio_argv
@@ -42,13 +43,17 @@ class OutputChunk:
 
 def _proc_stat(pid: int) -> tuple[str, int, int, int] | None:
     """(state, ppid, pgrp, starttime) of a process from /proc/PID/stat, or None when it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    text = read_attribute(f"/proc/{pid}/stat")
+    if text is None:
         return None
     # The command name may contain spaces and parentheses; the fields after its last ")" are fixed.
     fields = text[text.rfind(")") + 2 :].split()
-    return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
+    if len(fields) < 20:
+        return None
+    ppid, pgrp, started = parse_int(fields[1]), parse_int(fields[2]), parse_int(fields[19])
+    if ppid is None or pgrp is None or started is None:
+        return None
+    return fields[0], ppid, pgrp, started
 
 
 def _all_stats() -> dict[int, tuple[str, int, int, int]]:

@@ -15,7 +15,7 @@ from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, Tool
 from mdtui.probe.cpu import CpufreqReader
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import TABLE_LIMIT, SystemRoot
 from mdtui.run.jobs import Step
 from mdtui.run.jobs import _size_arg as size_text  # sizes spelled as fio and dd read them
 from mdtui.store.fio_import import metrics_from_fio
@@ -50,7 +50,7 @@ def kernel_release(root: SystemRoot) -> str:
 
 
 def cpu_model(root: SystemRoot) -> str:
-    text = root.read_text("/proc/cpuinfo") or ""
+    text = root.read_text("/proc/cpuinfo", limit=TABLE_LIMIT) or ""
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() in ("model name", "Processor", "cpu model"):

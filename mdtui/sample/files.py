@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-_CHUNK = 65536
+from mdtui.probe.root import ATTRIBUTE_LIMIT, RefusedFileError, decode_table, open_regular, read_descriptor
 
 
 class KeptFile:
@@ -15,36 +15,44 @@ class KeptFile:
     returns fresh values; skipping open() and close() halves the cost of reading a small file, and
     the sampler reads dozens per tick. A descriptor for /proc/PID/stat stays bound to that task,
     so a reused pid reads as an error rather than as another process's times.
+
+    Opening and reading go through mdtui.probe.root, so they are bounded the same way: only a regular
+    file is opened, never blocking, and at most ``limit`` bytes are read. A ``table`` file (diskstats,
+    /proc/stat, mdstat) that exists but cannot be used raises RefusedFileError; any other file then
+    reads as None, like a missing one.
     """
 
-    __slots__ = ("_fd", "keep_open", "path")
+    __slots__ = ("_fd", "keep_open", "limit", "path", "table")
 
-    def __init__(self, path: str, keep_open: bool = True) -> None:
+    def __init__(self, path: str, keep_open: bool = True, *, limit: int = ATTRIBUTE_LIMIT, table: bool = False) -> None:
         self.path = path
         self.keep_open = keep_open  # False: open and close on every read, to spare descriptors
+        self.limit = limit
+        self.table = table
         self._fd: int | None = None
 
     def read(self) -> str | None:
         """The whole file, or None when it cannot be opened or read (it is tried again next time)."""
-        if self._fd is None:
-            try:
-                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                return None
         try:
-            data = os.pread(self._fd, _CHUNK, 0)
-            if len(data) == _CHUNK:
-                chunks = [data]
-                while chunk := os.pread(self._fd, _CHUNK, _CHUNK * len(chunks)):
-                    chunks.append(chunk)
-                data = b"".join(chunks)
-        except OSError:
-            # The file went away (a task exited, a CPU went offline): reopen on the next read.
+            if self._fd is None:
+                try:
+                    self._fd = open_regular(self.path)
+                except FileNotFoundError:
+                    return None
+            try:
+                data = read_descriptor(self._fd, self.limit, self.path)
+            except OSError:
+                # The file went away (a task exited, a CPU went offline): reopen on the next read.
+                self.close()
+                return None
+            if not self.keep_open:
+                self.close()
+            return decode_table(data, self.path) if self.table else data.decode(errors="replace")
+        except RefusedFileError:
             self.close()
+            if self.table:
+                raise
             return None
-        if not self.keep_open:
-            self.close()
-        return data.decode(errors="replace")
 
     def close(self) -> None:
         if self._fd is not None:

@@ -15,11 +15,12 @@ from operator import attrgetter
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
+from mdtui.numbers import parse_int
 from mdtui.probe.arrays import read_arrays
-from mdtui.probe.cpu import CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
+from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
 from mdtui.probe.diskstats import DiskCounters, parse_diskstats_line, read_block_stats
 from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import TABLE_LIMIT, SystemRoot
 from mdtui.sample.files import KeptFile
 from mdtui.sample.rates import cpu_percentages, device_rates, thread_cpu_percent
 
@@ -123,9 +124,11 @@ class Sampler:
         # run() samples in worker threads and an owner may take an extra sample (the benchmark's
         # closing one at the end of a step): one sample at a time keeps the counters consistent.
         self._sample_lock = threading.Lock()
-        self._diskstats = KeptFile(str(root.path("/proc/diskstats")))
-        self._stat = KeptFile(str(root.path("/proc/stat")))
-        self._mdstat = KeptFile(str(root.path("/proc/mdstat")))
+        # Whole tables: one that exists but cannot be read (a FIFO, a device, binary) stops sampling with
+        # a RefusedFileError naming it, as it stops a scan.
+        self._diskstats = KeptFile(str(root.path("/proc/diskstats")), limit=TABLE_LIMIT, table=True)
+        self._stat = KeptFile(str(root.path("/proc/stat")), limit=TABLE_LIMIT, table=True)
+        self._mdstat = KeptFile(str(root.path("/proc/mdstat")), limit=TABLE_LIMIT, table=True)
         self._proc = root.path("/proc")
 
         self._previous_time: float | None = None
@@ -314,11 +317,7 @@ class Sampler:
         """CPU number → current kHz, read through the kept-open scaling_cur_freq files."""
         current: dict[int, int | None] = {}
         for file, cpus in self._frequency_files:
-            text = file.read()
-            try:
-                khz = int(text) if text is not None else None
-            except ValueError:
-                khz = None
+            khz = parse_int(file.read(), hi=MAX_KHZ)
             for cpu in cpus:
                 current[cpu] = khz
         return current

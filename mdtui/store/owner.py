@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+from mdtui.probe.root import read_attribute
+
+_BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _PID_MAX = 1 << 22  # the kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit)
 
 
 def _boot_id() -> str:
-    try:
-        return _BOOT_ID.read_text().strip()
-    except OSError:
-        return ""
+    return read_attribute(_BOOT_ID) or ""
 
 
 def _start_ticks(pid: int) -> str:
     """Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    stat = read_attribute(f"/proc/{pid}/stat")
+    if stat is None:
         return ""
     # The command name (field 2) may hold spaces and parentheses; fields after the last ")" are plain.
     rest = stat.rsplit(")", 1)[-1].split()
