@@ -12,6 +12,7 @@ from rich.console import Console
 from mdtui.store.compare import ConfigDifference, compare
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.ui.common.render import Palette
+from mdtui.ui.results.base import export_stem
 from mdtui.ui.results.dialogs import export_path_problem, resolve_export_path
 from mdtui.ui.results.render import (
     bar_text,
@@ -24,7 +25,6 @@ from mdtui.ui.results.render import (
     read_write_text,
     shown_differences,
 )
-from mdtui.ui.results.screen import export_stem
 
 MOMENT = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
 

@@ -20,9 +20,10 @@ from mdtui.ui.app import MdtuiApp
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.inventory.screen import InventoryScreen
-from mdtui.ui.results import screen as results_screen
+from mdtui.ui.results import base as results_base
+from mdtui.ui.results.compare import CompareScreen
 from mdtui.ui.results.dialogs import DevicePickerScreen, ExportScreen, TextPromptScreen
-from mdtui.ui.results.screen import CompareScreen, ResultsScreen
+from mdtui.ui.results.screen import ResultsScreen
 from mdtui.ui.results.widgets import HistoryTable
 
 from .conftest import THEME_DIRS, TREE_ROOT, plain, settle
@@ -299,7 +300,7 @@ async def test_label_and_note_edits_persist_in_the_database(db: Path, ids: dict[
 async def test_a_locked_database_is_a_message_not_a_traceback(
     db: Path, ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(results_screen, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(results_base, "BUSY_TIMEOUT_S", 0.2)
     app = make_app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_history(pilot)

@@ -1,176 +1,38 @@
-"""Results history and compare screens: stored runs filtered, marked, compared, exported; workers do the store work."""
+"""The results history screen: stored runs newest first, filter, marks, baseline, edits, export and delete."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.cli.results import render_run
-from mdtui.safefile import write_text
-from mdtui.store.compare import Comparison, NormalisedTable, compare, normalise
 from mdtui.store.db import ResultsStore
-from mdtui.store.errors import CompareError, StoreMissingError
-from mdtui.store.export import export_comparison, export_normalised, export_runs
+from mdtui.store.errors import StoreMissingError
+from mdtui.store.export import export_runs
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.messages import failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.results.base import ExportWritten, ResultsBase, RunShown, RunsLoaded, StoreFailed, export_stem, open_store
+from mdtui.ui.results.compare import CompareScreen
 from mdtui.ui.results.dialogs import (
-    FORMAT_NAMES,
-    DevicePickerScreen,
-    ExportRequest,
-    ExportScreen,
     TextPromptScreen,
 )
 from mdtui.ui.results.render import (
-    comparison_renderable,
     display_path,
     filter_runs,
-    normalised_renderable,
     run_summary,
 )
 from mdtui.ui.results.widgets import HistoryTable
 
-# The UI waits less than the CLI for a lock: a screen that hangs for seconds looks broken.
-BUSY_TIMEOUT_S = 2.0
 
-
-def open_store(path: Path, busy_timeout_s: float) -> ResultsStore:
-    """The results database for reading and editing; never created by looking at it."""
-    return ResultsStore(path, create=False, busy_timeout_s=busy_timeout_s)
-
-
-def export_stem(kind: str, ids: Sequence[int]) -> str:
-    """A default file name that says what is in it: mdtui-runs-3-5-7, or mdtui-runs-1-to-12 for many."""
-    ordered = sorted(ids)
-    if len(ordered) > 4:
-        return f"mdtui-{kind}-{ordered[0]}-to-{ordered[-1]}"
-    return f"mdtui-{kind}-" + "-".join(str(run_id) for run_id in ordered)
-
-
-def write_export(path: Path, text: str, db_path: Path) -> None:
-    """Write an export the dialog confirmed (a second Enter replaces a file); never onto the database."""
-    write_text(path, text, replace=True, protected=(db_path,))
-
-
-# -- messages ----------------------------------------------------------------------------------
-
-
-class RunsLoaded(Message, bubble=False):
-    """The stored runs, newest first (``missing``: there is no database yet). Replaces a stale load."""
-
-    def __init__(self, runs: tuple[RunRecord, ...], *, missing: bool = False, done: str = "") -> None:
-        super().__init__()
-        self.runs = runs
-        self.missing = missing
-        self.done = done  # what a change just did, for a notification
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, (RunsLoaded, StoreFailed)) and not (isinstance(message, RunsLoaded) and message.done)
-
-
-class StoreFailed(Message, bubble=False):
-    """The database could not be read or changed; ``reason`` is a sentence for the user, never a traceback."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-
-class RunShown(Message, bubble=False):
-    def __init__(self, run: RunRecord) -> None:
-        super().__init__()
-        self.run = run
-
-
-class ComparisonReady(Message, bubble=False):
-    def __init__(self, comparison: Comparison) -> None:
-        super().__init__()
-        self.comparison = comparison
-
-
-class ExportWritten(Message, bubble=False):
-    def __init__(self, path: Path, what: str) -> None:
-        super().__init__()
-        self.path = path
-        self.what = what
-
-
-# -- shared by both screens --------------------------------------------------------------------
-
-
-class _ResultsScreen(Screen[None]):
-    """The database path, the error banner and the export worker that history and compare share."""
-
-    def __init__(self, db_path: Path) -> None:
-        super().__init__()
-        self.db_path = db_path
-        self.busy_timeout_s = BUSY_TIMEOUT_S
-        self.error: str | None = None
-        self.last_export: Path | None = None
-
-    def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
-
-    def show_error(self, reason: str | None) -> None:
-        self.error = reason
-        banner = self.query_one(".results-banner", Static)
-        sentence = reason if not reason or reason.endswith((".", "!", "?")) else f"{reason}."
-        banner.update(Text(f"✖ {sentence} Press r to retry." if reason else ""))
-        banner.set_class(bool(reason), "-shown")
-
-    def ask_export(self, title: str, stem: str, render: Callable[[str], str], what: str) -> None:
-        """Ask for a format and file, then write ``render(fmt)`` there in a worker."""
-
-        def chosen(request: ExportRequest | None) -> None:
-            if request is not None:
-                self.run_export(request, render, what)
-
-        self.app.push_screen(ExportScreen(title, stem), chosen)
-
-    @work(thread=True, exit_on_error=False, group="results-export")
-    def run_export(self, request: ExportRequest, render: Callable[[str], str], what: str) -> None:
-        """Thread worker: build the text (which may read the database) and write the file."""
-        try:
-            write_export(request.path, render(request.fmt), self.db_path)
-        except Exception as exc:  # a failed export is a message, never a traceback
-            self.post_message(StoreFailed(failure_reason(f"Exporting to {request.path}", exc)))
-            return
-        self.post_message(ExportWritten(request.path, f"{what} as {FORMAT_NAMES[request.fmt]}"))
-
-    @on(ExportWritten)
-    def _exported(self, message: ExportWritten) -> None:
-        self.last_export = message.path
-        self.notify(f"Wrote {message.what} to {message.path}", title="Exported", timeout=10)
-        self.exported(message)
-
-    def exported(self, message: ExportWritten) -> None:
-        """Where a screen shows the written file besides the notification."""
-
-    @on(StoreFailed)
-    def _store_failed(self, message: StoreFailed) -> None:
-        self.show_error(message.reason)
-        self.store_failed()
-
-    def store_failed(self) -> None:
-        """What a screen redraws after an error."""
-
-
-# -- history -----------------------------------------------------------------------------------
-
-
-class ResultsScreen(_ResultsScreen):
+class ResultsScreen(ResultsBase):
     """Every stored run, newest first: filter, mark, pick a baseline, compare, edit, export, delete."""
 
     BINDINGS = [
@@ -497,165 +359,3 @@ class ResultsScreen(_ResultsScreen):
 
     def exported(self, message: ExportWritten) -> None:
         self._update_status(self.shown_runs())
-
-
-# -- compare -----------------------------------------------------------------------------------
-
-
-class CompareScreen(_ResultsScreen):
-    """A baseline against other runs: what changed, a table per metric with ratios, bars, a normalised view."""
-
-    BINDINGS = [
-        Binding("m", "metric(1)", "Next metric"),
-        Binding("M", "metric(-1)", "Previous", key_display="M"),
-        Binding("v", "normalised", "Normalised"),
-        Binding("d", "device", "Device run"),
-        Binding("e", "export", "Export"),
-        Binding("escape", "back", "Back"),
-        Binding("r", "reload", "Reload", show=False),
-    ]
-
-    def __init__(self, db_path: Path, baseline: int, candidates: Sequence[int], runs: Sequence[RunRecord]) -> None:
-        super().__init__(db_path)
-        self.baseline_id = baseline
-        self.candidate_ids = tuple(candidates)
-        self.known_runs = tuple(runs)  # offered as the device run of the normalised view
-        self.comparison: Comparison | None = None
-        self.metric_index = 0
-        self.normalised = False
-        self.device_run: RunRecord | None = None
-
-    def compose(self) -> ComposeResult:
-        yield Header(icon="▤")
-        yield Static(classes="results-banner")
-        with VerticalScroll(id="compare-body"):
-            yield Static(Text("Loading the runs…"), id="compare-content")
-        yield Footer(show_command_palette=False)
-
-    def on_mount(self) -> None:
-        self.query_one("#compare-body", VerticalScroll).focus()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
-        self._update_title()
-        self.action_reload()
-
-    def action_reload(self) -> None:
-        self.load_comparison()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="results-compare")
-    def load_comparison(self) -> None:
-        """Thread worker: read the runs and let the core compare them."""
-        try:
-            with open_store(self.db_path, self.busy_timeout_s) as store:
-                baseline = store.get_run(self.baseline_id)
-                candidates = store.get_runs(self.candidate_ids)
-            comparison = compare(baseline, candidates)
-        except Exception as exc:
-            self.post_message(StoreFailed(failure_reason("Comparing the runs", exc)))
-            return
-        self.post_message(ComparisonReady(comparison))
-
-    @on(ComparisonReady)
-    def _ready(self, message: ComparisonReady) -> None:
-        self.comparison = message.comparison
-        self.show_error(None)
-        self._redraw()
-
-    def store_failed(self) -> None:
-        if self.comparison is None:
-            self.query_one("#compare-content", Static).update(Text("No comparison: see the message above."))
-
-    # -- drawing ---------------------------------------------------------------------------------
-
-    def chosen_metric(self) -> str | None:
-        if self.comparison is None or not self.comparison.rows:
-            return None
-        return self.comparison.rows[self.metric_index % len(self.comparison.rows)].metric.name
-
-    def normalised_table(self) -> NormalisedTable:
-        """The compared runs ÷ (device run × data disks) for the chosen metric; CompareError when it cannot be."""
-        metric = self.chosen_metric()
-        if self.comparison is None or metric is None or self.device_run is None:
-            raise CompareError("pick a device run first (d)")
-        return normalise(self.comparison.runs, self.device_run, metric=metric)
-
-    def _body(self) -> RenderableType:
-        assert self.comparison is not None
-        palette = self.palette()
-        if not self.normalised:
-            return comparison_renderable(self.comparison, self.metric_index, palette)
-        try:
-            return normalised_renderable(self.normalised_table(), palette)
-        except CompareError as exc:
-            return Text(f"Cannot normalise: {exc}", style=palette.error)
-
-    def _redraw(self) -> None:
-        self._update_title()
-        if self.comparison is None:
-            return
-        self.query_one("#compare-content", Static).update(self._body())
-
-    def _update_title(self) -> None:
-        others = ", ".join(f"#{run_id}" for run_id in self.candidate_ids)
-        view = "normalised" if self.normalised else "compare"
-        rows = self.comparison.rows if self.comparison else ()
-        label = next((row.metric.label for row in rows if row.metric.name == self.chosen_metric()), "")
-        self.sub_title = " · ".join(part for part in (f"{view} {others} vs #{self.baseline_id}", label) if part)
-
-    # -- keys ------------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        self.dismiss()
-
-    def action_metric(self, step: int) -> None:
-        if self.comparison is None or not self.comparison.rows:
-            return
-        self.metric_index = (self.metric_index + step) % len(self.comparison.rows)
-        self._redraw()
-
-    def action_normalised(self) -> None:
-        if self.normalised:
-            self.normalised = False
-            self._redraw()
-        elif self.device_run is None:
-            self.action_device()
-        else:
-            self.normalised = True
-            self._redraw()
-
-    def action_device(self) -> None:
-        metric = self.chosen_metric()
-        if metric is None:
-            return
-        suggested = self.device_run.id if self.device_run else None
-        if suggested is None and self.comparison is not None and not self.comparison.baseline.array:
-            suggested = self.comparison.baseline.id
-
-        def picked(run_id: int | None) -> None:
-            if run_id is None:
-                return
-            self.device_run = next((run for run in self.known_runs if run.id == run_id), None)
-            self.normalised = self.device_run is not None
-            self._redraw()
-
-        self.app.push_screen(DevicePickerScreen(self.known_runs, metric, suggested), picked)
-
-    def action_export(self) -> None:
-        comparison = self.comparison
-        if comparison is None:
-            return
-        ids = [comparison.baseline.id, *(run.id for run in comparison.candidates)]
-        if self.normalised:
-            try:
-                table = self.normalised_table()
-            except CompareError as exc:
-                self.notify(str(exc), severity="warning")
-                return
-            self.ask_export(
-                "Export the normalised table",
-                export_stem("normalised", ids),
-                lambda fmt: export_normalised(table, fmt),
-                "the normalised table",
-            )
-            return
-        stem = f"mdtui-compare-{comparison.baseline.id}-vs-" + "-".join(str(run.id) for run in comparison.candidates)
-        self.ask_export("Export the comparison", stem, lambda fmt: export_comparison(comparison, fmt), "the comparison")
