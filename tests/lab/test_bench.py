@@ -15,12 +15,23 @@ from typing import Any
 import pytest
 
 from .harness import CommandResult, Guest
-from .machines import SLOW_NVME, STANDARD_NVME
+from .machines import SLOW_BPS, SLOW_NVME, STANDARD_NVME
 
 pytestmark = pytest.mark.lab
 
 DB = "/tmp/mdtui-bench.db"
 MEMBER_KIB = 65536  # 64 MiB per member: a check pass of the whole array takes seconds under TCG
+
+# What each tolerance measures (the measured figure is printed with -s and in every assertion):
+# - the weakest-link array's read vs the slowest member alone × N (finding 1: a stripe runs at the
+#   slowest member's pace): array / (slowest × N) within 1 ± WEAKEST_LINK_TOLERANCE;
+WEAKEST_LINK_TOLERANCE = 0.15
+# - the throttled member's read alone vs QEMU's throttle on it (SLOW_BPS, 20 MB/s):
+#   alone / SLOW_BPS within 1 ± THROTTLE_TOLERANCE;
+THROTTLE_TOLERANCE = 0.15
+# - a step's bandwidth and IOPS vs fio's own final JSON stored with its run: the same numbers summed
+#   over fio's jobs, so only floating-point summation order may differ.
+FIO_FIGURE_REL_TOLERANCE = 1e-9
 
 
 def bench(guest: Guest, *args: str, timeout: float = 240) -> CommandResult:
@@ -36,15 +47,46 @@ def bench_json(guest: Guest, *args: str, timeout: float = 240) -> dict[str, Any]
     return document
 
 
-def stored_fio_documents(guest: Guest, run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """fio's own final JSON as stored raw with each run (one document per fio process of the step)."""
+def stored_runs(guest: Guest, run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The runs as the store exports them with --raw: metrics, and fio's own final JSON under "fio"."""
     exported = guest.run(
         [guest.python_exe, "-m", "mdtui", "results", "export", *map(str, run_ids), "--format", "json", "--raw"],
         env={"MDTUI_DB": DB},
         timeout=120,
     )
-    runs = json.loads(exported.stdout)["runs"]
-    return {run["id"]: run["fio"] if isinstance(run["fio"], list) else [run["fio"]] for run in runs}
+    return {run["id"]: run for run in json.loads(exported.stdout)["runs"]}
+
+
+def fio_documents(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """fio's own final JSON stored raw with a run (one document per fio process of the step)."""
+    assert run["fio"], f"run {run['id']} has no fio JSON"
+    return run["fio"] if isinstance(run["fio"], list) else [run["fio"]]
+
+
+def stored_fio_documents(guest: Guest, run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    return {run_id: fio_documents(run) for run_id, run in stored_runs(guest, run_ids).items()}
+
+
+def fio_sums(documents: list[dict[str, Any]]) -> dict[str, float]:
+    """Bandwidth and IOPS per direction as fio's own JSON has them, summed over every job of every document."""
+    jobs = [job for doc in documents for job in doc["jobs"]]
+    return {
+        "read_bytes_per_s": sum(job["read"]["bw_bytes"] for job in jobs),
+        "write_bytes_per_s": sum(job["write"]["bw_bytes"] for job in jobs),
+        "iops": sum(job["read"]["iops"] + job["write"]["iops"] for job in jobs),
+    }
+
+
+def assert_step_is_fios(step: dict[str, Any], documents: list[dict[str, Any]], where: str) -> None:
+    """The step's figures are fio's own final JSON (stored raw with its run), not merely positive."""
+    assert len(documents) == len(step["jobs"]), (where, len(documents), len(step["jobs"]))
+    expected = fio_sums(documents)
+    expected["bytes_per_s"] = expected["read_bytes_per_s"] + expected["write_bytes_per_s"]
+    for key, value in expected.items():
+        assert step[key] == pytest.approx(value, rel=FIO_FIGURE_REL_TOLERANCE, abs=1e-6), (
+            f"{where}: step {key} {step[key]} vs fio JSON {value}"
+        )
+    assert step["bytes_per_s"] > 0, (where, step)
 
 
 def create(guest: Guest, level: str, serials: tuple[str, ...], *extra: str) -> list[str]:
@@ -79,20 +121,33 @@ def test_weakest_link_names_the_throttled_member(guest: Guest) -> None:
     report = document["weakest_link"]
     assert report["slowest"] == slow
     speeds = {m["device"]: m["alone_bytes_per_s"] for m in report["members"]}
-    # QEMU throttles NVMESLOW0 to 20 MB/s; the others read far faster.
-    assert 10e6 < speeds[slow] < 30e6
-    assert all(speed > 3 * speeds[slow] for device, speed in speeds.items() if device != slow)
+    # QEMU throttles NVMESLOW0 to SLOW_BPS (20 MB/s); the others read far faster.
+    throttled = speeds[slow] / SLOW_BPS
+    ratio = report["array_vs_slowest_times_n"]
+    others = sorted(round(speed / 1e6) for device, speed in speeds.items() if device != slow)
+    print(
+        f"\nweakest link: throttled member {speeds[slow] / 1e6:.2f} MB/s alone = {throttled:.3f} × its "
+        f"{SLOW_BPS / 1e6:.0f} MB/s throttle; array {report['array_bytes_per_s'] / 1e6:.2f} MB/s = {ratio:.3f} × "
+        f"slowest × 4 ({report['slowest_times_n_bytes_per_s'] / 1e6:.2f} MB/s), "
+        f"{report['array_vs_sum']:.3f} × the sum; the others alone {others} MB/s"
+    )
+    assert abs(throttled - 1) <= THROTTLE_TOLERANCE, (
+        f"throttled member read {speeds[slow] / 1e6:.2f} MB/s alone, {throttled:.3f} × its {SLOW_BPS / 1e6:.0f} MB/s "
+        f"throttle (allowed 1 ± {THROTTLE_TOLERANCE})"
+    )
+    assert all(speed > 3 * speeds[slow] for device, speed in speeds.items() if device != slow), speeds
     assert report["slowest_times_n_bytes_per_s"] == pytest.approx(speeds[slow] * 4)
-    # A stripe runs at the slowest member's pace: the array lands near slowest × 4, far below the sum.
-    assert 0.5 < report["array_vs_slowest_times_n"] < 1.5
+    # A stripe runs at the slowest member's pace: the array lands at slowest × 4, far below the sum.
+    assert abs(ratio - 1) <= WEAKEST_LINK_TOLERANCE, (
+        f"array read {report['array_bytes_per_s'] / 1e6:.2f} MB/s = {ratio:.3f} × slowest × 4 "
+        f"({report['slowest_times_n_bytes_per_s'] / 1e6:.2f} MB/s; allowed 1 ± {WEAKEST_LINK_TOLERANCE})"
+    )
     assert report["array_vs_sum"] < 0.5
     assert any(f"Slowest member: {slow}" in f and "holds the array back" in f for f in report["findings"])
     # The reported bandwidth is fio's own final JSON, stored raw with each run.
     stored = stored_fio_documents(guest, document["run_ids"])
     for step in document["steps"]:
-        documents = stored[step["run_id"]]
-        assert sum(job["read"]["bw_bytes"] for doc in documents for job in doc["jobs"]) == step["read_bytes_per_s"]
-        assert len(documents) == len(step["jobs"])
+        assert_step_is_fios(step, stored[step["run_id"]], f"weakest-link {step['label']}")
 
 
 # Each preset in quick mode with short steps; parity-cost last, its check pass reads the whole array.
@@ -115,8 +170,29 @@ def test_every_preset_quick_on_a_raid5(guest: Guest) -> None:
         assert document["status"] == "complete", (preset, document["error"])
         assert document["not_run"] == [] and document["target_kind"] == "array", preset
         assert document["array"]["level"] == "raid5"
+        stored = stored_runs(guest, document["run_ids"])
         for step in document["steps"]:
-            assert step["status"] == "complete" and step["bytes_per_s"] > 0, (preset, step)
+            assert step["status"] == "complete", (preset, step)
+            where = f"{preset} {step['label']}"
+            run = stored[step["run_id"]]
+            if all(job["argv"][0] == "fio" for job in step["jobs"]):
+                # fio steps: every figure is fio's own final JSON, stored raw with the run.
+                assert_step_is_fios(step, fio_documents(run), where)
+            else:
+                # dd steps (offset-sweep) have no fio JSON; dd reports a read rate, stored as the run's.
+                assert all(job["argv"][0] == "dd" for job in step["jobs"]), (where, step["jobs"])
+                assert run["fio"] is None, where
+                assert step["read_bytes_per_s"] > 0 and step["write_bytes_per_s"] == 0, (where, step)
+                assert step["read_bytes_per_s"] == pytest.approx(
+                    sum(job["read_bytes_per_s"] for job in step["jobs"]), rel=FIO_FIGURE_REL_TOLERANCE
+                ), where
+            # What the store keeps for the run is the step's figure too.
+            for direction in ("read", "write"):
+                kept = run["metrics"].get(f"{direction}_bw_bytes_per_s", 0.0)
+                shown = step[f"{direction}_bytes_per_s"]
+                assert kept == pytest.approx(shown, rel=FIO_FIGURE_REL_TOLERANCE), (where, direction, kept, shown)
+            print(f"{where}: read {step['read_bytes_per_s'] / 1e6:.2f} MB/s, write "
+                  f"{step['write_bytes_per_s'] / 1e6:.2f} MB/s, {step['iops']:.0f} IOPS")  # fmt: skip
         assert len(document["run_ids"]) == len(document["steps"]) + (1 if preset == "parity-cost" else 0)
         run_ids += document["run_ids"]
         context = document["context"]

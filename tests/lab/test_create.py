@@ -20,6 +20,9 @@ STATE_ENV = {"MDTUI_STATE_DIR": "/tmp/mdtui-state"}
 # models mdadm 4.2's data offset, bitmap and bad-block space and md's rounding per level
 # (mdtui/plan/metadata.py, levels.py), so the two must agree to the byte.
 PLANNED_SIZE_TOLERANCE_BYTES = 0
+# The planner's predicted raid0 read (slowest member alone × N) vs fio's measured read of the
+# created array, with one member throttled: |predicted - measured| <= this × measured.
+PREDICTED_READ_TOLERANCE = 0.15
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +151,7 @@ def test_destroy_refuses_an_array_mdtui_did_not_create(guest: Guest) -> None:
         guest.reset_md()
 
 
-def test_predicted_read_with_a_throttled_member_is_within_15_percent_of_fio(guest: Guest) -> None:
+def test_predicted_read_with_a_throttled_member_is_within_tolerance_of_fio(guest: Guest) -> None:
     serials = ["NVME0", "NVME1", "NVME2", SLOW_NVME]
     code = f"""
 import asyncio, json
@@ -184,8 +187,12 @@ print(json.dumps({{"speeds": speeds, "predicted": plan.seq_read_bytes_per_s,
     assert figures["slowest"] == [slow_dev.rsplit("/", 1)[1]]
     assert figures["speeds"][slow_dev] < 0.5 * min(v for k, v in figures["speeds"].items() if k != slow_dev)
     predicted, measured = figures["predicted"], figures["measured"]
-    print(f"raid0 with a 20 MB/s member: predicted {predicted / 1e6:.1f} MB/s, fio measured {measured / 1e6:.1f} MB/s")
-    assert abs(predicted - measured) <= 0.15 * measured, figures
+    report = (
+        f"raid0 with a 20 MB/s member: predicted {predicted / 1e6:.1f} MB/s, fio measured {measured / 1e6:.1f} MB/s "
+        f"(predicted/measured {predicted / measured:.3f}, allowed 1 ± {PREDICTED_READ_TOLERANCE})"
+    )
+    print(report)
+    assert abs(predicted - measured) <= PREDICTED_READ_TOLERANCE * measured, (report, figures)
 
 
 MIB = 1024 * 1024
