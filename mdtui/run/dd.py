@@ -6,14 +6,21 @@ import re
 from dataclasses import dataclass
 
 from mdtui.model.job import Progress
+from mdtui.numbers import U64_MAX, parse_float, parse_int
 
 # "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.5 s, 429 MB/s"; below 1 kB the parenthesis is absent and
 # a single byte reads "1 byte copied". The seconds use the C locale's "." because mdtui runs dd with
 # LC_ALL=C; progress lines give whole seconds, the summary uses %g, which turns tiny times into "5e-05".
 _COPIED = re.compile(
-    r"^(?P<bytes>\d+) bytes? (?:\([^)]*\) )?copied, (?P<seconds>[0-9.]+(?:e[-+]?\d+)?) s, (?P<rate>.+)$"
+    r"^(?P<bytes>[0-9]+) bytes? (?:\([^)]*\) )?copied, (?P<seconds>[0-9.]+(?:e[-+]?[0-9]+)?) s, (?P<rate>.+)$"
 )
-_RECORDS = re.compile(r"^(?P<full>\d+)\+(?P<part>\d+) records (?P<way>in|out)$")
+_RECORDS = re.compile(r"^(?P<full>[0-9]+)\+(?P<part>[0-9]+) records (?P<way>in|out)$")
+_LINE_ENDS = re.compile(r"[\r\n]")
+# A progress or summary line is under 100 characters. Past this a line still arriving is not one, so
+# it is neither checked as an early progress line nor kept whole (an error line keeps its start).
+MAX_LINE = 4096
+# Seconds of a dd run: a year is plenty, and keeps rates finite.
+MAX_SECONDS = 366 * 86400.0
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,15 @@ class DdOutput:
 
 
 def _copied(line: str) -> tuple[int, float, str] | None:
+    """(bytes, seconds, dd's rate text) of a progress or summary line; None for any other line."""
     match = _COPIED.match(line.strip())
     if match is None:
         return None
-    return int(match["bytes"]), float(match["seconds"]), match["rate"].strip()
+    bytes_copied = parse_int(match["bytes"], hi=U64_MAX)
+    seconds = parse_float(match["seconds"], hi=MAX_SECONDS)
+    if bytes_copied is None or seconds is None:
+        return None
+    return bytes_copied, seconds, match["rate"].strip()
 
 
 class DdProgressTracker:
@@ -72,11 +84,16 @@ class DdProgressTracker:
 
 
 class DdStreamParser:
-    """Feed stderr text as it arrives; get Progress for each progress line, then the summary."""
+    """Feed stderr text as it arrives; get Progress for each progress line, then the summary.
+
+    Linear in the stream, never raising: only the newly fed text is split into lines, and the line
+    still arriving is kept as pieces, at most MAX_LINE characters of it.
+    """
 
     def __init__(self) -> None:
-        self._buffer = ""
-        self._early = ""  # a progress line reported before its terminator arrived
+        self._partial: list[str] = []  # the line still arriving, in pieces
+        self._partial_size = 0
+        self._early = False  # that line was reported before its terminator arrived
         self._tracker = DdProgressTracker()
         self._records: dict[str, tuple[int, int]] = {}
         self.summary: DdSummary | None = None
@@ -84,25 +101,51 @@ class DdStreamParser:
         self.progress: list[Progress] = []
 
     def feed(self, text: str) -> list[Progress]:
-        self._buffer += text
+        found: list[Progress] = []
         # dd writes "\r" *before* each progress line (the next one overwrites it) and "\n" after the
         # summary lines, so a progress line's end is known only when the next one starts.
-        *complete, self._buffer = re.split(r"[\r\n]", self._buffer)
-        if complete and complete[0] == self._early:
-            complete = complete[1:]  # already reported when it arrived
-        self._early = ""
-        found = self._lines(complete)
+        last = max(text.rfind("\r"), text.rfind("\n"))
+        if last >= 0:
+            first = _LINE_ENDS.search(text)
+            assert first is not None
+            complete = [self._take_partial(text[: first.start()]), *_LINE_ENDS.split(text[first.end() : last])]
+            if first.start() == last:
+                complete = complete[:1]
+            if self._early:
+                complete = complete[1:]  # already reported when it arrived
+            self._early = False
+            found = self._lines(complete)
+            self._add_partial(text[last + 1 :])
+        else:
+            self._add_partial(text)
         # Waiting a second for the next line would make every update late: a pending line that
         # already ends in its rate unit ("MB/s") is whole, since dd writes each line in one go.
-        pending = self._buffer.strip()
-        if pending.endswith("/s") and not self._records and _copied(pending) is not None:
-            found += self._lines([pending])
-            self._early = self._buffer
+        if not self._early and not self._records and 0 < self._partial_size <= MAX_LINE:
+            pending = "".join(self._partial).strip()
+            if pending.endswith("/s") and _copied(pending) is not None:
+                found += self._lines([pending])
+                self._early = True
         return found
 
+    def _add_partial(self, text: str) -> None:
+        room = MAX_LINE + 1 - self._partial_size
+        if text and room > 0:
+            piece = text[:room]
+            self._partial.append(piece)
+            self._partial_size += len(piece)
+
+    def _take_partial(self, text: str) -> str:
+        """The line still arriving, completed by text, and start a new one."""
+        self._add_partial(text)
+        line = "".join(self._partial)
+        self._partial = []
+        self._partial_size = 0
+        return line
+
     def close(self) -> list[Progress]:
-        rest, self._buffer = self._buffer, ""
-        if rest == self._early:
+        rest = self._take_partial("")
+        if self._early:
+            self._early = False
             return []
         return self._lines([rest])
 
@@ -114,7 +157,9 @@ class DdStreamParser:
                 continue
             records = _RECORDS.match(line)
             if records:
-                self._records[records["way"]] = (int(records["full"]), int(records["part"]))
+                full, part = parse_int(records["full"]), parse_int(records["part"])
+                if full is not None and part is not None:
+                    self._records[records["way"]] = (full, part)
                 continue
             copied = _copied(line)
             if copied is None:

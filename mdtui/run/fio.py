@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress
+from mdtui.numbers import FLOAT_MAX
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
 _DOC_END = re.compile(r"^\}", re.MULTILINE)
 _DOC_START = re.compile(r"^\{", re.MULTILINE)
+_NON_SPACE = re.compile(r"\S")
 _FIO_MESSAGE = re.compile(r"^fio: .*$", re.MULTILINE)
 
 
@@ -22,58 +25,126 @@ class FioStreamDecoder:
 
     fio may print text (warnings, option help) around its documents; such lines are kept in
     ``skipped`` and never stop decoding. Whatever is left after ``close()`` is a cut-off document.
+
+    Linear in the stream: fed text is kept as pieces and joined only when it can complete something
+    (a column-0 "}" for a document, a newline for a text line), each character is searched for a
+    document end once, and a document that fails to decode because it is still arriving is tried
+    again only once it has doubled in length (or at ``flush()``). Never raises on any input.
     """
 
     def __init__(self) -> None:
         self._decoder = json.JSONDecoder()
-        self._buffer = ""
+        self._pieces: list[str] = []  # text not consumed yet, in order
+        self._size = 0  # their total length
+        self._in_document = False  # the unconsumed text starts with "{"
+        self._broken = False  # ... and that document cannot decode: wait for the next column-0 "{"
+        self._searched = 0  # unconsumed characters already searched for a column-0 "}"
+        self._retry_at = 0  # a document still arriving is decoded again once this long
+        self._last = "\n"  # the last character fed, to see a column-0 brace at a piece boundary
         self.skipped: list[str] = []
         self.documents_seen = 0
 
     def feed(self, text: str) -> list[tuple[dict[str, Any], str]]:
         """Add text; return the (document, its raw text) pairs it completed."""
-        self._buffer += text
+        if not text:
+            return []
+        after_newline = self._last == "\n"
+        self._last = text[-1]
+        self._pieces.append(text)
+        self._size += len(text)
+        if self._in_document:
+            opener = "{" if self._broken else "}"
+            if not ((after_newline and text[0] == opener) or "\n" + opener in text):
+                return []
+            if not self._broken and self._size < self._retry_at:
+                return []
+        elif "\n" not in text and "{" not in text:
+            return []  # a text line, or whitespace, still arriving
+        return self._decode(force=False)
+
+    def flush(self) -> list[tuple[dict[str, Any], str]]:
+        """Decode whatever complete documents are waiting, however short (the end of a stream)."""
+        return self._decode(force=True) if self._pieces else []
+
+    def _decode(self, *, force: bool) -> list[tuple[dict[str, Any], str]]:
+        buffer = "".join(self._pieces)
+        position, found = self._consume(buffer, force)
+        rest = buffer[position:]
+        self._pieces = [rest] if rest else []
+        self._size = len(rest)
+        self._in_document = rest.startswith("{")
+        if not self._in_document:
+            self._broken = False
+            self._retry_at = 0
+        return found
+
+    def _consume(self, buffer: str, force: bool) -> tuple[int, list[tuple[dict[str, Any], str]]]:
         found: list[tuple[dict[str, Any], str]] = []
+        position = 0
+        size = len(buffer)
         while True:
-            self._skip_text()
-            if not self._buffer.startswith("{") or not _DOC_END.search(self._buffer):
-                break
-            try:
-                document, end = self._decoder.raw_decode(self._buffer)
-            except json.JSONDecodeError:
-                later = _DOC_START.search(self._buffer, 1)
-                if later is None:
-                    break  # most likely a document still arriving
-                # A broken document followed by a new one: drop the broken part, keep going.
-                self.skipped.append(self._buffer[: later.start()])
-                self._buffer = self._buffer[later.start() :]
+            following = _NON_SPACE.search(buffer, position)
+            if following is None:
+                return size, found
+            position = following.start()
+            if buffer[position] != "{":
+                newline = buffer.find("\n", position)
+                if newline < 0:
+                    return position, found  # a text line still arriving
+                self.skipped.append(buffer[position:newline])
+                position = newline + 1
                 continue
-            raw = self._buffer[:end]
-            self._buffer = self._buffer[end:]
+            if self._broken or not self._has_end(buffer, position):
+                if self._broken and (later := _DOC_START.search(buffer, position + 1)) is not None:
+                    self.skipped.append(buffer[position : later.start()])
+                    position = later.start()
+                    self._broken = False
+                    self._searched = 0
+                    continue
+                return position, found
+            if not force and size - position < self._retry_at:
+                return position, found
+            try:
+                document, end = self._decoder.raw_decode(buffer, position)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, or an integer of 4300+ digits
+                error_at = exc.pos if isinstance(exc, json.JSONDecodeError) else position
+                if isinstance(exc, json.JSONDecodeError) and _NON_SPACE.search(buffer, error_at) is None:
+                    # Cut off at the end of what arrived: most likely a document still arriving.
+                    self._retry_at = 2 * (size - position)
+                    return position, found
+                later = _DOC_START.search(buffer, position + 1)
+                if later is None:
+                    self._broken = True  # nothing after it can fix it; wait for the next document
+                    return position, found
+                # A broken document followed by a new one: drop the broken part, keep going.
+                self.skipped.append(buffer[position : later.start()])
+                position = later.start()
+                self._searched = 0
+                continue
+            raw = buffer[position:end]
+            position = end
+            self._searched = 0
+            self._retry_at = 0
             if isinstance(document, dict):
                 self.documents_seen += 1
                 found.append((document, raw))
             else:
                 self.skipped.append(raw)
-        return found
 
-    def _skip_text(self) -> None:
-        """Drop whitespace and whole non-JSON lines in front of the next document."""
-        while True:
-            stripped = self._buffer.lstrip()
-            self._buffer = stripped
-            if not stripped or stripped.startswith("{"):
-                return
-            newline = stripped.find("\n")
-            if newline < 0:
-                return  # a text line still arriving
-            self.skipped.append(stripped[:newline])
-            self._buffer = stripped[newline + 1 :]
+    def _has_end(self, buffer: str, start: int) -> bool:
+        """Whether a column-0 "}" follows start; text searched on an earlier call is not searched again."""
+        begin = max(start, start + self._searched - 1)
+        if _DOC_END.search(buffer, begin) is not None:
+            return True
+        self._searched = len(buffer) - start
+        return False
 
     def close(self) -> str:
         """End of stream: return what could not be decoded (a cut-off document), empty when none."""
-        rest = self._buffer.strip()
-        self._buffer = ""
+        rest = "".join(self._pieces).strip()
+        self._pieces = []
+        self._size = 0
+        self._in_document = self._broken = False
         if rest and not rest.startswith("{"):
             self.skipped.append(rest)
             return ""
@@ -81,11 +152,28 @@ class FioStreamDecoder:
 
 
 def _number(value: Any, default: float = 0.0) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+    """A JSON number as a float; default for anything else, and for one no fio figure can be (inf, 1e400)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return default
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return default
+    return number if math.isfinite(number) and abs(number) <= FLOAT_MAX else default
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _jobs(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The document's job entries; a "jobs" that is not a list of objects (not fio's shape) has none."""
+    jobs = document.get("jobs")
+    return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
 
 
 def _direction_runtime_s(job: Mapping[str, Any]) -> float:
-    return max((_number(job.get(d, {}).get("runtime")) for d in ("read", "write", "trim")), default=0.0) / 1000
+    return max((_number(_dict(job.get(d)).get("runtime")) for d in ("read", "write", "trim")), default=0.0) / 1000
 
 
 def document_elapsed_s(document: Mapping[str, Any]) -> float:
@@ -93,7 +181,7 @@ def document_elapsed_s(document: Mapping[str, Any]) -> float:
 
     fio's own ``elapsed`` is whole seconds and counts setup, so it is only the fallback.
     """
-    jobs = document.get("jobs") or []
+    jobs = _jobs(document)
     runtime = max((_direction_runtime_s(job) for job in jobs), default=0.0)
     if runtime > 0:
         return runtime
@@ -102,9 +190,9 @@ def document_elapsed_s(document: Mapping[str, Any]) -> float:
 
 def _totals(document: Mapping[str, Any]) -> tuple[int, int, int, int]:
     read_bytes = write_bytes = read_ios = write_ios = 0
-    for job in document.get("jobs") or []:
-        read = job.get("read", {})
-        write = job.get("write", {})
+    for job in _jobs(document):
+        read = _dict(job.get("read"))
+        write = _dict(job.get("write"))
         read_bytes += int(_number(read.get("io_bytes")))
         write_bytes += int(_number(write.get("io_bytes")))
         read_ios += int(_number(read.get("total_ios")))
@@ -140,13 +228,13 @@ class FioProgressTracker:
 
 
 def _percentile(clat: Mapping[str, Any], key: str) -> float | None:
-    percentiles = clat.get("percentile") or {}
-    value = percentiles.get(key)
-    return None if value is None else float(value)
+    value = _dict(clat.get("percentile")).get(key)
+    number = _number(value, math.nan)
+    return None if math.isnan(number) else number
 
 
 def _direction(section: Mapping[str, Any]) -> DirectionStats:
-    clat = section.get("clat_ns") or {}
+    clat = _dict(section.get("clat_ns"))
     has_samples = _number(clat.get("N")) > 0
     latency = Latency(
         mean_ns=_number(clat.get("mean")) if has_samples else None,
@@ -169,8 +257,8 @@ def job_stats(job: Mapping[str, Any]) -> JobStats:
     """One entry of a document's ``jobs`` list (with --group_reporting, the whole group)."""
     return JobStats(
         name=str(job.get("jobname", "")),
-        read=_direction(job.get("read") or {}),
-        write=_direction(job.get("write") or {}),
+        read=_direction(_dict(job.get("read"))),
+        write=_direction(_dict(job.get("write"))),
         usr_cpu_percent=_number(job.get("usr_cpu")) if "usr_cpu" in job else None,
         sys_cpu_percent=_number(job.get("sys_cpu")) if "sys_cpu" in job else None,
         error=int(_number(job.get("error"))),
@@ -232,7 +320,7 @@ class FioOutput:
 def parse_fio_output(text: str) -> FioOutput:
     """Parse a whole captured stdout (the streaming decoder, fed at once)."""
     decoder = FioStreamDecoder()
-    pairs = decoder.feed(text)
+    pairs = decoder.feed(text) + decoder.flush()
     truncated = decoder.close()
     return FioOutput(
         documents=tuple(d for d, _ in pairs),
@@ -250,7 +338,7 @@ def progress_series(documents: Iterable[Mapping[str, Any]]) -> Iterator[Progress
 
 def document_stats(document: Mapping[str, Any]) -> tuple[JobStats | None, tuple[JobStats, ...]]:
     """(total, per-job) figures of one document."""
-    jobs = tuple(job_stats(job) for job in document.get("jobs") or [])
+    jobs = tuple(job_stats(job) for job in _jobs(document))
     return total_stats(jobs), jobs
 
 
@@ -263,7 +351,7 @@ def document_error(document: Mapping[str, Any]) -> str | None:
     """A sentence naming the jobs that reported an error in the document, or None."""
     failed = [
         f"{job.get('jobname', '?')} (error {int(_number(job.get('error')))})"
-        for job in document.get("jobs") or []
+        for job in _jobs(document)
         if _number(job.get("error"))
     ]
     return "fio reported an error in job " + ", ".join(failed) if failed else None
