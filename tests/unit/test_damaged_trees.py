@@ -264,14 +264,7 @@ def outcomes(trees: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -
         return dict(zip(jobs, results, strict=True))
 
 
-# Failures in code this suite does not own, reported to its owner: strict, so a fix shows up here.
-KNOWN_FAILURES = {
-    ("mdstat-20000-arrays", "create-dry-run"): pytest.mark.xfail(
-        strict=True,
-        reason="mdtui/cli/create.py picks the first free /dev/mdN with next() over md0..md9999, "
-        "which raises StopIteration when all are taken",
-    ),
-}
+KNOWN_FAILURES: dict[tuple[str, str], pytest.MarkDecorator] = {}
 CASES = [
     pytest.param(damage, verb, id=f"{damage}-{verb}", marks=KNOWN_FAILURES.get((damage, verb), ()))
     for damage in DAMAGES
