@@ -59,6 +59,9 @@ class Finding:
 
     ``id`` is stable across runs for the same cause ("slow-member:md0"), so a UI can keep its place.
     ``why`` cites the measured effect from the field findings (docs/findings.md) with their numbers.
+    ``ruled_out`` names the other explanations the figures exclude, each with the figure that does it.
+    ``explains`` holds the ids of findings this one's cause accounts for: the advisor folds them into it
+    (one cause, not several symptoms) and lists a cause before findings of the same severity.
     """
 
     id: str
@@ -68,6 +71,8 @@ class Finding:
     why: str
     what_to_do: str
     experiment: str | None = None
+    ruled_out: tuple[str, ...] = ()
+    explains: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.experiment is not None and self.experiment not in EXPERIMENT_TITLES:
@@ -75,8 +80,12 @@ class Finding:
 
 
 def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """Worst first, then by id, so output is stable."""
-    return tuple(sorted(findings, key=lambda f: (-f.severity.rank, f.id)))
+    """One cause, then its consequences: findings another one explains are folded into it; then worst first,
+    causes before the rest at the same severity, then by id, so output is stable."""
+    found = list(findings)
+    explained = {explained_id for finding in found for explained_id in finding.explains if explained_id != finding.id}
+    kept = [finding for finding in found if finding.id not in explained]
+    return tuple(sorted(kept, key=lambda f: (-f.severity.rank, 0 if f.explains else 1, f.id)))
 
 
 class Pattern(StrEnum):
@@ -139,6 +148,7 @@ def finding_lines(finding: Finding) -> list[str]:
     if finding.evidence:
         lines.append("  evidence: " + "; ".join(str(item) for item in finding.evidence))
     lines.append(f"  why: {finding.why}")
+    lines.extend(f"  rules out: {text}" for text in finding.ruled_out)
     lines.append(f"  what to do: {finding.what_to_do}")
     if finding.experiment is not None:
         lines.append(f"  experiment: {EXPERIMENT_TITLES[finding.experiment]} [{finding.experiment}]")

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from mdtui.advise.findings import Workload
 from mdtui.advise.kernel_log import read_parity_routines
-from mdtui.advise.rules.inputs import AdviceInput, WeakestLinkFigures
+from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
+from mdtui.advise.rules.resync import device_name
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
@@ -21,6 +22,7 @@ TOGETHER_STEP = "all members at once"
 # md accepts 17 to 32768 pages; a larger figure in the file is damage and reads as unknown.
 MAX_STRIPE_CACHE_PAGES = 1 << 20
 ARRAY_STEP_PREFIX = "array "
+ALONE_STEP_SUFFIX = " alone"
 
 
 def read_stripe_cache_pages(root: SystemRoot, arrays: Sequence[MdArray]) -> dict[str, int]:
@@ -54,18 +56,39 @@ def weakest_link_figures(runs: Sequence[RunRecord]) -> tuple[WeakestLinkFigures,
         if together_bps is None or array_bps is None:
             continue
         numjobs = run.params.get("numjobs")
+        members = int(pair.params.get("processes") or 0)
         figures.append(
             WeakestLinkFigures(
                 run_id=run.id,
                 array=run.target,
                 level=run.array.get("level") if run.array else None,
-                members=int(pair.params.get("processes") or 0),
+                members=members,
                 together_bytes_per_s=together_bps,
                 array_bytes_per_s=array_bps,
                 numjobs=numjobs if isinstance(numjobs, int) else None,
+                alone=_alone_steps(by_id, pair, members),
+                together_run_id=pair.id,
             )
         )
     return tuple(figures)
+
+
+def _alone_steps(by_id: dict[int, RunRecord], together: RunRecord, members: int) -> tuple[MemberAlone, ...]:
+    """The "X alone" steps of the same session: the runs stored just before "all members at once"."""
+    found = []
+    index = together.params.get("step_index")
+    for offset in range(members, 0, -1):
+        run = by_id.get(together.id - offset)
+        step = run.params.get("step") if run is not None else None
+        if run is None or not isinstance(step, str) or not step.endswith(ALONE_STEP_SUFFIX):
+            return ()
+        if isinstance(index, int) and run.params.get("step_index") != index - offset:
+            return ()
+        speed = run.metrics.read_bw_bytes_per_s
+        if speed is None:
+            return ()
+        found.append(MemberAlone(device_name(run.target or step.removesuffix(ALONE_STEP_SUFFIX)), speed, run.id))
+    return tuple(found)
 
 
 def gather(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mdtui.advise.experiments import ExperimentResult, RunPreset, governor_ab, parallelism_sweep
 from mdtui.advise.findings import EXPERIMENT_TITLES, Finding, Severity, Workload
+from mdtui.advise.gather import weakest_link_figures
 from mdtui.advise.kernel_log import read_parity_routines
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
@@ -123,6 +124,21 @@ def before_run_findings(inventory: Inventory, device: str) -> tuple[Finding, ...
     name = device.rsplit("/", 1)[-1]
     return tuple(f for f in rule_resync(AdviceInput(inventory=inventory, benchmark_target=device))
                  if f.id == f"resync:{name}")
+
+
+# What a weakest-link run can show about the array it measured (the advisor's measured reasoning).
+_MEASURED_PREFIXES = ("measured-slow-member:", "parallelism:", "run-during-resync:", "busy-member:")
+
+
+def after_run_findings(inventory: Inventory | None, runs: Sequence[RunRecord]) -> tuple[Finding, ...] | None:
+    """What the guide's weakest-link run showed, reasoned as `mdtui advise` does: the measured slow member (not
+    a link guess), or too little parallelism, or a resync that explains the figures; empty when healthy, None
+    when the runs hold no whole weakest-link result to reason from."""
+    figures = weakest_link_figures(runs)
+    if not figures:
+        return None
+    inputs = AdviceInput(inventory=inventory, runs=tuple(runs), weakest_link=figures)
+    return tuple(f for f in advise(inputs) if f.id.startswith(_MEASURED_PREFIXES))
 
 
 def experiment_writes(key: str) -> bool:

@@ -11,7 +11,7 @@ from mdtui.advise.experiments import ExperimentCancelled
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import EventCallback
 from mdtui.bench.requests import BenchRequest, JobOptions
-from mdtui.bench.session import BenchResult, run_bench
+from mdtui.bench.session import BenchResult, StopRequest, run_bench
 from mdtui.errors import MdtuiError, PlanError, SafetyError
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
@@ -82,14 +82,15 @@ class BenchRunner:
         return result.run_ids
 
     async def _run(self, plan: BenchPlan, confirmed: str | None) -> BenchResult:
-        cancel = asyncio.Event()
+        cancel = StopRequest()
 
         async def watch() -> None:
-            # The experiment's stop is a threading.Event (set from the UI thread); the engine wants an asyncio one.
+            # The experiment's stop is a threading.Event (set from the UI thread or a signal handler); the
+            # engine wants an asyncio one. A ``reason`` on it ("SIGHUP: ...") is passed on to the stored runs.
             while self.cancel is not None and not self.cancel.is_set():
                 await asyncio.sleep(_CANCEL_POLL_S)
             if self.cancel is not None:
-                cancel.set()
+                cancel.request(str(getattr(self.cancel, "reason", "") or ""))
 
         watcher = asyncio.create_task(watch())
         try:

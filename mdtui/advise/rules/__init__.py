@@ -7,12 +7,15 @@ from collections.abc import Callable
 from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.measured import rule_busy_member, rule_measured_slow_member
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
 from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
 from mdtui.advise.rules.resync import rule_resync
 from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, rule_level_for_workload, rule_parallelism
 
 RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
+    rule_measured_slow_member,
+    rule_busy_member,
     rule_slow_members,
     rule_downgraded_links,
     rule_governor,

@@ -20,16 +20,36 @@ _MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
 
 
 @dataclass(frozen=True)
-class WeakestLinkFigures:
-    """A weakest-link result reduced to what the parallelism rule needs (read bytes/s of each step)."""
+class MemberAlone:
+    """One member read alone in a weakest-link run: the measured figure the member rules start from."""
 
+    name: str  # "nvme0n1"
+    read_bytes_per_s: float
     run_id: int
+
+
+@dataclass(frozen=True)
+class WeakestLinkFigures:
+    """A weakest-link result reduced to what the rules need: read bytes/s of each step, with run ids."""
+
+    run_id: int  # the array step
     array: str  # "/dev/md0"
     level: str | None
     members: int
     together_bytes_per_s: float  # every member read at once
     array_bytes_per_s: float
     numjobs: int | None
+    alone: tuple[MemberAlone, ...] = ()  # each member alone, in step order
+    together_run_id: int | None = None
+
+    def slowest_alone(self) -> MemberAlone | None:
+        return min(self.alone, key=lambda member: member.read_bytes_per_s) if self.alone else None
+
+    @property
+    def slowest_times_n_bytes_per_s(self) -> float | None:
+        """What a stripe of these members can read at most: its slowest member × N (finding 1)."""
+        slowest = self.slowest_alone()
+        return slowest.read_bytes_per_s * len(self.alone) if slowest is not None else None
 
 
 @dataclass(frozen=True)

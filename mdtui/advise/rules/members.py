@@ -95,6 +95,8 @@ def rule_slow_members(inp: AdviceInput) -> list[Finding]:
                 why=WEAKEST_LINK_WHY,
                 what_to_do=what,
                 experiment="weakest-link",
+                # The slow members' own link findings are this cause seen disk by disk.
+                explains=tuple(f"link-downgraded:{d.name}" for d in slow),
             )
         )
     return findings

@@ -7,6 +7,7 @@ import statistics
 from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput, mbps
 from mdtui.model.array import MdArray
+from mdtui.store.records import RunRecord
 
 RESYNC_WHY = (
     "A resync reads every member (and writes parity) while the benchmark runs, so the figures measure both; "
@@ -69,8 +70,9 @@ def rule_resync(inp: AdviceInput) -> list[Finding]:
     return findings
 
 
-def _runs_during_resync(inp: AdviceInput) -> list[Finding]:
-    findings = []
+def runs_during_resync(inp: AdviceInput) -> list[tuple[RunRecord, list[MdArray], object]]:
+    """Stored runs that overlapped a resync of their target: (run, arrays sampled syncing, sync recorded)."""
+    found = []
     for run in inp.runs:
         if run.ended_at is None:
             continue
@@ -83,8 +85,20 @@ def _runs_during_resync(inp: AdviceInput) -> list[Finding]:
         ]
         # The benchmark engine records a sync running when the run began (mdtui.run.record.array_config).
         recorded = run.array.get("sync") if run.array else None
-        if not seen and not recorded:
-            continue
+        if seen or recorded:
+            found.append((run, seen, recorded))
+    return found
+
+
+def resync_run_ids(inp: AdviceInput) -> set[int]:
+    """Ids of the stored runs whose figures a resync explains before anything else."""
+    return {run.id for run, _, _ in runs_during_resync(inp)}
+
+
+def _runs_during_resync(inp: AdviceInput) -> list[Finding]:
+    findings = []
+    for run, seen, recorded in runs_during_resync(inp):
+        name = device_name(run.target)
         speeds = [a.sync.speed_bytes_per_s for a in seen if a.sync and a.sync.speed_bytes_per_s]
         evidence = [Evidence("run", run.title)]
         if recorded:
@@ -102,6 +116,10 @@ def _runs_during_resync(inp: AdviceInput) -> list[Finding]:
                 evidence=tuple(evidence),
                 why=RESYNC_WHY,
                 what_to_do="Run it again once the resync has finished and compare the two.",
+                ruled_out=(
+                    f"a slow member or too little parallelism, from run {run.title}: the resync read and wrote "
+                    "every member while it ran, so its figures say nothing about either",
+                ),
             )
         )
     return findings

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from mdtui.advise.findings import Evidence, Finding, Pattern, Severity, Workload
 from mdtui.advise.rules.inputs import AdviceInput, MemberSet, mb_text, mbps, member_sets
-from mdtui.advise.rules.resync import device_name
-from mdtui.format import iec_bytes
+from mdtui.advise.rules.measured import PACE_TOLERANCE
+from mdtui.advise.rules.resync import device_name, resync_run_ids
+from mdtui.format import iec_bytes, times
 from mdtui.plan.levels import RAID0
 
 # Finding 1 (docs/findings.md): md needed 16-64 jobs to approach the members' sum; well under it means too
@@ -31,19 +32,30 @@ RND4K_WRITE_IOPS = {"single": 169_000, "raid0": 613_000, "raid1": 154_000, "raid
 def rule_parallelism(inp: AdviceInput) -> list[Finding]:
     """The md device read well under its members together in a weakest-link result: too few jobs in flight."""
     findings = []
+    during_resync = resync_run_ids(inp)
     for figures in inp.weakest_link:
-        if figures.together_bytes_per_s <= 0:
-            continue
+        if figures.together_bytes_per_s <= 0 or figures.run_id in during_resync:
+            continue  # a resync explains low figures before anything else (rules/resync.py)
         share = figures.array_bytes_per_s / figures.together_bytes_per_s
         if share >= PARALLELISM_SHORTFALL:
             continue
-        evidence = (
+        bound = figures.slowest_times_n_bytes_per_s
+        if bound is not None and figures.array_bytes_per_s >= (1 - PACE_TOLERANCE) * bound:
+            continue  # the slowest member × N accounts for the array: that is the cause (rules/measured.py)
+        evidence = [
             Evidence("run", f"#{figures.run_id}"),
             Evidence("members read together", mbps(figures.together_bytes_per_s), "MB/s"),
             Evidence(f"{device_name(figures.array)} read", mbps(figures.array_bytes_per_s), "MB/s"),
             Evidence("array / members", round(share * 100, 1), "%"),
             Evidence("numjobs", figures.numjobs if figures.numjobs is not None else "unknown"),
-        )
+        ]
+        ruled_out = []
+        if bound is not None:
+            evidence.append(Evidence(f"slowest alone × {len(figures.alone)}", mbps(bound), "MB/s"))
+            ruled_out.append(
+                f"a slow member: slowest × {len(figures.alone)} = {mb_text(bound)}, but "
+                f"{device_name(figures.array)} read only {times(figures.array_bytes_per_s / bound)} of it"
+            )
         findings.append(
             Finding(
                 id=f"parallelism:{device_name(figures.array)}",
@@ -52,7 +64,7 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
                     f"{figures.array} read {mb_text(figures.array_bytes_per_s)}, {share * 100:.0f}% of its members "
                     f"together ({mb_text(figures.together_bytes_per_s)})"
                 ),
-                evidence=evidence,
+                evidence=tuple(evidence),
                 why=(
                     "An md device needs more I/O in flight than one disk to keep every member busy "
                     "(docs/findings.md, finding 1: raw drives together 6353 MB/s, the md device 4989 MB/s with "
@@ -63,6 +75,7 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
                     "jobs close the gap, the array is fine and the workload needs more concurrency."
                 ),
                 experiment="parallelism-sweep",
+                ruled_out=tuple(ruled_out),
             )
         )
     return findings

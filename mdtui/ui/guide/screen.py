@@ -327,8 +327,15 @@ class GuideScreen(Screen[core.GuideState | None]):
             body.update(Text("No array was created in this guide: there is nothing to measure. Skip on."))
             return
         if self.state.weakest_link_runs:
-            body.update(Group(Text(f"Stored runs on {device}:", style="bold"),
-                              self._run_lines(self.state.weakest_link_runs)))
+            stored = [self.runs[i] for i in self.state.weakest_link_runs if i in self.runs]
+            shown = core.after_run_findings(self.inventory, stored)
+            parts: list[RenderableType] = [Text(f"Stored runs on {device}:", style="bold"),
+                                           self._run_lines(self.state.weakest_link_runs)]
+            if shown is not None:
+                parts += [Text(""), findings_renderable(shown, self.palette()) if shown else
+                          Text("No member stands out and the array keeps pace with them: nothing to fix here.",
+                               style=self.palette().good)]
+            body.update(Group(*parts))
             return
         intro = Text(
             f"Reads each member of {device} alone, all members at once, then the array (quick mode, read-only): "
