@@ -198,3 +198,21 @@ def test_the_guide_shows_the_measured_cause_after_its_weakest_link_run(tmp_path,
         stored = store.list_runs()
     assert after_run_findings(lab_standard, stored) == ()
     assert after_run_findings(lab_standard, [stored[-1]]) is None  # the array step alone: nothing to reason from
+
+
+def test_a_member_slow_alone_is_not_blamed_when_the_array_read_more_than_it_allows(tmp_path, lab_standard):
+    # One disturbed "alone" step (other load on the host): the array itself read 2.4× slowest × 4, so the
+    # member cannot be what limits it. Seen in the lab under load: nvme2n1 378 MB/s alone vs 706 for peers.
+    alone = {"nvme0n1": 700 * MB, "nvme1n1": 710 * MB, "nvme2n1": 378 * MB, "nvme3n1": 706 * MB}
+    findings = advise_on(tmp_path, lab_standard, alone=alone, together=2800 * MB, array=2700 * MB)
+    assert "measured-slow-member:md0" not in [f.id for f in findings]
+
+
+def test_parallelism_leads_when_the_array_reads_far_below_even_its_slowest_member(tmp_path, lab_standard):
+    # A 4 MiB chunk and one job: the array reads at one member's speed, far below slowest × 4; a member that
+    # also read slowly alone is noted (info), but the cause of the figure is parallelism.
+    alone = {"nvme0n1": 268 * MB, "nvme1n1": 1450 * MB, "nvme2n1": 1460 * MB, "nvme3n1": 1470 * MB}
+    findings = advise_on(tmp_path, lab_standard, alone=alone, together=4000 * MB, array=700 * MB, numjobs=1)
+    assert findings[0].id == "parallelism:md0"
+    measured = next(f for f in findings if f.id == "measured-slow-member:md0")
+    assert measured.severity is Severity.INFO and "something else holds it first" in measured.title

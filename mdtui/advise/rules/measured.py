@@ -92,6 +92,13 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         link_explains = bool(links) and all(explains for _, explains in links)
         link_text = "; ".join(text for text, _ in links if text) or None
         at_pace = runs_at_slowest_pace(figures)
+        if figures.array_bytes_per_s > (1 + PACE_TOLERANCE) * pace:
+            # The array itself read more than these members alone would allow: their figures were not what
+            # limits it (a step disturbed by other load), so the array's own figure rules the claim out.
+            continue
+        # Far below its pace the array is held by something else first (too few jobs in flight): then the
+        # slow member is worth knowing but not the cause of the figure, and the parallelism finding leads.
+        below_pace = not at_pace
         run_ids = [m.run_id for m in figures.alone]
         if figures.together_run_id is not None:
             run_ids.append(figures.together_run_id)
@@ -122,7 +129,8 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
             f": {array} runs at {'its' if one else 'their'} pace ({mb_text(figures.array_bytes_per_s)} = "
             f"{times(figures.array_bytes_per_s / pace)} slowest × {n}; peers allow {mb_text(possible)})"
             if at_pace
-            else f": {array} can read at most {mb_text(pace)} (peers allow {mb_text(possible)})"
+            else f": {array} could read at most {mb_text(pace)} (peers allow {mb_text(possible)}), but read only "
+            f"{mb_text(figures.array_bytes_per_s)}: something else holds it first"
         )
         checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slow.name}), firmware"
         what = (
@@ -134,7 +142,13 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         findings.append(
             Finding(
                 id=f"measured-slow-member:{array}",
-                severity=Severity.CRITICAL if cost >= CRITICAL_COST_FRACTION else Severity.WARNING,
+                severity=(
+                    Severity.INFO
+                    if below_pace
+                    else Severity.CRITICAL
+                    if cost >= CRITICAL_COST_FRACTION
+                    else Severity.WARNING
+                ),
                 title=title,
                 evidence=tuple(evidence),
                 why=WEAKEST_LINK_WHY,
@@ -142,7 +156,7 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
                 experiment="weakest-link",
                 ruled_out=tuple(ruled_out),
                 # The same cause seen through links, through parallelism and through live busy%: one finding.
-                explains=(
+                explains=() if below_pace else (
                     f"parallelism:{array}",
                     f"slow-member:{array}",
                     *(f"link-downgraded:{m.name}" for m in slow_members),
