@@ -75,6 +75,11 @@ def output_problem(path: Path, *, protected: Iterable[Path] = ()) -> str | None:
             return f"{path} is not a regular file (a device, FIFO or socket); mdtui writes only regular files"
         if is_sqlite_file(path):
             return f"{path} is an SQLite database; mdtui never writes an export over one"
+    return parent_problem(path)
+
+
+def parent_problem(path: Path) -> str | None:
+    """Why nothing can be made at ``path`` because of the directory it would go in, or None."""
     parent = path.parent
     if not parent.is_dir():
         return f"cannot write {path}: {parent} does not exist (or is not a directory)"

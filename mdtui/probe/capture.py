@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mdtui.errors import ProbeError
 from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot, read_file_bytes
+from mdtui.safefile import parent_problem
 
 _BLOCK_FILES = (
     "dev", "size", "ro", "removable", "serial", "wwid", "range", "capability", "stat",
@@ -115,12 +116,7 @@ def capture_problem(out_dir: Path, src: SystemRoot) -> str | None:
                 return f"{out_dir} exists and is not empty; name a new directory (nothing was changed)"
         except OSError as exc:
             return f"cannot read {out_dir}: {exc.strerror}"
-    parent = out.parent
-    if not parent.is_dir():
-        return f"{parent} does not exist; create it first or name another place"
-    if not os.access(parent, os.W_OK):
-        return f"{parent} is not writable"
-    return None
+    return parent_problem(out)
 
 
 def capture(out_dir: str | os.PathLike[str], source: SystemRoot | None = None) -> int:
