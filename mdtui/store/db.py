@@ -8,6 +8,7 @@ import math
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, Ru
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
+_WAL_RETRY_S = 0.02
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes; extended codes keep them in the low byte)
 _DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -134,7 +136,7 @@ class ResultsStore:
                 self._check_identity(conn)
                 conn.execute("PRAGMA foreign_keys = ON")
                 # WAL keeps readers (the app's results screen) working while a run writes its samples.
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._enable_wal(conn)
                 # FULL: a run reported complete survives a power cut, not just a crash.
                 conn.execute("PRAGMA synchronous = FULL")
                 self._migrate(conn)
@@ -145,6 +147,22 @@ class ResultsStore:
             self._conn = None
             raise
         return conn
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL, waiting up to the busy timeout for other connections of a database just created.
+
+        SQLite does not call the busy handler for this switch: two processes creating one database at once
+        would otherwise see "database is locked" at once, without waiting.
+        """
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_WAL_RETRY_S)
 
     def _check_header(self) -> None:
         # Refuse a foreign file before SQLite touches it, so nothing (not even a -wal file) is written.
@@ -160,11 +178,16 @@ class ResultsStore:
             )
 
     def _check_identity(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        foreign = application_id not in (0, APPLICATION_ID) or (
-            version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-        )
+        # One read transaction: read one by one, a database another process is creating right now would
+        # show version 0 and then its new tables, and pass for some other program's.
+        conn.execute("BEGIN")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            conn.execute("COMMIT")
+        foreign = application_id not in (0, APPLICATION_ID) or (version == 0 and tables > 0)
         if foreign:
             raise StoreError(f"{self.path} is an SQLite database of some other program; it was left untouched")
         if version > LATEST_VERSION:
