@@ -47,6 +47,23 @@ from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 log = logging.getLogger(__name__)
 
 
+class StopRequest(asyncio.Event):
+    """A cancel that can say why ("SIGHUP"), so the stored runs tell a dropped session from a Ctrl-C."""
+
+    reason: str = ""
+
+    def request(self, reason: str = "") -> None:
+        if not self.is_set():
+            self.reason = reason
+        self.set()
+
+
+def _cancelled(cancel: asyncio.Event) -> str:
+    """The word "cancelled", with the reason when the StopRequest gave one: "cancelled (SIGHUP)"."""
+    reason = cancel.reason if isinstance(cancel, StopRequest) else ""
+    return f"cancelled ({reason})" if reason else "cancelled"
+
+
 @dataclass(frozen=True)
 class BenchResult:
     plan: BenchPlan
@@ -134,6 +151,7 @@ class _Session:
     on_event: EventCallback | None
     cancel: asyncio.Event
     sample_interval_s: float | None
+    stall_timeout_s: float | None = None
     started_wall: float = field(default_factory=time.time)
     started_mono: float = field(default_factory=time.monotonic)
     samples: list[SamplePoint] = field(default_factory=list)
@@ -235,7 +253,7 @@ class _Session:
     def _abandon(self, run_id: int | None, exc: BaseException) -> None:
         """End a run whose step did not return: stopped by a cancel, or broken by an error."""
         if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
-            self._finish(run_id, RunStatus.CANCELLED, error="cancelled: the benchmark was stopped")
+            self._finish(run_id, RunStatus.CANCELLED, error=f"{_cancelled(self.cancel)}: the benchmark was stopped")
         else:
             self._finish(run_id, RunStatus.FAILED, error=str(exc) or type(exc).__name__)
 
@@ -260,7 +278,12 @@ class _Session:
                 meter = MdThreadMeter(self.root, plan.target.array.name)
                 meter.start()
             started = time.monotonic()
-            results = await run_step(step, lambda spec, p: self._progress(progress, spec, p), cancel=self.cancel)
+            results = await run_step(
+                step,
+                lambda spec, p: self._progress(progress, spec, p),
+                cancel=self.cancel,
+                stall_timeout_s=self.stall_timeout_s,
+            )
             duration = time.monotonic() - started
             await self._closing_sample()
             cpu = meter.stop() if meter is not None else None
@@ -283,7 +306,7 @@ class _Session:
             raise
         error = outcome.error
         if status is JobStatus.CANCELLED:
-            error = "cancelled: the figures cover the part that ran" + (f"; {error}" if error else "")
+            error = f"{_cancelled(self.cancel)}: the figures cover the part that ran" + (f"; {error}" if error else "")
         self._finish(
             run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error
         )
@@ -353,7 +376,7 @@ class _Session:
                     await sampler
         report = weakest_link_report(plan, outcomes) if plan.preset.key == "weakest-link" else None
         if status is RunStatus.CANCELLED and not error:
-            error = "cancelled"
+            error = _cancelled(self.cancel)
         return BenchResult(
             plan=plan,
             status=status,
@@ -380,6 +403,7 @@ async def run_bench(
     cancel: asyncio.Event | None = None,
     sample_interval_s: float | None = 1.0,
     inventory: Inventory | None = None,
+    stall_timeout_s: float | None = None,
 ) -> BenchResult:
     """Run a plan's steps one after another and store each as a run (begun before it starts, finished after).
 
@@ -387,7 +411,9 @@ async def run_bench(
     before starting still allows it (SafetyError otherwise). A read-only plan runs on ``inventory``, the
     scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
     Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
-    cancelled) and starts no further step.
+    cancelled, with the StopRequest's reason) and starts no further step. A job that prints no status
+    report for ``stall_timeout_s`` (default: mdtui.run.process.STALL_INTERVALS status intervals) is killed
+    and its step stored as failed, naming the stall.
     """
     if plan.writes and (confirmed or "").strip() != plan.confirmation:
         raise SafetyError(
@@ -410,6 +436,7 @@ async def run_bench(
         on_event=on_event,
         cancel=cancel or asyncio.Event(),
         sample_interval_s=sample_interval_s,
+        stall_timeout_s=stall_timeout_s,
     )
     return await session.run()
 

@@ -15,7 +15,8 @@ from mdtui.bench.output import RESULT_COLUMNS, result_rows, result_to_json
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult, run_bench
+from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.cli.common import Terminal, signal_exit_code, stop_reason, stop_signals
 from mdtui.errors import PlanError, SafetyError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -23,12 +24,13 @@ from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import PRESETS
+from mdtui.run.process import STALL_INTERVALS
 from mdtui.run.record import step_title
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.store.records import RunStatus
 
 EXIT_FAILED = 1
-EXIT_CANCELLED = 130  # as a shell reports a command stopped by Ctrl-C
+EXIT_CANCELLED = 130  # as a shell reports a command stopped by Ctrl-C; SIGHUP gives 129, SIGTERM 143
 
 
 def _size(text: str) -> int:
@@ -42,6 +44,16 @@ def _positive(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def _members(text: str) -> tuple[str, ...]:
@@ -67,6 +79,12 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
     parser.add_argument("--yes", action="store_true", help="confirm a write benchmark without asking")
     parser.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
+    parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        metavar="S",
+        help=f"kill a job that prints no status report for S seconds (default {STALL_INTERVALS} status intervals)",
+    )
     job = parser.add_argument_group(
         "job options (custom preset; --runtime, --size, --iodepth and --numjobs also override other presets)"
     )
@@ -113,18 +131,28 @@ class ProgressPrinter:
         self.out = out
         self.live = live
         self._line = False
+        self._gone = False  # the terminal hung up: writes fail with EIO, and nobody reads them
+
+    def _write(self, text: str) -> None:
+        if self._gone:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except OSError:
+            # Progress is for a reader; the benchmark goes on and stores its figures without one.
+            self._gone = True
 
     def _write_live(self, text: str) -> None:
         if self.live:
-            self.out.write("\r\x1b[K" + text)
-            self.out.flush()
+            self._write("\r\x1b[K" + text)
             self._line = True
 
     def say(self, text: str) -> None:
         if self._line:
-            self.out.write("\r\x1b[K")
+            self._write("\r\x1b[K")
             self._line = False
-        print(text, file=self.out, flush=True)
+        self._write(text + "\n")
 
     def __call__(self, event: BenchEvent) -> None:
         if isinstance(event, StepStarted):
@@ -205,27 +233,54 @@ async def _run(
     confirmed: str | None,
     printer: ProgressPrinter,
     inventory: Inventory,
+    *,
+    stopped_by: list[signal.Signals],
+    stall_timeout_s: float | None = None,
 ) -> BenchResult:
+    """Run the plan; SIGINT, SIGTERM and SIGHUP stop it the same way (the first one is put in ``stopped_by``).
+
+    Only a second Ctrl-C abandons the wait for fio's figures: a dropped SSH session may deliver SIGHUP
+    twice (from the shell and from the kernel), and that must not cost the figures.
+    """
     loop = asyncio.get_running_loop()
-    cancel = asyncio.Event()
+    cancel = StopRequest()
     task = asyncio.current_task()
+    terminal = Terminal()
+    signals = stop_signals()
 
-    def stop(signame: str) -> None:
-        if cancel.is_set() and task is not None:
-            task.cancel()  # a second Ctrl-C abandons the wait for fio to write its figures
+    def stop(sig: signal.Signals) -> None:
+        if sig is signal.SIGHUP:
+            terminal.hang_up()
+        if cancel.is_set():
+            if sig is signal.SIGINT and task is not None:
+                task.cancel()  # a second Ctrl-C abandons the wait for fio to write its figures
             return
-        cancel.set()
-        printer.say(f"{signame}: stopping; the figures so far are kept (press Ctrl-C again to abandon them)")
+        stopped_by.append(sig)
+        cancel.request(stop_reason(sig))
+        again = " (press Ctrl-C again to abandon them)" if sig is signal.SIGINT else ""
+        printer.say(f"{stop_reason(sig)}: stopping; the figures so far are kept{again}")
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop, sig.name)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop, sig)
     try:
         return await run_bench(
-            plan, root=root, store=store, confirmed=confirmed, on_event=printer, cancel=cancel, inventory=inventory
+            plan,
+            root=root,
+            store=store,
+            confirmed=confirmed,
+            on_event=printer,
+            cancel=cancel,
+            inventory=inventory,
+            stall_timeout_s=stall_timeout_s,
         )
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in signals:
             loop.remove_signal_handler(sig)
+        if stopped_by:
+            # Shutting down now: a late SIGHUP or SIGTERM must not cut the rest short.
+            for sig in signals:
+                if sig is not signal.SIGINT:
+                    signal.signal(sig, signal.SIG_IGN)
 
 
 def run_bench_cli(args: argparse.Namespace) -> int:
@@ -250,17 +305,23 @@ def run_bench_cli(args: argparse.Namespace) -> int:
     store = ResultsStore(args.db)
     try:
         printer = ProgressPrinter(out, live=out.isatty())
+        stopped_by: list[signal.Signals] = []
         try:
-            result = asyncio.run(_run(plan, root, store, confirmed, printer, inventory))
+            result = asyncio.run(
+                _run(
+                    plan, root, store, confirmed, printer, inventory,
+                    stopped_by=stopped_by, stall_timeout_s=args.stall_timeout,
+                )
+            )
         except (asyncio.CancelledError, KeyboardInterrupt):
-            print("\nabandoned; the runs stored so far are marked cancelled", file=out)
+            printer.say("\nabandoned; the runs stored so far are marked cancelled")
             return EXIT_CANCELLED
-        print(render_result(result, str(store.path)), file=out)
+        printer.say(render_result(result, str(store.path)))
     finally:
         store.close()
     if args.json:
         print(json.dumps(result_to_json(result), indent=2, default=str))
     if result.status is RunStatus.CANCELLED:
-        return EXIT_CANCELLED
+        return signal_exit_code(stopped_by[0]) if stopped_by else EXIT_CANCELLED
     return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED
 

@@ -1,8 +1,12 @@
-"""What the verbs share: finding a disk from what the user typed, typed confirmation, and errors as one line."""
+"""What the verbs share: finding a disk from what the user typed, typed confirmation, errors as one line,
+and the signals that stop a running job."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -42,3 +46,59 @@ def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace
         return 2
     except BrokenPipeError:
         return 0
+
+
+# Signals that stop a running benchmark or experiment as Ctrl-C does: the job is stopped, its figures so
+# far kept and the stored run marked cancelled, a sweep's temporary array torn down. SIGHUP is what a
+# dropped SSH session sends, SIGTERM what `kill` and shutdown send.
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """STOP_SIGNALS but those the process was started ignoring (nohup ignores SIGHUP, `cmd &` SIGINT)."""
+    return tuple(sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN)
+
+
+def stop_reason(sig: signal.Signals) -> str:
+    """How a stop signal is named to the user and in a stored run's error."""
+    if sig is signal.SIGINT:
+        return "Ctrl-C"
+    if sig is signal.SIGHUP:
+        return "SIGHUP: the terminal went away"
+    return sig.name
+
+
+def signal_exit_code(sig: signal.Signals) -> int:
+    """128 + the signal, as a shell reports a command a signal stopped: 130 Ctrl-C, 129 SIGHUP, 143 SIGTERM."""
+    return 128 + int(sig)
+
+
+class Terminal:
+    """Which of stdout and stderr were terminals at the start; after a hang-up they point at /dev/null.
+
+    A hung-up terminal fails every write with EIO (and no longer says it is a terminal), so a process
+    that keeps running to stop its jobs and store their figures would die on its next progress line.
+    """
+
+    def __init__(self) -> None:
+        self.fds = tuple(fd for fd in (1, 2) if _isatty(fd))
+
+    def hang_up(self) -> None:
+        if not self.fds:
+            return
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            for fd in self.fds:
+                os.dup2(null, fd)
+        finally:
+            os.close(null)
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import signal
@@ -16,7 +17,7 @@ from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
 from mdtui.advise.runner import BenchRunner
 from mdtui.cli.bench import EXIT_CANCELLED, ProgressPrinter
-from mdtui.cli.common import confirm, find_disk
+from mdtui.cli.common import Terminal, confirm, find_disk, signal_exit_code, stop_reason, stop_signals
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import to_jsonable
 from mdtui.model.disk import Disk
@@ -34,6 +35,12 @@ from mdtui.store.export import export_comparison, export_normalised, export_rati
 
 EXIT_ERROR = 2
 EXIT_DECLINED = 1
+
+
+def _say(out: TextIO, text: str) -> None:
+    """A line for the user; a terminal that went away (EIO) loses it rather than the experiment."""
+    with contextlib.suppress(OSError):
+        print(text, file=out, flush=True)
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -133,26 +140,46 @@ def _plan_lines(points: Sequence[tuple[str, CreatePlan]], members: Sequence[Disk
     return lines
 
 
-# --- Ctrl-C ------------------------------------------------------------------------------------------
+# --- Ctrl-C, SIGTERM, SIGHUP -------------------------------------------------------------------------
+
+
+class _Stop(threading.Event):
+    """The experiment's stop, set from a signal handler; ``reason`` goes into the stored runs' error."""
+
+    reason = ""
+    signal: signal.Signals | None = None
 
 
 @contextmanager
-def _stop_on_interrupt(say: Callable[[str], None]) -> Iterator[threading.Event]:
-    """A first Ctrl-C asks the experiment to stop (the run in progress ends, its figures kept); a second abandons."""
-    cancel = threading.Event()
+def _stop_on_interrupt(say: Callable[[str], None]) -> Iterator[_Stop]:
+    """The first Ctrl-C, SIGTERM or SIGHUP asks the experiment to stop (the run in progress ends with its
+    figures kept, a temporary array is torn down); only a second Ctrl-C abandons.
+
+    A repeated SIGHUP or SIGTERM (a dropped SSH session can deliver two) is ignored, so the teardown runs.
+    """
+    cancel = _Stop()
+    terminal = Terminal()
 
     def stop(signum: int, frame: Any) -> None:
+        sig = signal.Signals(signum)
+        if sig is signal.SIGHUP:
+            terminal.hang_up()
         if cancel.is_set():
-            raise KeyboardInterrupt
+            if sig is signal.SIGINT:
+                raise KeyboardInterrupt
+            return
+        cancel.reason, cancel.signal = stop_reason(sig), sig
         cancel.set()
-        say("stopping after the current run (press Ctrl-C again to abandon it)")
+        again = " (press Ctrl-C again to abandon it)" if sig is signal.SIGINT else ""
+        say(f"{stop_reason(sig)}: stopping after the current run{again}")
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, stop) for sig in stop_signals()}
     try:
         yield cancel
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            # After a stop, the rest of the way out (rendering what was stored) must not be cut short.
+            signal.signal(sig, signal.SIG_IGN if cancel.is_set() and sig is not signal.SIGINT else handler)
 
 
 class Declined(MdtuiError):
@@ -312,10 +339,13 @@ def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
 
 
 def run_experiment(args: argparse.Namespace) -> int:
-    """Exit 0 done, 1 declined, 2 refused or failed (one line, no traceback), 130 stopped with Ctrl-C."""
+    """Exit 0 done, 1 declined, 2 refused or failed (one line, no traceback), 128 + the signal when stopped:
+    130 Ctrl-C, 129 SIGHUP, 143 SIGTERM."""
     out = sys.stderr if args.json else sys.stdout
+    stopped: _Stop | None = None
     try:
-        with ResultsStore(args.db) as store, _stop_on_interrupt(lambda text: print(text, file=out)) as cancel:
+        with ResultsStore(args.db) as store, _stop_on_interrupt(lambda text: _say(out, text)) as cancel:
+            stopped = cancel
             ctx = _Context(SystemRoot(args.root), store, out, cancel)
             try:
                 result = EXPERIMENTS[args.experiment](args, ctx)
@@ -327,7 +357,9 @@ def run_experiment(args: argparse.Namespace) -> int:
                 print(result_json(result, store))
     except (ex.ExperimentCancelled, KeyboardInterrupt) as exc:
         detail = f": {exc}" if isinstance(exc, ex.ExperimentCancelled) else "; runs stored so far are kept"
-        print(f"mdtui: experiment stopped{detail}", file=sys.stderr)
+        _say(sys.stderr, f"mdtui: experiment stopped{detail}")
+        if stopped is not None and stopped.signal is not None:
+            return signal_exit_code(stopped.signal)
         return EXIT_CANCELLED
     except MdtuiError as exc:
         print(f"mdtui: {exc}", file=sys.stderr)

@@ -28,6 +28,12 @@ log = logging.getLogger("mdtui.command")
 INTERRUPT_GRACE_S = 10.0  # fio needs a moment after SIGINT to stop its workers and write the final JSON
 TERMINATE_GRACE_S = 3.0
 KILL_GRACE_S = 2.0
+# fio and dd report once per status interval, even while fio lays out a file; a job silent for this many
+# intervals is stalled (stopped with SIGSTOP, or stuck) and is killed rather than waited for.
+STALL_INTERVALS = 30
+# If mdtui itself is killed (SIGKILL, OOM), the kernel kills the job too (PR_SET_PDEATHSIG through
+# util-linux setpriv, which then execs the job in place): nothing keeps hammering a disk for nobody.
+_PARENT_DEATH_SIGNAL = "KILL"
 DRAIN_TIMEOUT_S = 2.0  # output still buffered in the pipe after the process exited
 _POLL_S = 0.05
 _READ_SIZE = 65536
@@ -94,6 +100,13 @@ def _descendants(root: int) -> dict[int, int]:
     return found
 
 
+def _dies_with_parent(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """argv run through `setpriv --pdeathsig`, which execs it in place (same pid), when setpriv is there."""
+    if shutil.which("setpriv") is None:
+        return argv
+    return ("setpriv", f"--pdeathsig={_PARENT_DEATH_SIGNAL}", "--", *argv)
+
+
 class GroupProcess:
     """One external command in its own process group (session), its output read as it arrives.
 
@@ -120,7 +133,7 @@ class GroupProcess:
         self.started_at = time.monotonic()
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *_dies_with_parent(self.argv),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -196,7 +209,8 @@ class GroupProcess:
             if self._escapee_alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
-        self.strongest_signal = sig
+        if sig is not signal.SIGCONT:
+            self.strongest_signal = sig
 
     async def _gone_within(self, seconds: float) -> bool:
         deadline = time.monotonic() + seconds
@@ -225,9 +239,20 @@ class GroupProcess:
                 return
             log.info("sending %s to %s (pid %d)", sig.name, self.argv[0], self.pid)
             self._signal(sig)
+            if sig is not signal.SIGKILL:
+                # A job someone stopped (SIGSTOP, a debugger) acts on the signal only once it runs again.
+                self._signal(signal.SIGCONT)
             if await self._gone_within(grace):
                 return
         log.error("%s (pid %d) survived SIGKILL", self.argv[0], self.pid)
+
+    async def kill_stalled(self, kill_grace_s: float = KILL_GRACE_S) -> None:
+        """SIGCONT then SIGKILL to all of it: a stalled job answers no SIGINT, and a stopped one not even that."""
+        log.warning("%s (pid %d) stopped reporting; killing it", self.argv[0], self.pid)
+        self._signal(signal.SIGCONT)
+        self._signal(signal.SIGKILL)
+        if not await self._gone_within(kill_grace_s):
+            log.error("%s (pid %d) survived SIGKILL", self.argv[0], self.pid)
 
     async def reap_leftovers(self) -> None:
         """After the leader exited on its own, kill whatever it left running."""
@@ -258,6 +283,15 @@ class ProcessRun:
     cancelled: bool = False
     timed_out: bool = False
     strongest_signal: signal.Signals | None = None  # the last signal mdtui had to send, None when none
+    stalled_s: float | None = None  # set when it printed nothing for this long and was killed
+
+    @property
+    def stalled(self) -> bool:
+        return self.stalled_s is not None
+
+    @property
+    def stopped_by_us(self) -> bool:
+        return self.cancelled or self.timed_out or self.stalled
 
     @property
     def stderr_text(self) -> str:
@@ -278,20 +312,25 @@ async def run_streaming(
     on_stderr: Callable[[bytes], None] | None = None,
     cancel: asyncio.Event | None = None,
     timeout_s: float | None = None,
+    stall_timeout_s: float | None = None,
     interrupt_grace_s: float = INTERRUPT_GRACE_S,
     terminate_grace_s: float = TERMINATE_GRACE_S,
 ) -> ProcessRun:
-    """Run argv to the end, a set ``cancel`` event, or ``timeout_s``, handing output to the callbacks.
+    """Run argv to the end, a set ``cancel`` event, ``timeout_s``, or a stall, handing output to the callbacks.
 
-    Cancelling the awaiting task stops the process the same way before the cancellation propagates.
-    Raises MdtuiError only when the command cannot be started.
+    A stall is ``stall_timeout_s`` without any output (fio and dd report once a second): the process is
+    sent SIGCONT and SIGKILL, since a stopped or stuck one answers no gentler signal. Cancelling the
+    awaiting task stops the process like a cancel before the cancellation propagates. Raises MdtuiError
+    only when the command cannot be started.
     """
     process = GroupProcess(argv, env=_c_locale_env())
     stdout = bytearray()
     stderr = bytearray()
+    last_output = [0.0]
 
     async def consume() -> None:
         async for chunk in process:
+            last_output[0] = time.monotonic()
             if chunk.stream == "stdout":
                 stdout.extend(chunk.data)
                 if on_stdout is not None:
@@ -302,19 +341,38 @@ async def run_streaming(
                     on_stderr(chunk.data)
 
     await process.start()
+    last_output[0] = process.started_at
+    deadline = None if timeout_s is None else process.started_at + timeout_s
     consumer = asyncio.create_task(consume())
     exited = asyncio.create_task(process.wait())
     cancel_wait = asyncio.create_task(cancel.wait()) if cancel is not None else None
     cancelled = timed_out = False
+    stalled_s: float | None = None
     try:
         waiting = {exited} | ({cancel_wait} if cancel_wait else set())
-        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        while True:
+            limits = [deadline] if deadline is not None else []
+            if stall_timeout_s is not None:
+                limits.append(last_output[0] + stall_timeout_s)
+            wait_s = max(0.0, min(limits) - time.monotonic()) if limits else None
+            done, _ = await asyncio.wait(waiting, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                break
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
+                break
+            if stall_timeout_s is not None and now - last_output[0] >= stall_timeout_s:
+                stalled_s = now - last_output[0]
+                break
         if exited not in done:
             cancelled = cancel_wait in done
-            timed_out = not cancelled
             if timed_out:
                 log.warning("%s ran past its %.1f s limit; stopping it", process.argv[0], timeout_s or 0)
-            await process.stop(interrupt_grace_s=interrupt_grace_s, terminate_grace_s=terminate_grace_s)
+            if stalled_s is not None:
+                await process.kill_stalled()
+            else:
+                await process.stop(interrupt_grace_s=interrupt_grace_s, terminate_grace_s=terminate_grace_s)
         if process.returncode is not None:
             await exited
             await process.reap_leftovers()
@@ -333,13 +391,10 @@ async def run_streaming(
         for task in (consumer, exited, cancel_wait):
             if task is not None and not task.done():
                 task.cancel()
-    log.info(
-        "ran %s -> %s in %.3fs%s",
-        list(process.argv),
-        process.returncode,
-        process.duration_s,
-        " (timed out)" if timed_out else " (cancelled)" if cancelled else "",
-    )
+    how = " (timed out)" if timed_out else " (cancelled)" if cancelled else ""
+    if stalled_s is not None:
+        how = f" (stalled: no output for {stalled_s:.1f} s)"
+    log.info("ran %s -> %s in %.3fs%s", list(process.argv), process.returncode, process.duration_s, how)
     return ProcessRun(
         argv=process.argv,
         returncode=process.returncode,
@@ -349,6 +404,7 @@ async def run_streaming(
         cancelled=cancelled,
         timed_out=timed_out,
         strongest_signal=process.strongest_signal,
+        stalled_s=stalled_s,
     )
 
 
@@ -362,11 +418,28 @@ def default_timeout_s(spec: JobSpec) -> float | None:
     return spec.runtime_s * 2 + 60
 
 
+def default_stall_timeout_s(spec: JobSpec) -> float:
+    """How long a job may print nothing before it counts as stalled: STALL_INTERVALS status intervals."""
+    return float(STALL_INTERVALS * spec.status_interval_s)
+
+
+def _stop_message(run: ProcessRun, tool: str, timeout_s: float | None) -> str | None:
+    """Why mdtui stopped a job on its own (a stall, a deadline), or None when it did not."""
+    if run.stalled_s is not None:
+        return (
+            f"{tool} stalled: no status report for {run.stalled_s:.0f} s, so it was killed "
+            "(SIGCONT, SIGKILL); the figures are from its last report"
+        )
+    if run.timed_out:
+        return f"{tool} ran past its {timeout_s or 0:.0f} s limit and was stopped; the figures cover the part that ran"
+    return None
+
+
 def _status(run: ProcessRun, failed: bool) -> JobStatus:
     if run.returncode == 0 and not failed:
         # It finished just as the stop came: fio and dd exit non-zero when a signal cuts them short.
         return JobStatus.COMPLETE
-    if run.timed_out:
+    if run.timed_out or run.stalled:
         return JobStatus.TIMED_OUT
     if run.cancelled:
         return JobStatus.CANCELLED
@@ -384,12 +457,14 @@ async def run_fio(
     *,
     cancel: asyncio.Event | None = None,
     timeout_s: float | None = None,
+    stall_timeout_s: float | None = None,
     interrupt_grace_s: float = INTERRUPT_GRACE_S,
     terminate_grace_s: float = TERMINATE_GRACE_S,
 ) -> JobResult:
     """Run a fio job, streaming Progress once per status interval, and return its figures.
 
-    ``timeout_s`` defaults to default_timeout_s(spec). A cancelled or timed-out run keeps what fio
+    ``timeout_s`` defaults to default_timeout_s(spec), ``stall_timeout_s`` (no status report for that
+    long) to default_stall_timeout_s(spec). A cancelled, timed-out or stalled run keeps what fio
     reported until it stopped.
     """
     argv = fio_argv(spec)
@@ -402,11 +477,13 @@ async def run_fio(
             if on_progress is not None:
                 on_progress(tracker.update(document))
 
+    timeout_s = default_timeout_s(spec) if timeout_s is None else timeout_s
     run = await run_streaming(
         argv,
         on_stdout=on_stdout,
         cancel=cancel,
-        timeout_s=default_timeout_s(spec) if timeout_s is None else timeout_s,
+        timeout_s=timeout_s,
+        stall_timeout_s=default_stall_timeout_s(spec) if stall_timeout_s is None else stall_timeout_s,
         interrupt_grace_s=interrupt_grace_s,
         terminate_grace_s=terminate_grace_s,
     )
@@ -418,14 +495,17 @@ async def run_fio(
     # fio exits by itself after SIGINT (code 128) with its final document; a kill leaves an interim one.
     partial = bool(output.truncated) or (final is not None and (run.returncode or 0) < 0)
     errors: list[str] = []
-    stopped_by_us = run.cancelled or run.timed_out
+    stopped_by_us = run.stopped_by_us
+    # A job that exits 0 finished just as the stop came: its figures are whole.
+    if run.returncode != 0 and (stop_message := _stop_message(run, "fio", timeout_s)) is not None:
+        errors.append(stop_message)
     if final is not None and (job_error := fio_parse.document_error(final)):
         errors.append(job_error)
     if run.returncode != 0 and not stopped_by_us:
         messages = fio_parse.fio_messages(stderr) or [m for m in output.skipped if m.startswith("fio:")]
         tail = messages[0] if messages else _last_line(stderr) or "no error output"
         errors.append(f"fio exited with code {run.returncode}: {tail}")
-    if final is None and not stopped_by_us and not errors:
+    if final is None and not run.cancelled and not errors:
         errors.append("fio printed no JSON result")
     if output.truncated and not stopped_by_us:
         errors.append("fio's output ended in the middle of a report; the figures are from the one before")
@@ -451,6 +531,7 @@ async def run_dd(
     *,
     cancel: asyncio.Event | None = None,
     timeout_s: float | None = None,
+    stall_timeout_s: float | None = None,
     interrupt_grace_s: float = INTERRUPT_GRACE_S,
     terminate_grace_s: float = TERMINATE_GRACE_S,
 ) -> JobResult:
@@ -469,6 +550,7 @@ async def run_dd(
         on_stderr=on_stderr,
         cancel=cancel,
         timeout_s=timeout_s,
+        stall_timeout_s=default_stall_timeout_s(spec) if stall_timeout_s is None else stall_timeout_s,
         interrupt_grace_s=interrupt_grace_s,
         terminate_grace_s=terminate_grace_s,
     )
@@ -493,8 +575,8 @@ async def run_dd(
         rate = last.read_bytes / last.elapsed_s if last.elapsed_s else 0.0
         read = DirectionStats(io_bytes=last.read_bytes, runtime_s=last.elapsed_s, bytes_per_s=rate)
         total = JobStats(name=spec.name, read=read, write=DirectionStats())
-    stopped_by_us = run.cancelled or run.timed_out
-    error = None
+    stopped_by_us = run.stopped_by_us
+    error = _stop_message(run, "dd", timeout_s) if run.returncode != 0 else None
     if run.returncode != 0 and not stopped_by_us:
         tail = parser.errors[0] if parser.errors else _last_line(stderr) or "no error output"
         error = f"dd exited with code {run.returncode}: {tail}"
@@ -521,9 +603,10 @@ async def run_job(
     *,
     cancel: asyncio.Event | None = None,
     timeout_s: float | None = None,
+    stall_timeout_s: float | None = None,
 ) -> JobResult:
     runner = run_fio if spec.tool is Tool.FIO else run_dd
-    return await runner(spec, on_progress, cancel=cancel, timeout_s=timeout_s)
+    return await runner(spec, on_progress, cancel=cancel, timeout_s=timeout_s, stall_timeout_s=stall_timeout_s)
 
 
 async def run_step(
@@ -532,8 +615,13 @@ async def run_step(
     *,
     cancel: asyncio.Event | None = None,
     timeout_s: float | None = None,
+    stall_timeout_s: float | None = None,
 ) -> tuple[JobResult, ...]:
-    """Run a step's jobs at the same time (all members at once, concurrent readers); results in step order."""
+    """Run a step's jobs at the same time (all members at once, concurrent readers); results in step order.
+
+    ``stall_timeout_s``: seconds a job may go without a status report before it is killed as stalled
+    (default: STALL_INTERVALS of its status interval).
+    """
 
     def forward(spec: JobSpec) -> ProgressCallback | None:
         if on_progress is None:
@@ -541,5 +629,10 @@ async def run_step(
         return lambda progress: on_progress(spec, progress)
 
     return tuple(
-        await asyncio.gather(*(run_job(spec, forward(spec), cancel=cancel, timeout_s=timeout_s) for spec in step.jobs))
+        await asyncio.gather(
+            *(
+                run_job(spec, forward(spec), cancel=cancel, timeout_s=timeout_s, stall_timeout_s=stall_timeout_s)
+                for spec in step.jobs
+            )
+        )
     )

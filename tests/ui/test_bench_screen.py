@@ -74,7 +74,9 @@ class CannedRunner:
         self.steps: list[Step] = []
         self.started = asyncio.Event()
 
-    async def __call__(self, step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
+    async def __call__(
+        self, step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None, **_: Any
+    ):
         self.steps.append(step)
         second = 0
         while second < REPORTS or self.hold:

@@ -102,7 +102,9 @@ class FakeRunner:
         self.fail_step = fail_step
         self.steps: list[Step] = []
 
-    async def __call__(self, step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
+    async def __call__(
+        self, step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None, **_: Any
+    ):
         self.steps.append(step)
         status = JobStatus.FAILED if self.fail_step == len(self.steps) else JobStatus.COMPLETE
         results = []
@@ -515,7 +517,7 @@ async def test_cancel_keeps_what_ran_and_marks_the_run(
 ) -> None:
     cancel = asyncio.Event()
 
-    async def cancelled_second_step(step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
+    async def cancelled_second_step(step: Step, on_progress: Any = None, *, cancel: Any = None, **_: Any):
         if runner.steps:
             cancel.set()
             runner.steps.append(step)
@@ -538,7 +540,7 @@ async def test_cancel_keeps_what_ran_and_marks_the_run(
 async def test_task_cancellation_finishes_the_stored_run(
     inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def hang(step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None):
+    async def hang(step: Step, on_progress: Any = None, *, cancel: Any = None, timeout_s: Any = None, **_: Any):
         await asyncio.sleep(60)
 
     monkeypatch.setattr(session, "run_step", hang)

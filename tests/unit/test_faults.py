@@ -1,0 +1,331 @@
+"""Faults without loss (issue 13): a dropped SSH session, SIGTERM, SIGKILL, a stalled fio, two writers, a full disk.
+
+Each case runs the real `mdtui` CLI in a subprocess with real fio on a file, does to it what the fault does
+(a signal, a hung-up terminal, SIGSTOP on fio, a filled filesystem) and checks what is left: the exit code,
+the stored run and its figures, and that no fio process outlived it. What needs md (a SIGKILLed chunk sweep)
+is in tests/lab/test_faults.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET_BYTES = 64 << 20
+START_TIMEOUT_S = 30  # interpreter start, scan and fio start on a loaded 2-core host
+EXIT_TIMEOUT_S = 20  # fio stops within a second of SIGINT; SIGKILL of a stall is immediate
+# How long after fio started a fault is injected: one status report (a second) gives figures to keep.
+RUNNING_FOR_S = 1.5
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    """A file fio reads, named uniquely so a leftover fio is found by its name alone."""
+    path = tmp_path / f"fault-{uuid.uuid4().hex[:12]}.img"
+    with path.open("wb") as handle:
+        handle.truncate(TARGET_BYTES)
+    return path
+
+
+def bench_argv(target: Path, *extra: str, runtime: int = 30) -> list[str]:
+    return [
+        sys.executable, "-m", "mdtui", "bench", "--preset", "custom", "--target", str(target),
+        "--rw", "read", "--bs", "1m", "--runtime", str(runtime), *extra,
+    ]  # fmt: skip
+
+
+def env_for(db: Path) -> dict[str, str]:
+    return {**os.environ, "MDTUI_DB": str(db), "PYTHONPATH": str(REPO)}
+
+
+def fio_pids(target: Path) -> list[int]:
+    """fio processes reading ``target`` (found by its unique file name)."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline", "status"]):
+        info = proc.info
+        alive = info["name"] == "fio" and info["status"] != psutil.STATUS_ZOMBIE
+        if alive and any(target.name in arg for arg in info["cmdline"] or ()):
+            found.append(proc.pid)
+    return found
+
+
+def pgrep(target: Path) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", "--", target.name], capture_output=True, text=True).stdout
+    return [int(pid) for pid in out.split()]
+
+
+def wait_until_fio_runs(target: Path, proc: subprocess.Popen[str] | subprocess.Popen[bytes]) -> int:
+    """fio's pid once it has run RUNNING_FOR_S (status reports have come in); fails if mdtui exits first."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"mdtui exited with {proc.returncode} before fio started"
+        pids = fio_pids(target)
+        if pids:
+            time.sleep(RUNNING_FOR_S)
+            return pids[0]
+        time.sleep(0.05)
+    pytest.fail(f"fio did not start on {target} within {START_TIMEOUT_S} s")
+
+
+def wait_gone(target: Path, timeout_s: float = 5.0) -> float:
+    """Seconds until no fio reads ``target``; fails naming the survivors."""
+    started = time.monotonic()
+    while fio_pids(target) and time.monotonic() - started < timeout_s:
+        time.sleep(0.05)
+    assert fio_pids(target) == [] and pgrep(target) == [], f"fio still running on {target}: {pgrep(target)}"
+    return time.monotonic() - started
+
+
+def stored(db: Path) -> list[RunRecord]:
+    with ResultsStore(db, create=False) as store:
+        return [store.get_run(run.id) for run in store.list_runs()]
+
+
+def quick_check(db: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("PRAGMA quick_check")]
+
+
+@pytest.fixture
+def reap() -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes a test started; any still running at the end are killed (by pid), fio with them."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def start(argv: Sequence[str], db: Path, reap: list[subprocess.Popen[str]], **popen: object) -> subprocess.Popen[str]:
+    options: dict[str, object] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **popen}
+    proc = subprocess.Popen(list(argv), env=env_for(db), cwd=REPO, **options)  # type: ignore[call-overload]
+    reap.append(proc)
+    return proc
+
+
+# --- 1. SSH drop (SIGHUP) and SIGTERM mid-benchmark ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGHUP, 129), (signal.SIGTERM, 143)])
+def test_sighup_or_sigterm_stops_fio_and_keeps_the_figures_as_cancelled(
+    target: Path, tmp_path: Path, reap: list[subprocess.Popen[str]], sig: signal.Signals, code: int
+) -> None:
+    db = tmp_path / "results.db"
+    proc = start(bench_argv(target), db, reap)
+    fio = wait_until_fio_runs(target, proc)
+    sent = time.monotonic()
+    # A dropped SSH session can deliver SIGHUP twice (the shell passes it on, the kernel sends it when the
+    # session leader exits); the second must not abandon the figures.
+    proc.send_signal(sig)
+    time.sleep(0.1)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    took = time.monotonic() - sent
+    print(f"\n{sig.name}: mdtui exited {proc.returncode} {took:.2f} s after the signal")
+    assert proc.returncode == code, err
+    assert not psutil.pid_exists(fio) or psutil.Process(fio).status() == psutil.STATUS_ZOMBIE
+    wait_gone(target, 0)
+    (run,) = stored(db)
+    assert run.status is RunStatus.CANCELLED
+    assert sig.name in run.error and "the figures cover the part that ran" in run.error
+    assert run.metrics.read_bw_bytes_per_s and run.metrics.read_bw_bytes_per_s > 0, run.metrics
+    assert run.fio_json and json.loads(run.fio_json)["jobs"][0]["read"]["io_bytes"] > 0
+    assert run.samples, "the time series sampled while fio ran was stored"
+    assert f"{sig.name}" in out and "cancelled" in out
+    assert took < 5, f"mdtui took {took:.1f} s to stop after {sig.name}"
+
+
+def _controlling_terminal() -> None:
+    # Runs in the child after setsid (start_new_session): make the pty on fd 0 its controlling terminal,
+    # as sshd does for a login shell, so closing the master is a real hang-up.
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_a_hung_up_terminal_stops_the_benchmark_and_keeps_the_figures(
+    target: Path, tmp_path: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    """The SSH drop itself: the pty's master closes, the kernel sends SIGHUP and every write fails with EIO."""
+    db = tmp_path / "results.db"
+    master, slave = pty.openpty()
+    try:
+        proc = start(
+            bench_argv(target), db, reap, stdin=slave, stdout=slave, stderr=slave, text=False,
+            start_new_session=True, preexec_fn=_controlling_terminal,
+        )  # fmt: skip
+    finally:
+        os.close(slave)
+    screen = b""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    # The live progress line on the terminal shows fio is running and reporting.
+    while b"IOPS" not in screen and time.monotonic() < deadline and proc.poll() is None:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                screen += os.read(master, 65536)
+            except OSError:
+                break
+    assert b"IOPS" in screen, screen.decode(errors="replace")[-500:]
+    assert fio_pids(target)
+    hung_up = time.monotonic()
+    os.close(master)
+    proc.wait(timeout=EXIT_TIMEOUT_S)
+    print(f"\nhang-up: mdtui exited {proc.returncode} {time.monotonic() - hung_up:.2f} s after the master closed")
+    assert proc.returncode == 129
+    wait_gone(target, 0)
+    (run,) = stored(db)
+    assert run.status is RunStatus.CANCELLED and "SIGHUP" in run.error
+    assert run.metrics.read_bw_bytes_per_s and run.metrics.read_bw_bytes_per_s > 0
+
+
+def test_sighup_mid_experiment_stops_it_and_keeps_the_stored_point(
+    target: Path, tmp_path: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    """`mdtui experiment` takes SIGHUP the way bench does: the point running is kept, the next not started."""
+    db = tmp_path / "results.db"
+    argv = [sys.executable, "-m", "mdtui", "experiment", "parallelism", "--target", str(target),
+            "--numjobs", "1,4", "--runtime", "30", "--db", str(db)]  # fmt: skip
+    proc = start(argv, db, reap)
+    wait_until_fio_runs(target, proc)
+    proc.send_signal(signal.SIGHUP)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    assert proc.returncode == 129, err
+    assert "experiment stopped" in err
+    wait_gone(target, 0)
+    (run,) = stored(db)
+    assert run.status is RunStatus.CANCELLED and "SIGHUP" in run.error
+    assert run.label == "numjobs 1" and run.metrics.read_bw_bytes_per_s
+
+
+# --- 2. SIGKILL mid-benchmark -------------------------------------------------------------------------------
+
+
+def test_sigkill_mid_benchmark_leaves_an_interrupted_run_and_no_fio(
+    target: Path, tmp_path: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    db = tmp_path / "results.db"
+    proc = start(bench_argv(target), db, reap)
+    wait_until_fio_runs(target, proc)
+    proc.kill()
+    proc.wait(timeout=EXIT_TIMEOUT_S)
+    assert proc.returncode == -signal.SIGKILL
+    # The kernel kills fio with its parent (PR_SET_PDEATHSIG): no fio reads on for the rest of its runtime.
+    gone_after = wait_gone(target, 5)
+    print(f"\nSIGKILL: fio gone {gone_after:.2f} s after mdtui died")
+    listing = subprocess.run(
+        [sys.executable, "-m", "mdtui", "results", "list"], env=env_for(db), cwd=REPO, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert listing.returncode == 0, listing.stderr
+    (row,) = listing.stdout.splitlines()[1:]
+    assert row.split()[3] == "interrupted", listing.stdout
+    (run,) = stored(db)
+    assert run.status is RunStatus.INTERRUPTED
+    assert quick_check(db) == ["ok"]
+
+
+# --- 4. two mdtui processes storing into one database -------------------------------------------------------
+
+
+def test_two_benchmarks_store_into_one_database_at_once(tmp_path: Path, reap: list[subprocess.Popen[str]]) -> None:
+    db = tmp_path / "shared.db"  # created by whichever of the two comes first
+    targets = []
+    for _ in range(2):
+        path = tmp_path / f"fault-{uuid.uuid4().hex[:12]}.img"
+        with path.open("wb") as handle:
+            handle.truncate(TARGET_BYTES)
+        targets.append(path)
+    procs = [start(bench_argv(path, runtime=3), db, reap) for path in targets]
+    results = [proc.communicate(timeout=START_TIMEOUT_S + 30) for proc in procs]
+    for proc, (_, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err
+        assert "could not" not in err
+    runs = stored(db)
+    assert sorted(run.target for run in runs) == sorted(str(path) for path in targets)
+    assert all(run.status is RunStatus.COMPLETE and run.metrics.read_bw_bytes_per_s for run in runs)
+    assert all(len(run.samples) >= 2 for run in runs), [len(run.samples) for run in runs]
+    assert quick_check(db) == ["ok"]
+
+
+def _store_one_run(path: str, barrier: multiprocessing.synchronize.Barrier, queue: multiprocessing.Queue) -> None:
+    try:
+        barrier.wait(timeout=30)
+        with ResultsStore(path) as store:
+            run_id = store.begin_run(RunSetup(preset="custom", params={}, target=f"pid {os.getpid()}"))
+            for second in range(3):
+                store.append_samples(run_id, [SamplePoint(float(second), {"read_bw_bytes_per_s": 1.0})])
+            store.finish_run(run_id, RunStatus.COMPLETE, metrics=Metrics(read_bw_bytes_per_s=1.0))
+        queue.put("ok")
+    except Exception as exc:  # reported to the test, which names it
+        queue.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_creating_one_new_database_at_once_all_store_their_run(tmp_path: Path) -> None:
+    """The race behind the test above, made likely: four processes open one new database at the same instant.
+
+    SQLite does not wait for the switch to WAL (busy handler not called), and a database read while another
+    process creates it looked foreign; both failed about one attempt in six before the store handled them.
+    """
+    context = multiprocessing.get_context("fork")
+    failures = []
+    for attempt in range(12):
+        path = str(tmp_path / f"new-{attempt}.db")
+        barrier, queue = context.Barrier(4), context.Queue()
+        workers = [context.Process(target=_store_one_run, args=(path, barrier, queue)) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        outcomes = [queue.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=10)
+        failures += [f"attempt {attempt}: {outcome}" for outcome in outcomes if outcome != "ok"]
+        with ResultsStore(path) as store:
+            assert len(store.list_runs()) == outcomes.count("ok")
+    assert failures == []
+
+
+# --- 5. fio that stops answering ----------------------------------------------------------------------------
+
+
+def test_a_stopped_fio_is_killed_as_stalled_and_the_run_fails_naming_it(
+    target: Path, tmp_path: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    db = tmp_path / "results.db"
+    stall_s = 2
+    proc = start(bench_argv(target, "--stall-timeout", str(stall_s)), db, reap)
+    fio = wait_until_fio_runs(target, proc)
+    os.kill(fio, signal.SIGSTOP)
+    stopped = time.monotonic()
+    out, err = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    took = time.monotonic() - stopped
+    print(f"\nstall: fio SIGSTOPped, mdtui exited {proc.returncode} after {took:.2f} s (stall timeout {stall_s} s)")
+    assert proc.returncode == 1, err
+    wait_gone(target, 0)
+    # The stall clock runs from fio's last report, up to a status interval before the SIGSTOP.
+    assert took < stall_s + 4
+    (run,) = stored(db)
+    assert run.status is RunStatus.FAILED
+    assert "fio stalled: no status report for 2 s, so it was killed" in run.error, run.error
+    # The figures of fio's last status report before it stopped are kept.
+    assert run.metrics.read_bw_bytes_per_s and run.metrics.read_bw_bytes_per_s > 0
+    assert "failed: fio stalled" in out
