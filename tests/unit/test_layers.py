@@ -9,7 +9,7 @@ import sys
 import mdtui
 
 CORE_PACKAGES = ("model", "probe", "plan", "run", "sample", "store", "bench", "advise", "cli")
-CORE_MODULES = ("mdtui.format", "mdtui.errors", "mdtui.safefile", "mdtui.command")
+CORE_MODULES = ("mdtui.format", "mdtui.errors", "mdtui.safefile", "mdtui.command", "mdtui.numbers")
 
 
 def core_modules() -> list[str]:
