@@ -12,6 +12,7 @@ from mdtui.bench.md_thread import MdThreadMeter
 from mdtui.bench.targets import SECTOR_BYTES
 from mdtui.errors import MdtuiError
 from mdtui.model.job import JobStatus
+from mdtui.numbers import U64_MAX, parse_int
 from mdtui.probe.root import SystemRoot
 
 CHECK_POLL_S = 0.5
@@ -57,9 +58,10 @@ class CheckOutcome:
 
 def _sync_completed(text: str | None) -> tuple[int, int] | None:
     parts = (text or "").replace(" ", "").split("/")
-    if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-        return int(parts[0]), int(parts[1])
-    return None
+    if len(parts) != 2:
+        return None
+    done, total = (parse_int(part, hi=U64_MAX // 512) for part in parts)
+    return (done, total) if done is not None and total is not None else None
 
 
 def _write_sysfs(root: SystemRoot, path: str, value: str) -> None:

@@ -102,3 +102,16 @@ def _isatty(fd: int) -> bool:
         return os.isatty(fd)
     except OSError:
         return False
+
+
+# The first free /dev/mdN is searched up to here; md's own limit is far higher, a host this full is not.
+MAX_MD_MINOR = 1 << 16
+
+
+def first_free_md(inventory: Inventory) -> str:
+    """/dev/mdN for the lowest N no running array uses; a one-line error when all up to the bound are taken."""
+    taken = {array.name for array in inventory.arrays}
+    free = next((n for n in range(MAX_MD_MINOR) if f"md{n}" not in taken), None)
+    if free is None:
+        raise MdtuiError(f"every /dev/mdN up to md{MAX_MD_MINOR - 1} is taken; name a device with --device")
+    return f"/dev/md{free}"

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from mdtui.cli.common import confirm, find_disk
+from mdtui.cli.common import confirm, find_disk, first_free_md
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import MdArray
 from mdtui.probe.inventory import scan
-
-# The first free /dev/mdN is searched up to here; md's own limit is far higher, a host this full is not.
-MAX_MD_MINOR = 1 << 16
 
 
 def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,11 +51,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     members = tuple(find_disk(inventory, m, args.root) for m in args.members)
     spares = tuple(find_disk(inventory, m, args.root) for m in args.spare)
     if args.device is None:
-        taken = {a.name for a in inventory.arrays}
-        free = next((n for n in range(MAX_MD_MINOR) if f"md{n}" not in taken), None)
-        if free is None:
-            raise MdtuiError(f"every /dev/mdN up to md{MAX_MD_MINOR - 1} is taken; name a device with --device")
-        device = f"/dev/md{free}"
+        device = first_free_md(inventory)
     else:
         device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
     request = CreateRequest(

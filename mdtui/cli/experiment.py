@@ -17,7 +17,15 @@ from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
 from mdtui.advise.runner import BenchRunner
 from mdtui.cli.bench import EXIT_CANCELLED, ProgressPrinter
-from mdtui.cli.common import Terminal, confirm, find_disk, signal_exit_code, stop_reason, stop_signals
+from mdtui.cli.common import (
+    Terminal,
+    confirm,
+    find_disk,
+    first_free_md,
+    signal_exit_code,
+    stop_reason,
+    stop_signals,
+)
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import to_jsonable
 from mdtui.model.disk import Disk
@@ -118,8 +126,7 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
 def _device(args: argparse.Namespace, inventory: Inventory) -> str:
     if args.device:
         return args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
-    taken = {array.name for array in inventory.arrays}
-    return f"/dev/md{next(n for n in range(10_000) if f'md{n}' not in taken)}"
+    return first_free_md(inventory)
 
 
 def _members(args: argparse.Namespace, inventory: Inventory) -> tuple[Disk, ...]:

@@ -11,6 +11,7 @@ from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
+from mdtui.numbers import U64_MAX, parse_int
 from mdtui.plan.create import CreatePlan, member_path
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.probe.arrays import read_arrays
@@ -210,7 +211,8 @@ def set_full_resync_speed(device: str, full: bool, *, root: SystemRoot | None = 
     path = system.path(f"/sys/block/{name}/md/sync_speed_min")
     value = "system"
     if full:
-        value = system.read_text("/proc/sys/dev/raid/speed_limit_max") or "200000"
+        limit = parse_int(system.read_text("/proc/sys/dev/raid/speed_limit_max"), lo=1, hi=U64_MAX // 1024)
+        value = str(limit if limit is not None else 200000)
     try:
         path.write_text(value + "\n")
     except OSError as exc:
