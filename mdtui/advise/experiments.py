@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -19,7 +20,7 @@ from mdtui.plan.destroy import plan_destroy
 from mdtui.plan.levels import RAID0, RAID5, RAID6, RAID10, RaidLevel, level_from_name
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
-from mdtui.run.state import ActionLog, ArrayRegistry
+from mdtui.run.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
@@ -172,6 +173,7 @@ class ArrayTools:
     registry: ArrayRegistry | None = None
     create: Callable[..., md_run.CreateOutcome] = md_run.execute_create
     destroy: Callable[..., object] = md_run.execute_destroy
+    journal: TemporaryArrayJournal | None = None  # default: the one in mdtui's state directory
 
 
 def _settle_udev() -> None:
@@ -198,13 +200,37 @@ def teardown(plan: CreatePlan, tools: ArrayTools) -> None:
 
 
 @contextmanager
-def temporary_array(plan: CreatePlan, tools: ArrayTools, *, confirmed: bool) -> Iterator[md_run.CreateOutcome]:
-    """Create the planned array for the block and tear it down afterwards, even when the block fails."""
-    outcome = tools.create(plan, confirmed=confirmed, root=tools.root, log=tools.log, registry=tools.registry)
+def temporary_array(
+    plan: CreatePlan,
+    tools: ArrayTools,
+    *,
+    confirmed: bool,
+    purpose: str = "experiment",
+    db: str | os.PathLike[str] | None = None,
+) -> Iterator[md_run.CreateOutcome]:
+    """Create the planned array for the block and tear it down afterwards, even when the block fails.
+
+    A journal entry (``purpose``, this process, the results database ``db``) is on disk before the create
+    and removed after the teardown, so if mdtui is killed in between the next start names the array
+    (mdtui.run.leftovers). A teardown that fails leaves the entry, for the same reason.
+    """
+    device = plan.request.device
+    journal = tools.journal or TemporaryArrayJournal()
+    existed = md_run.find_array(tools.root, device) is not None
+    entry = journal.add(device, purpose, members=plan.member_paths, db=db)
+    try:
+        outcome = tools.create(plan, confirmed=confirmed, root=tools.root, log=tools.log, registry=tools.registry)
+    except BaseException:
+        # Refused (someone's array already there) or failed: the entry stays only for an array it made.
+        if existed or md_run.find_array(tools.root, device) is None:
+            journal.remove(entry)
+        raise
+    entry = journal.set_uuid(entry, outcome.uuid)
     try:
         yield outcome
     finally:
         teardown(plan, tools)
+        journal.remove(entry)
 
 
 def sweep_request(device: str, level: RaidLevel, members: Sequence[Disk], chunk_kib: int | None) -> CreateRequest:
@@ -272,7 +298,7 @@ def chunk_sweep(
     for chunk, plan in zip(chunks_kib, plans, strict=True):
         _check_cancel(cancel, done)
         label = f"{raid.name} chunk {chunk} KiB"
-        with temporary_array(plan, tools, confirmed=True):
+        with temporary_array(plan, tools, confirmed=True, purpose="chunk sweep", db=store.path):
             run_ids = _run(run_preset, preset_key, device, quick, label, options)
         done.append(ExperimentRun(label, run_ids))
         data_disks.update((run_id, plan.data_disks) for run_id in run_ids)
@@ -322,7 +348,7 @@ def level_comparison(
     done: list[ExperimentRun] = []
     for level, plan in plans:
         _check_cancel(cancel, done)
-        with temporary_array(plan, tools, confirmed=True):
+        with temporary_array(plan, tools, confirmed=True, purpose="level comparison", db=store.path):
             done.append(ExperimentRun(level.name, _run(run_preset, preset_key, device, quick, level.name, options)))
     return ExperimentResult("level-compare", tuple(done), tuple(notes), ratios=level_matrix(store, done))
 

@@ -49,17 +49,18 @@ class BenchRunner:
         self.on_event = on_event
         self.sample_interval_s = sample_interval_s
 
-    def plan(self, preset_key: str, target: str, *, quick: bool, **options: Any) -> BenchPlan:
+    def plan(self, preset_key: str, target: str, *, quick: bool, label: str = "", **options: Any) -> BenchPlan:
         members = tuple(options.pop("members", ()))
         try:
             job_options = JobOptions(**options)
         except TypeError as exc:
             raise PlanError(f"{preset_key}: unknown job option ({exc})") from None
-        request = BenchRequest(preset_key, target, quick=quick, members=members, options=job_options)
+        # The label is stored from the start, so a run cut short (a kill) is named by its experiment point.
+        request = BenchRequest(preset_key, target, quick=quick, members=members, options=job_options, label=label)
         return plan_bench(request, scan(self.root, privileged=self.privileged), self.root)
 
     def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> tuple[int, ...]:
-        plan = self.plan(preset_key, target, quick=quick, **options)
+        plan = self.plan(preset_key, target, quick=quick, label=label, **options)
         confirmed = None
         if plan.writes:
             if plan.confirmation not in self.allow_writes_to:

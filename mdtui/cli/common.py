@@ -14,6 +14,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
+from mdtui.run.leftovers import leftovers_at_start
 
 
 def find_disk(inventory: Inventory, text: str, root: str) -> Disk:
@@ -37,9 +38,22 @@ def confirm(args: argparse.Namespace, what: str, token: str) -> bool:
     return answer.strip() == token
 
 
+def print_leftovers(args: argparse.Namespace) -> None:
+    """A line on stderr per array a killed experiment left behind (not the one `destroy` is removing)."""
+    removing = getattr(args, "device", None) if getattr(args, "command", None) == "destroy" else None
+    removing = removing if removing is None or removing.startswith("/dev/") else f"/dev/{removing}"
+    for leftover in leftovers_at_start(getattr(args, "root", "/")):
+        if leftover.entry.device != removing:
+            print(f"mdtui: {leftover.notice}", file=sys.stderr)
+
+
 def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """Run one verb: an MdtuiError is one line on stderr and exit 2, a closed pipe is a quiet 0."""
+    """Run one verb: an MdtuiError is one line on stderr and exit 2, a closed pipe is a quiet 0.
+
+    Every verb first names the arrays a killed experiment left behind (mdtui.run.leftovers).
+    """
     try:
+        print_leftovers(args)
         return verb(args)
     except MdtuiError as exc:
         print(f"mdtui: {exc}", file=sys.stderr)

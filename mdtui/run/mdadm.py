@@ -18,7 +18,7 @@ from mdtui.probe.arrays import read_arrays
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.mounts import read_mounts
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray
+from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 
 
 @dataclass(frozen=True)
@@ -160,8 +160,12 @@ def execute_destroy(
     root: SystemRoot | None = None,
     log: ActionLog | None = None,
     registry: ArrayRegistry | None = None,
+    journal: TemporaryArrayJournal | None = None,
 ) -> tuple[CommandResult, ...]:
-    """Stop the array and wipe its members, after checking again that nothing mounted it meanwhile."""
+    """Stop the array and wipe its members, after checking again that nothing mounted it meanwhile.
+
+    A journal entry of a killed experiment for this array (mdtui.run.leftovers) goes with it.
+    """
     if not confirmed:
         raise SafetyError("the teardown was not confirmed; nothing was run")
     system = root or SystemRoot("/")
@@ -175,6 +179,7 @@ def execute_destroy(
     for step in plan.steps:
         results.append(_run_logged(step.argv, log, step.description))
     registry.remove(plan.array, uuid)
+    (journal or TemporaryArrayJournal()).forget(plan.array)
     return tuple(results)
 
 

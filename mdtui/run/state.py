@@ -1,14 +1,19 @@
-"""Where mdtui keeps its own state: the action log and the registry of arrays it created."""
+"""Where mdtui keeps its own state: the action log, the registry of arrays it created, and the journal of
+temporary arrays an experiment has up right now."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mdtui.command import CommandResult
+from mdtui.errors import MdtuiError
+from mdtui.store.owner import current_owner, owner_alive
 
 
 def state_dir() -> Path:
@@ -109,3 +114,124 @@ class ArrayRegistry:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps([asdict(e) for e in entries], indent=2))
         os.replace(tmp, self.path)
+
+
+@dataclass(frozen=True)
+class TemporaryArray:
+    """One array an experiment made for a measurement and will tear down: which, why, and whose it is."""
+
+    device: str  # /dev/md9
+    purpose: str  # "chunk sweep", "level comparison": named in the notice if it is left behind
+    owner: str  # mdtui.store.owner token (boot ID, pid, start time) of the process that made it
+    pid: int
+    created_at: float
+    members: tuple[str, ...] = ()
+    db: str | None = None  # the results database its runs go to, to name the run it was made for
+    uuid: str | None = None  # known once the array exists
+    path: Path | None = field(default=None, compare=False)  # its journal file
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.device)
+
+
+class TemporaryArrayJournal:
+    """A file per temporary array, written (and synced) before the array is created and removed after its
+    teardown; one whose owner is gone names an array a killed experiment left behind.
+
+    Owners are recorded as mdtui.store.owner tokens, so a reused pid or a reboot never passes for the owner.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or state_dir() / "temporary-arrays"
+
+    def add(
+        self, device: str, purpose: str, *, members: Sequence[str] = (), db: str | os.PathLike[str] | None = None
+    ) -> TemporaryArray:
+        entry = TemporaryArray(
+            device=device,
+            purpose=purpose,
+            owner=current_owner(),
+            pid=os.getpid(),
+            created_at=time.time(),
+            members=tuple(members),
+            db=str(db) if db is not None else None,
+        )
+        path = self.directory / f"{entry.name}.{entry.pid}.{time.monotonic_ns()}.json"
+        try:
+            return self._write(replace(entry, path=path))
+        except OSError as exc:
+            raise MdtuiError(
+                f"cannot record the temporary array {device} in {self.directory} ({exc.strerror or exc}); "
+                "it was not created"
+            ) from None
+
+    def set_uuid(self, entry: TemporaryArray, uuid: str | None) -> TemporaryArray:
+        """The entry with the array's UUID, once it exists (kept as it was if the file cannot be rewritten)."""
+        if not uuid or entry.path is None:
+            return entry
+        try:
+            return self._write(replace(entry, uuid=uuid))
+        except OSError:
+            return entry
+
+    def _write(self, entry: TemporaryArray) -> TemporaryArray:
+        assert entry.path is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = {k: v for k, v in asdict(entry).items() if k != "path"}
+        tmp = entry.path.with_suffix(".tmp")
+        with tmp.open("w") as handle:
+            handle.write(json.dumps(record, indent=2))
+            handle.flush()
+            # On disk before mdadm runs: the entry is the only trace of the array if mdtui dies next.
+            os.fsync(handle.fileno())
+        os.replace(tmp, entry.path)
+        with contextlib.suppress(OSError):
+            directory = os.open(self.directory, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+        return entry
+
+    def remove(self, entry: TemporaryArray) -> None:
+        if entry.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                entry.path.unlink()
+
+    def forget(self, device: str) -> None:
+        """Drop every entry for ``device``: it was torn down (by `mdtui destroy` or the experiment)."""
+        for entry in self.entries():
+            if entry.device == device:
+                self.remove(entry)
+
+    def entries(self) -> list[TemporaryArray]:
+        """Every readable entry, oldest first; a damaged file is skipped (and left for a person to see)."""
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        found = []
+        for path in paths:
+            try:
+                raw = json.loads(path.read_text())
+                found.append(
+                    TemporaryArray(
+                        device=str(raw["device"]),
+                        purpose=str(raw.get("purpose") or "experiment"),
+                        owner=str(raw["owner"]),
+                        pid=int(raw["pid"]),
+                        created_at=float(raw.get("created_at", 0)),
+                        members=tuple(str(m) for m in raw.get("members", ())),
+                        db=str(raw["db"]) if raw.get("db") else None,
+                        uuid=str(raw["uuid"]) if raw.get("uuid") else None,
+                        path=path,
+                    )
+                )
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return sorted(found, key=lambda entry: entry.created_at)
+
+    def left_behind(self) -> list[TemporaryArray]:
+        """Entries whose owner no longer runs: it was killed before its teardown."""
+        return [entry for entry in self.entries() if not owner_alive(entry.owner)]

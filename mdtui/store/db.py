@@ -435,6 +435,14 @@ class ResultsStore:
                 found.update(row[0] for row in conn.execute(f"SELECT id FROM runs WHERE id IN ({marks})", chunk))
         return [run_id for run_id in wanted if run_id not in found]
 
+    def last_run_of(self, owner: str, target: str) -> int | None:
+        """The newest run the process ``owner`` (an mdtui.store.owner token) began on ``target``, or None."""
+        with self._transaction("look up runs", write=False) as conn:
+            row = conn.execute(
+                "SELECT id FROM runs WHERE owner = ? AND target = ? ORDER BY id DESC LIMIT 1", (owner, target)
+            ).fetchone()
+        return int(row[0]) if row is not None else None
+
     def delete_run(self, run_id: int) -> None:
         with self._transaction("delete a run") as conn:
             # Metrics and samples go with the run (ON DELETE CASCADE).

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from mdtui.advise.guide import should_show_guide
+from mdtui.run.leftovers import leftover_notices
 from mdtui.store.db import default_db_path
 from mdtui.ui.guide.screen import GuideScreen
 from mdtui.ui.help.screen import HelpScreen
@@ -42,6 +43,7 @@ class MdtuiApp(App[None]):
         start_screen: Callable[[], Screen[None]] | None = None,
         db_path: str | Path | None = None,
         show_guide: bool = False,
+        notices: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.root = root
@@ -54,6 +56,8 @@ class MdtuiApp(App[None]):
         self._start_screen = start_screen
         # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
         self._show_guide = show_guide
+        # Said once at the start: arrays a killed experiment left behind (mdtui.run.leftovers).
+        self._notices = tuple(notices)
 
     def on_mount(self) -> None:
         loaded = load_themes(self._theme_dirs)
@@ -63,6 +67,8 @@ class MdtuiApp(App[None]):
         self.theme = pick_default([theme.name for theme in loaded.themes])
         for problem in loaded.problems:
             self.notify(problem, severity="warning", timeout=10)
+        for notice in self._notices:
+            self.notify(notice, title="Left behind", severity="warning", timeout=30)
         if self._start_screen is not None:
             self.push_screen(self._start_screen())
         else:
@@ -88,6 +94,6 @@ class MdtuiApp(App[None]):
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
     first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
-    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run)
+    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run, notices=leftover_notices(root))
     app.run()
     return app.return_code or 0

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -329,3 +330,158 @@ def test_a_stopped_fio_is_killed_as_stalled_and_the_run_fails_naming_it(
     # The figures of fio's last status report before it stopped are kept.
     assert run.metrics.read_bw_bytes_per_s and run.metrics.read_bw_bytes_per_s > 0
     assert "failed: fio stalled" in out
+
+
+# --- 2. an experiment killed between creating a temporary array and tearing it down -------------------------
+
+MDSTAT_MD9 = (
+    "Personalities : [raid0]\nmd9 : active raid0 nvme3n1[1] nvme2n1[0]\n"
+    "      2093056 blocks super 1.2 64k chunks\n\nunused devices: <none>\n"
+)
+
+# Runs in a child that then dies by SIGKILL, as a sweep would between its create and its teardown: it
+# journals the array, begins its run on it, and never finishes either.
+KILLED_SWEEP = r"""
+import os, signal, sys
+from mdtui.run.state import TemporaryArrayJournal
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import RunSetup
+
+journal_dir, db = sys.argv[1:]
+TemporaryArrayJournal(__import__("pathlib").Path(journal_dir)).add(
+    "/dev/md9", "chunk sweep", members=["/dev/nvme2n1", "/dev/nvme3n1"], db=db)
+store = ResultsStore(db)
+store.begin_run(RunSetup(preset="custom", params={}, target="/dev/nvme2n1", label="raw member"))
+run_id = store.begin_run(RunSetup(preset="custom", params={}, target="/dev/md9", label="raid0 chunk 64 KiB"))
+print(run_id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.fixture
+def md9_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    (root / "proc" / "mdstat").write_text(MDSTAT_MD9)
+    return root
+
+
+def test_the_journal_names_the_array_a_killed_sweep_left_and_its_run(md9_root: Path, tmp_path: Path) -> None:
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.leftovers import find_leftovers
+    from mdtui.run.state import TemporaryArrayJournal
+
+    journal = TemporaryArrayJournal(tmp_path / "journal")
+    db = tmp_path / "results.db"
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_SWEEP, str(journal.directory), str(db)], capture_output=True, text=True,
+        cwd=REPO, env=env_for(db), timeout=60,
+    )  # fmt: skip
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    run_id = int(child.stdout)
+    (entry,) = journal.entries()
+    assert not psutil.pid_exists(entry.pid) or psutil.Process(entry.pid).status() == psutil.STATUS_ZOMBIE
+    # This process's own entry is an experiment still running, not a leftover.
+    mine = journal.add("/dev/md9", "level comparison", db=db)
+
+    (leftover,) = find_leftovers(SystemRoot(md9_root), journal)
+    assert leftover.entry.owner == entry.owner and leftover.run_id == run_id == 2
+    assert leftover.notice == (
+        "md9 was left by an interrupted chunk sweep (run #2): remove it with `mdtui destroy /dev/md9`"
+    )
+    assert leftover.entry.members == ("/dev/nvme2n1", "/dev/nvme3n1")
+    # Looking the run up opened the store, which wrote "interrupted" over both of the dead process's runs.
+    assert [run.status for run in stored(db)] == [RunStatus.INTERRUPTED, RunStatus.INTERRUPTED]
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        assert {row[0] for row in conn.execute("SELECT status FROM runs")} == {"interrupted"}
+
+    # Once the array is gone (destroyed by hand, not assembled after a reboot) the entry goes too.
+    (md9_root / "proc" / "mdstat").write_text("Personalities : [raid0]\nunused devices: <none>\n")
+    assert find_leftovers(SystemRoot(md9_root), journal) == []
+    assert [e.path for e in journal.entries()] == [mine.path]
+    journal.remove(mine)
+    assert journal.entries() == []
+
+
+def test_a_leftover_entry_for_another_array_on_that_device_is_dropped(md9_root: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.leftovers import find_leftovers
+    from mdtui.run.state import TemporaryArrayJournal
+
+    journal = TemporaryArrayJournal(tmp_path / "journal")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    entry = journal.add("/dev/md9", "chunk sweep")
+    # The same entry as a process that has exited would have written it (a pid no process holds now).
+    boot_id = entry.owner.split("/")[0]
+    gone = replace(entry, owner=f"{boot_id}/{int(dead.stdout)}/1", uuid="0a1b2c3d:11111111:22222222:33333333")
+    journal.remove(entry)
+    journal._write(gone)
+    md = md9_root / "sys" / "block" / "md9" / "md"
+    md.mkdir(parents=True)
+    (md / "uuid").write_text("0a1b2c3d-1111-1111-2222-222233333333\n")
+    (leftover,) = find_leftovers(SystemRoot(md9_root), journal)
+    assert leftover.run_id is None
+    assert leftover.notice == "md9 was left by an interrupted chunk sweep: remove it with `mdtui destroy /dev/md9`"
+    # md9 is now some other array (another UUID, e.g. assembled after a reboot): not ours to name.
+    (md / "uuid").write_text("ffffffff-1111-1111-2222-222233333333\n")
+    assert find_leftovers(SystemRoot(md9_root), journal) == []
+    assert journal.entries() == []
+
+
+def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardown(
+    md9_root: Path, tmp_path: Path
+) -> None:
+    from mdtui.advise.experiments import ArrayTools, sweep_request, temporary_array
+    from mdtui.errors import MdtuiError
+    from mdtui.model.disk import Disk, Transport
+    from mdtui.plan.create import plan_create
+    from mdtui.plan.levels import level_from_name
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import CreateOutcome
+    from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
+
+    (md9_root / "proc" / "mdstat").write_text("Personalities : [raid0]\nunused devices: <none>\n")
+    journal = TemporaryArrayJournal(tmp_path / "journal")
+    seen: list[str] = []
+
+    def create(plan: Any, **_: Any) -> CreateOutcome:
+        # The entry is on disk before mdadm would run.
+        seen.append(f"create with {len(journal.entries())} entry")
+        if fail == "create":
+            raise MdtuiError("mdadm failed")
+        (md9_root / "proc" / "mdstat").write_text(MDSTAT_MD9)
+        tools.registry.add(CreatedArray(plan.request.device, None, (), plan.member_paths, 0.0))
+        return CreateOutcome(plan.request.device, "0a1b2c3d:11111111:22222222:33333333", (), None)
+
+    def destroy(plan: Any, **_: Any) -> None:
+        if fail == "destroy":
+            raise MdtuiError("mdadm --stop: device busy")
+        (md9_root / "proc" / "mdstat").write_text("Personalities : [raid0]\nunused devices: <none>\n")
+
+    disks = [Disk(n, f"/dev/{n}", Transport.NVME, size_bytes=1 << 30) for n in ("nvme2n1", "nvme3n1")]
+    plan = plan_create(sweep_request("/dev/md9", level_from_name("0"), disks, 64))
+    tools = ArrayTools(SystemRoot(md9_root), ActionLog(tmp_path / "log"), ArrayRegistry(tmp_path / "reg.json"),
+                       create, destroy, journal)  # fmt: skip
+    fail = ""
+    with temporary_array(plan, tools, confirmed=True, purpose="chunk sweep", db=tmp_path / "r.db"):
+        (entry,) = journal.entries()
+        assert (entry.device, entry.purpose, entry.pid, entry.db) == ("/dev/md9", "chunk sweep", os.getpid(),
+                                                                      str(tmp_path / "r.db"))  # fmt: skip
+        assert entry.uuid == "0a1b2c3d:11111111:22222222:33333333"
+    assert seen == ["create with 1 entry"] and journal.entries() == []
+
+    fail = "create"
+    with pytest.raises(MdtuiError, match="mdadm failed"), temporary_array(plan, tools, confirmed=True):
+        pass
+    assert journal.entries() == []  # nothing was made
+
+    fail = "destroy"
+    with pytest.raises(MdtuiError, match="device busy"), temporary_array(plan, tools, confirmed=True):
+        pass
+    # The array is still there: the entry stays, to be named once this process is gone.
+    (left,) = journal.entries()
+    assert left.device == "/dev/md9" and left.pid == os.getpid()

@@ -1,0 +1,128 @@
+"""Faults without loss on real md (issue 13): a chunk sweep killed with SIGKILL, and one whose SSH session drops.
+
+The sweep runs as `mdtui experiment chunk-sweep` in the guest from a shell that records its pid, so the test
+can signal exactly that process. Host-side fault tests (real fio on files) are in tests/unit/test_faults.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .harness import Guest, Pending
+
+STATE_DIR = "/tmp/mdtui-faults-state"
+DB = "/tmp/mdtui-faults.db"
+PID_FILE = "/tmp/mdtui-faults.pid"
+ENV = {"MDTUI_STATE_DIR": STATE_DIR, "MDTUI_DB": DB}
+# Seconds per fio step: long enough that the sweep is caught while fio reads md9 under TCG, short enough
+# that the raw-member baseline before it does not dominate the test.
+STEP_RUNTIME_S = 8
+FIND_TIMEOUT_S = 120  # the baseline step, the create and fio's start on a 2-vCPU TCG guest under host load
+
+
+def start_sweep(guest: Guest) -> tuple[Pending, list[str]]:
+    devices = [guest.device("NVME0"), guest.device("NVME1")]
+    names = [device.rsplit("/", 1)[-1] for device in devices]
+    guest.run(["rm", "-rf", DB, f"{DB}-wal", f"{DB}-shm", STATE_DIR, PID_FILE])
+    argv = [guest.python_exe, "-m", "mdtui", "experiment", "chunk-sweep", "--level", "0", "--chunks", "64,512",
+            "--preset", "custom", "--runtime", str(STEP_RUNTIME_S), "--device", "/dev/md9", "--yes", *names]
+    script = f"echo $$ > {PID_FILE}; exec " + " ".join(argv)
+    return guest.spawn(["/bin/sh", "-c", script], env=ENV, timeout=300, check=False), devices
+
+
+def wait_for_fio_on_md9(guest: Guest, pending: Pending) -> float:
+    """Seconds until md9 is active and fio has read it for two status intervals."""
+    started = time.monotonic()
+    probe = "grep -q '^md9 : active' /proc/mdstat && pgrep -f 'filename=/dev/md9' >/dev/null"
+    while time.monotonic() - started < FIND_TIMEOUT_S:
+        if guest.sh(probe, check=False).rc == 0:
+            time.sleep(2)
+            return time.monotonic() - started
+        time.sleep(0.3)
+    result = pending.wait()
+    raise AssertionError(f"fio never ran on md9; the sweep ended with {result.rc}: {result.stderr[-2000:]}")
+
+
+def fio_on_md9(guest: Guest) -> str:
+    return guest.run(["pgrep", "-af", "filename=/dev/md9"], check=False).stdout.strip()
+
+
+LIST_RUNS = """
+import json, sys
+from mdtui.store.db import ResultsStore
+store = ResultsStore(sys.argv[1], create=False)
+print(json.dumps([
+    {"id": r.id, "label": r.label, "status": r.status.value, "target": r.target, "error": r.error,
+     "read": store.get_run(r.id).metrics.read_bw_bytes_per_s}
+    for r in store.list_runs()
+]))
+"""
+
+
+def runs(guest: Guest) -> list[dict]:
+    return json.loads(guest.run([guest.python_exe, "-c", LIST_RUNS, DB], env=ENV).stdout)
+
+
+def test_a_sigkilled_chunk_sweep_is_named_at_the_next_start_and_destroy_removes_it(standard_guest: Guest) -> None:
+    guest = standard_guest
+    pending, devices = start_sweep(guest)
+    waited = wait_for_fio_on_md9(guest, pending)
+    guest.sh(f"kill -KILL $(cat {PID_FILE})")
+    killed = pending.wait()
+    assert killed.rc == -9, killed.stderr[-2000:]
+    # fio was started with PR_SET_PDEATHSIG: it dies with mdtui instead of reading md9 to the end.
+    deadline = time.monotonic() + 10
+    while fio_on_md9(guest) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert fio_on_md9(guest) == ""
+    assert "md9 : active raid0" in guest.read_file("/proc/mdstat")
+
+    # The next start of any verb names the array and the run it was made for.
+    scan = guest.run([guest.python_exe, "-m", "mdtui", "scan"], env=ENV, timeout=120)
+    stored = {run["id"]: run for run in runs(guest)}
+    sweep_run = max(run_id for run_id, run in stored.items() if run["target"] == "/dev/md9")
+    notice = (f"mdtui: md9 was left by an interrupted chunk sweep (run #{sweep_run}): "
+              "remove it with `mdtui destroy /dev/md9`")
+    assert notice in scan.stderr.splitlines(), scan.stderr
+    print(f"\nSIGKILL {waited:.1f} s into the sweep; next start said: {notice}")
+    # The run killed on md9 lists as interrupted; the raw-member baseline before it completed.
+    assert stored[sweep_run]["status"] == "interrupted" and stored[sweep_run]["label"] == "raid0 chunk 64 KiB"
+    assert [run["status"] for run_id, run in sorted(stored.items()) if run_id < sweep_run] == ["complete"]
+    listing = guest.run([guest.python_exe, "-m", "mdtui", "results", "list"], env=ENV, timeout=120).stdout
+    (row,) = [line for line in listing.splitlines() if line.split()[:1] == [str(sweep_run)]]
+    assert "interrupted" in row.split()
+
+    destroy = guest.run([guest.python_exe, "-m", "mdtui", "destroy", "/dev/md9", "--yes"], env=ENV, timeout=120)
+    assert "md9 was left" not in destroy.stderr  # not told to remove what it is removing
+    assert "/dev/md9 stopped and its members wiped" in destroy.stdout
+    assert "md9" not in guest.read_file("/proc/mdstat")
+    for device in devices[1:]:  # the baseline member is overwritten by design, the array members wiped
+        assert guest.run(["wipefs", "--no-act", "--noheadings", device]).stdout.strip() == ""
+    assert guest.run(["ls", "-A", f"{STATE_DIR}/temporary-arrays"]).stdout.strip() == ""
+    again = guest.run([guest.python_exe, "-m", "mdtui", "scan"], env=ENV, timeout=120)
+    assert "was left by" not in again.stderr
+
+
+def test_sighup_mid_chunk_sweep_keeps_the_figures_and_tears_the_array_down(standard_guest: Guest) -> None:
+    guest = standard_guest
+    pending, devices = start_sweep(guest)
+    wait_for_fio_on_md9(guest, pending)
+    # What a dropped SSH session delivers: SIGHUP, possibly twice (shell and kernel).
+    guest.sh(f"kill -HUP $(cat {PID_FILE}); sleep 0.2; kill -HUP $(cat {PID_FILE}) 2>/dev/null || true")
+    result = pending.wait()
+    assert result.rc == 129, result.stderr[-2000:]
+    assert "experiment stopped" in result.stderr
+    assert fio_on_md9(guest) == ""
+    assert "md9" not in guest.read_file("/proc/mdstat")
+    for device in devices:
+        examine = guest.run(["mdadm", "--examine", device], check=False)
+        assert examine.rc != 0 and "No md superblock" in examine.stderr, f"{device} still has a superblock"
+    assert guest.run(["ls", "-A", f"{STATE_DIR}/temporary-arrays"]).stdout.strip() == ""
+    assert json.loads(guest.run(["cat", f"{STATE_DIR}/created-arrays.json"]).stdout) == []
+    stored = runs(guest)
+    (md9_run,) = [run for run in stored if run["target"] == "/dev/md9"]
+    assert md9_run["status"] == "cancelled" and "SIGHUP" in md9_run["error"]
+    assert md9_run["read"] and md9_run["read"] > 0, md9_run
+    scan = guest.run([guest.python_exe, "-m", "mdtui", "scan"], env=ENV, timeout=120)
+    assert "was left by" not in scan.stderr
