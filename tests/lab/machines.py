@@ -29,3 +29,14 @@ SLOW_NVME = "NVMESLOW0"
 
 TINY = Machine(name="tiny", cpus=1, memory_mb=1024, disks=(nvme("TINY0", "64M"), nvme("TINY1", "64M")))
 """A small machine for tests that kill or break their guest (hot-unplug, hangs)."""
+
+DISK_BOUND_BPS = 40_000_000  # 40 MB/s each: far under what TCG's CPU can move, so the disks set the pace
+DISK_BOUND = Machine(
+    name="disk-bound",
+    cpus=2,
+    memory_mb=1024,
+    disks=tuple(nvme(f"PACED{i}", "256M", bps_total=DISK_BOUND_BPS) for i in range(4)),
+)
+"""Four NVMe throttled alike: members behave like real disks (the disk, not the emulator's CPU, is the limit),
+so an array's read against its members together means what it means on hardware (advisor scenarios)."""
+DISK_BOUND_NVME = tuple(d.serial for d in DISK_BOUND.disks)
