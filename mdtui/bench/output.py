@@ -93,6 +93,9 @@ def result_to_json(result: BenchResult) -> dict[str, Any]:
         "started_at": result.started_at.isoformat(),
         "duration_s": result.duration_s,
         "run_ids": list(result.run_ids),
+        # Runs the results database could not take: files beside it, or the documents themselves.
+        "spooled": [str(path) for path in result.spooled],
+        "unsaved_runs": list(result.unsaved),
         "warnings": list(plan.warnings),
         "notes": list(result.notes),
         "steps": [

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from mdtui.bench.check import CheckOutcome, run_check_pass
@@ -43,6 +44,7 @@ from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.spool import SpooledRun, write_spooled
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,15 @@ class BenchResult:
     weakest_link: WeakestLinkReport | None = None
     error: str = ""
     notes: tuple[str, ...] = ()
+    # Runs the results database could not take: spooled beside it, or (when even that failed) here, as the
+    # spool's JSON documents, for the caller to print.
+    spooled: tuple[Path, ...] = ()
+    unsaved: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def stored(self) -> bool:
+        """Whether every run went into the results database whole."""
+        return not self.spooled and not self.unsaved
 
     @property
     def partial(self) -> bool:
@@ -134,11 +145,18 @@ def sample_values(
 
 @dataclass
 class _Current:
-    """The store run samples go to now."""
+    """The run being measured: the store run samples go to, and all of it, in case the store fails."""
 
     run_id: int | None
-    started_wall: float
+    started_at: datetime
     focus: tuple[str, ...]
+    setup: RunSetup
+    samples: list[SamplePoint] = field(default_factory=list)
+    lost: str = ""  # the first store error that cost this run part of its record
+
+    @property
+    def started_wall(self) -> float:
+        return self.started_at.timestamp()
 
 
 @dataclass
@@ -156,6 +174,8 @@ class _Session:
     started_mono: float = field(default_factory=time.monotonic)
     samples: list[SamplePoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    spooled: list[Path] = field(default_factory=list)
+    unsaved: list[dict[str, Any]] = field(default_factory=list)
     current: _Current | None = None
     sampler: Sampler | None = None  # set while the time series is being sampled
 
@@ -170,22 +190,61 @@ class _Session:
 
     # -- store -------------------------------------------------------------------------------------
 
-    def _record(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _record(
+        self, action: str, call: Callable[..., Any], *args: Any, run: _Current | None = None, **kwargs: Any
+    ) -> Any:
         """A store call; a store that fails loses the record, not the measurement.
 
-        Beginning and finishing a run are called on the loop, not in a thread: an await there would be a
-        point where a cancel could leave a run begun but never finished.
+        A failure is marked on ``run``, whose whole record is then spooled beside the database when it ends
+        (see _keep). Beginning and finishing a run are called on the loop, not in a thread: an await there
+        would be a point where a cancel could leave a run begun but never finished.
         """
         if self.store is None:
             return None
         try:
             return call(*args, **kwargs)
         except StoreError as exc:
+            if run is not None and not run.lost:
+                # The note names the database once: "cannot store samples: database or disk is full".
+                run.lost = str(exc).replace(f" in {self.store.path}", "")
             note = f"could not {action} in the results store: {exc}"
             if note not in self.notes:
                 self.notes.append(note)
             log.warning(note)
             return None
+
+    def _keep(self, run: _Current, status: RunStatus, **kwargs: Any) -> None:
+        """The store lost part of ``run``: write all of it beside the database, or keep it for stdout."""
+        assert self.store is not None
+        metrics = kwargs.get("metrics") or Metrics()
+        spooled = SpooledRun(
+            setup=run.setup,
+            status=status,
+            started_at=run.started_at,
+            ended_at=datetime.now(UTC),
+            metrics=metrics,
+            samples=tuple(run.samples),
+            error=str(kwargs.get("error") or ""),
+            fio_json=kwargs.get("fio_json"),
+            run_id=run.run_id,
+            database=str(self.store.path),
+            reason=run.lost,
+        )
+        where = f"run{f' #{run.run_id}' if run.run_id is not None else ''} could not be stored in {self.store.path}"
+        try:
+            path = write_spooled(self.store.path, spooled)
+        except OSError as exc:
+            self.unsaved.append(spooled.document())
+            self.notes.append(
+                f"{where} ({run.lost}) nor kept beside it ({exc.strerror or exc}): its figures follow on stdout "
+                "as JSON, for `mdtui results import`"
+            )
+            return
+        self.spooled.append(path)
+        self.notes.append(
+            f"{where} ({run.lost}); its figures are kept in {path}: `mdtui results import {path}` stores them "
+            "once the database can be written"
+        )
 
     def _setup(self, step: Step, index: int) -> RunSetup:
         plan = self.plan
@@ -217,9 +276,13 @@ class _Session:
         focus = current.focus if current is not None else ()
         values = sample_values(snapshot, self.plan.sampled_devices(), focus, array)
         self.samples.append(SamplePoint(snapshot.timestamp - self.started_wall, values))
-        if current is not None and current.run_id is not None and self.store is not None:
+        if current is not None:
             point = SamplePoint(snapshot.timestamp - current.started_wall, values)
-            await asyncio.to_thread(self._record, "store samples", self.store.append_samples, current.run_id, [point])
+            current.samples.append(point)
+            if current.run_id is not None and self.store is not None:
+                await asyncio.to_thread(
+                    self._record, "store samples", self.store.append_samples, current.run_id, [point], run=current
+                )
 
     async def _closing_sample(self) -> None:
         """One more sample as a step ends, so a step shorter than the interval still has its rates."""
@@ -246,9 +309,13 @@ class _Session:
     # -- steps -------------------------------------------------------------------------------------
 
     def _begin(self, setup: RunSetup, focus: tuple[str, ...]) -> int | None:
-        run_id = self._record("record the run", self.store.begin_run, setup) if self.store else None
-        self.current = _Current(run_id, time.time(), focus)
-        return run_id
+        current = _Current(None, datetime.now(UTC), focus, setup)
+        if self.store is not None:
+            current.run_id = self._record(
+                "record the run", self.store.begin_run, setup, started_at=current.started_at, run=current
+            )
+        self.current = current
+        return current.run_id
 
     def _abandon(self, run_id: int | None, exc: BaseException) -> None:
         """End a run whose step did not return: stopped by a cancel, or broken by an error."""
@@ -258,9 +325,13 @@ class _Session:
             self._finish(run_id, RunStatus.FAILED, error=str(exc) or type(exc).__name__)
 
     def _finish(self, run_id: int | None, status: RunStatus, **kwargs: Any) -> None:
-        self.current = None
-        if run_id is not None and self.store is not None:
-            self._record("finish the run", self.store.finish_run, run_id, status, **kwargs)
+        current, self.current = self.current, None
+        if self.store is None:
+            return
+        if run_id is not None:
+            self._record("finish the run", self.store.finish_run, run_id, status, run=current, **kwargs)
+        if current is not None and current.lost:
+            self._keep(current, status, **kwargs)
 
     async def run_step(self, index: int, rate_hint: float | None) -> StepOutcome:
         plan = self.plan
@@ -389,6 +460,8 @@ class _Session:
             weakest_link=report,
             error=error,
             notes=tuple(self.notes),
+            spooled=tuple(self.spooled),
+            unsaved=tuple(self.unsaved),
         )
 
 

@@ -206,7 +206,8 @@ def render_result(result: BenchResult, db_path: str) -> str:
     lines += [f"note: {note}" for note in result.notes]
     ids = result.run_ids
     if ids:
-        lines.append(f"stored as run(s) {', '.join(f'#{i}' for i in ids)} in {db_path} (mdtui results show ID)")
+        stored = "stored as" if result.stored else "begun in the database as"
+        lines.append(f"{stored} run(s) {', '.join(f'#{i}' for i in ids)} in {db_path} (mdtui results show ID)")
     if result.status is RunStatus.CANCELLED:
         lines.append("cancelled: the figures above cover the part that ran; the stored runs are marked cancelled")
     elif result.status is RunStatus.FAILED:
@@ -284,7 +285,8 @@ async def _run(
 
 
 def run_bench_cli(args: argparse.Namespace) -> int:
-    """Exit code 0 complete, 1 failed or declined, 130 cancelled; a refusal raises (cli.py exits 2)."""
+    """Exit code 0 complete and stored, 1 failed, declined or not stored in the database (spooled or printed),
+    128 + the signal when stopped (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM); a refusal raises (cli.py exits 2)."""
     if args.list:
         list_presets(sys.stdout)
         return 0
@@ -321,7 +323,14 @@ def run_bench_cli(args: argparse.Namespace) -> int:
         store.close()
     if args.json:
         print(json.dumps(result_to_json(result), indent=2, default=str))
+    else:
+        # Runs neither the database nor its spool could take: the last lines of stdout, one JSON document
+        # each, for `mdtui results import` (the notes above say so).
+        for document in result.unsaved:
+            print(json.dumps(document, default=str))
     if result.status is RunStatus.CANCELLED:
         return signal_exit_code(stopped_by[0]) if stopped_by else EXIT_CANCELLED
+    if not result.stored:
+        return EXIT_FAILED  # measured, but not in the database: a script must not take it as stored
     return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from mdtui.store.export import (
 )
 from mdtui.store.fio_import import read_fio_file, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
+from mdtui.store.spool import is_spooled, read_spooled
 
 
 def _run_id(text: str) -> int:
@@ -140,7 +142,11 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     )
     output_options(normalising, "md")
 
-    importing = sub.add_parser("import", help="store fio --output-format=json output made elsewhere", parents=[common])
+    importing = sub.add_parser(
+        "import",
+        help="store fio --output-format=json output made elsewhere, or a run spooled when the database was full",
+        parents=[common],
+    )
     importing.add_argument("file", metavar="FILE.json")
     importing.add_argument("--label", default="", metavar="TEXT")
 
@@ -342,8 +348,25 @@ def _cmd_normalise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spooled(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return is_spooled(handle.read(512).decode("utf-8", "replace"))
+    except OSError:
+        return False  # read_fio_file says why
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     # Read and check the file before the database is opened, so a failed import creates nothing.
+    if _spooled(args.file):
+        # A run the database could not take when it was measured (mdtui.store.spool).
+        spooled = read_spooled(args.file)
+        if args.label:
+            spooled = replace(spooled, setup=replace(spooled.setup, label=args.label))
+        with _store(args, create=True) as store:
+            run = store.get_run(store.store_spooled(spooled))
+        print(f"stored the spooled run as #{run.id} ({run.status.value}); {args.file} can be deleted")
+        return 0
     fio_run = read_fio_file(args.file, label=args.label)
     with _store(args, create=True) as store:
         run = store.get_run(store_fio_run(store, fio_run))

@@ -20,6 +20,7 @@ from mdtui.store.errors import DamagedRunError, StoreBusyError, StoreError, Stor
 from mdtui.store.owner import current_owner, owner_alive
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
+from mdtui.store.spool import SpooledRun
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 _WAL_RETRY_S = 0.02
@@ -411,6 +412,36 @@ class ResultsStore:
                 conn.execute("UPDATE runs SET fio_json = ? WHERE id = ?", (fio_json, run_id))
             self._insert_metrics(conn, run_id, metrics)
             self._insert_samples(conn, run_id, samples)
+            return run_id
+
+    def store_spooled(self, run: SpooledRun) -> int:
+        """Store a run spooled when the database could not take it (mdtui.store.spool); returns its ID.
+
+        The row the run began before the database stopped taking writes (still running, or interrupted,
+        with the same start time) is completed with everything the run measured; otherwise the run is added.
+        """
+        if run.status not in FINAL_STATUSES:
+            raise ValueError(f"a spooled run ends complete, cancelled or failed, not {run.status.value}")
+        with self._transaction("store a spooled run") as conn:
+            row = None
+            if run.run_id is not None:
+                row = conn.execute("SELECT status, started_at FROM runs WHERE id = ?", (run.run_id,)).fetchone()
+            begun = (RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value)
+            if run.run_id is not None and row is not None and row[0] in begun and row[1] == _to_text(run.started_at):
+                run_id = run.run_id
+                conn.execute(
+                    "UPDATE runs SET status = ?, ended_at = ?, fio_json = coalesce(?, fio_json), error = ? "
+                    "WHERE id = ?",
+                    (run.status.value, _to_text(run.ended_at or _now()), run.fio_json, run.error, run_id),
+                )
+                # The spool holds the whole time series, including the points stored before the disk filled.
+                conn.execute("DELETE FROM samples WHERE run_id = ?", (run_id,))
+            else:
+                run_id = self._insert_run(conn, run.setup, run.status, run.started_at, run.ended_at, None, run.error)
+                if run.fio_json is not None:
+                    conn.execute("UPDATE runs SET fio_json = ? WHERE id = ?", (run.fio_json, run_id))
+            self._insert_metrics(conn, run_id, run.metrics)
+            self._insert_samples(conn, run_id, run.samples)
             return run_id
 
     def set_label(self, run_id: int, label: str) -> None:

@@ -485,3 +485,114 @@ def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardo
     # The array is still there: the entry stays, to be named once this process is gone.
     (left,) = journal.entries()
     assert left.device == "/dev/md9" and left.pid == os.getpid()
+
+
+# --- 3. the results database on a full filesystem -------------------------------------------------------------
+
+TINY_FS = "1m"  # tmpfs size: room for a new database and its WAL, filled up once the run has begun
+
+
+@pytest.fixture
+def tiny_fs(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MiB tmpfs (mounted for the test, root only); the lab repeats the test where this cannot run."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TINY_FS},mode=0755", "tmpfs", str(mount)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}); tests/lab/test_faults.py "
+                    "runs the full-disk case in the lab guest")  # fmt: skip
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(directory: Path) -> int:
+    """Write zeros into directory/filler until the filesystem says ENOSPC; the bytes written."""
+    written = 0
+    chunk = b"\0" * 4096
+    with (directory / "filler").open("wb", buffering=0) as handle:
+        while True:
+            try:
+                written += handle.write(chunk)
+            except OSError as exc:
+                assert exc.errno == 28, exc  # ENOSPC
+                return written
+
+
+def run_filling_the_disk(target: Path, db: Path, reap: list[subprocess.Popen[str]]) -> tuple[int, str, str]:
+    """A 4 s benchmark into ``db``; once its run is begun and fio reads, the filesystem is filled."""
+    proc = start(bench_argv(target, runtime=4), db, reap)
+    wait_until_fio_runs(target, proc)
+    filled = fill(db.parent)
+    out, err = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    print(f"\nfull disk: filled {filled} bytes; mdtui exited {proc.returncode}")
+    return proc.returncode, out, err
+
+
+def test_a_full_disk_spools_the_run_beside_the_database_and_import_stores_it(
+    target: Path, tmp_path: Path, tiny_fs: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    db = tiny_fs / "results.db"
+    # The spool directory beside the database points at a filesystem with room, so that the database alone
+    # is full (on one full filesystem both fail: the next test).
+    roomy = tmp_path / "spool"
+    roomy.mkdir()
+    (tiny_fs / "results.db.spool").symlink_to(roomy)
+    code, out, err = run_filling_the_disk(target, db, reap)
+    assert code == 1, err
+    (spooled,) = roomy.glob("run-*.json")
+    message = next(line for line in out.splitlines() if "its figures are kept in" in line)
+    print(message)
+    assert f"run #1 could not be stored in {db} (cannot store samples: database or disk is full)" in message
+    assert f"`mdtui results import {tiny_fs / 'results.db.spool' / spooled.name}`" in message
+    assert quick_check(db) == ["ok"]
+    document = json.loads(spooled.read_text())
+    assert document["format"] == "mdtui-spooled-run" and document["status"] == "complete"
+    assert document["metrics"]["read_bw_bytes_per_s"] > 0 and len(document["samples"]) >= 3
+    assert json.loads(document["fio_json"])["jobs"][0]["read"]["bw_bytes"] == document["metrics"]["read_bw_bytes_per_s"]
+    # The run begun before the disk filled reads as interrupted until the spool is imported.
+    assert [run.status for run in stored(db)] == [RunStatus.INTERRUPTED]
+
+    (tiny_fs / "filler").unlink()
+    imported = subprocess.run(
+        [sys.executable, "-m", "mdtui", "results", "import", str(spooled)], env=env_for(db), cwd=REPO,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    assert "stored the spooled run as #1 (complete)" in imported.stdout
+    (run,) = stored(db)  # the interrupted row completed in place, not a second run
+    assert run.status is RunStatus.COMPLETE and run.error == ""
+    assert run.metrics.read_bw_bytes_per_s == document["metrics"]["read_bw_bytes_per_s"]
+    assert len(run.samples) == len(document["samples"])
+    assert quick_check(db) == ["ok"]
+
+
+def test_a_full_disk_with_no_room_for_the_spool_prints_the_run_as_json(
+    target: Path, tiny_fs: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    db = tiny_fs / "results.db"
+    code, out, err = run_filling_the_disk(target, db, reap)
+    assert code == 1, err
+    lines = out.splitlines()
+    message = next(line for line in lines if "nor kept beside it" in line)
+    print(message)
+    assert "database or disk is full" in message and "No space left on device" in message
+    document = json.loads(lines[-1])  # the last line of stdout: the whole run
+    assert document["format"] == "mdtui-spooled-run" and document["run_id"] == 1
+    assert document["metrics"]["read_bw_bytes_per_s"] > 0 and document["samples"]
+    assert quick_check(db) == ["ok"]
+    assert not any(tiny_fs.glob("results.db.spool/run-*.json"))
+    # What was printed is importable once there is room.
+    (tiny_fs / "filler").unlink()
+    saved = tiny_fs.parent / "printed.json"
+    saved.write_text(lines[-1])
+    imported = subprocess.run(
+        [sys.executable, "-m", "mdtui", "results", "import", str(saved)], env=env_for(db), cwd=REPO,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    (run,) = stored(db)
+    assert run.status is RunStatus.COMPLETE
+    assert run.metrics.read_bw_bytes_per_s == document["metrics"]["read_bw_bytes_per_s"]
