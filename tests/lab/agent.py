@@ -170,6 +170,11 @@ def main() -> None:
     """``agent.py [CHECKOUT]``: serve on the mdtui.agent port; commands run in CHECKOUT by default,
     with CHECKOUT on PYTHONPATH so the guest can ``import mdtui`` from the host's checkout."""
     checkout = sys.argv[1] if len(sys.argv) > 1 else "/"
+    # The init script starts the agent with `&`, and a non-interactive shell starts background jobs with
+    # SIGINT and SIGQUIT ignored; commands would inherit that and a test's `kill -INT` (a user's Ctrl-C)
+    # would do nothing. Commands run as typed at a terminal: default dispositions.
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
     env = {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": "/root",
