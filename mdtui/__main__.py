@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from mdtui.cli.common import ignore_late_signals
 from mdtui.cli.main import build_parser, run_cli
 from mdtui.cli.watch import check_watch_args
 from mdtui.errors import MdtuiError
@@ -26,7 +27,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             root=request.root, start_screen=lambda: WatchScreen(request.root, request.array, request.interval)
         )
     if args.command is not None:
-        return run_cli(args)
+        code = run_cli(args)
+        if code > 128:
+            # Stopped by a signal (129 SIGHUP, 143 SIGTERM ...) and about to exit: a second one, which a
+            # dropped SSH session may send, must not turn the exit code into "killed" on the way out.
+            ignore_late_signals()
+        return code
     from mdtui.ui.app import run_app
 
     return run_app(root=args.root)

@@ -16,7 +16,14 @@ from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
 from mdtui.bench.session import BenchResult, StopRequest, run_bench
-from mdtui.cli.common import Terminal, signal_exit_code, stop_reason, stop_signals
+from mdtui.cli.common import (
+    Terminal,
+    ignore_late_signals,
+    signal_exit_code,
+    signals_restored,
+    stop_reason,
+    stop_signals,
+)
 from mdtui.errors import PlanError, SafetyError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -278,15 +285,17 @@ async def _run(
         for sig in signals:
             loop.remove_signal_handler(sig)
         if stopped_by:
-            # Shutting down now: a late SIGHUP or SIGTERM must not cut the rest short.
-            for sig in signals:
-                if sig is not signal.SIGINT:
-                    signal.signal(sig, signal.SIG_IGN)
+            ignore_late_signals()  # until run_bench_cli returns: printing what was stored comes next
 
 
 def run_bench_cli(args: argparse.Namespace) -> int:
     """Exit code 0 complete and stored, 1 failed, declined or not stored in the database (spooled or printed),
     128 + the signal when stopped (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM); a refusal raises (cli.py exits 2)."""
+    with signals_restored():
+        return _bench_cli(args)
+
+
+def _bench_cli(args: argparse.Namespace) -> int:
     if args.list:
         list_presets(sys.stdout)
         return 0

@@ -8,7 +8,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
@@ -80,6 +81,33 @@ def stop_reason(sig: signal.Signals) -> str:
     if sig is signal.SIGHUP:
         return "SIGHUP: the terminal went away"
     return sig.name
+
+
+@contextlib.contextmanager
+def signals_restored() -> Iterator[None]:
+    """The stop signals' dispositions as they were once the verb returns (for in-process callers, tests).
+
+    Inside, a verb that was stopped may ignore a late SIGHUP or SIGTERM (ignore_late_signals): the second
+    SIGHUP of a dropped session must not kill it while it prints what it stored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def ignore_late_signals() -> None:
+    """After a stop, ignore SIGHUP and SIGTERM for the rest of the verb (within signals_restored)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in stop_signals():
+            if sig is not signal.SIGINT:
+                signal.signal(sig, signal.SIG_IGN)
 
 
 def signal_exit_code(sig: signal.Signals) -> int:

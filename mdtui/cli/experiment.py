@@ -22,7 +22,9 @@ from mdtui.cli.common import (
     confirm,
     find_disk,
     first_free_md,
+    ignore_late_signals,
     signal_exit_code,
+    signals_restored,
     stop_reason,
     stop_signals,
 )
@@ -185,8 +187,9 @@ def _stop_on_interrupt(say: Callable[[str], None]) -> Iterator[_Stop]:
         yield cancel
     finally:
         for sig, handler in previous.items():
-            # After a stop, the rest of the way out (rendering what was stored) must not be cut short.
-            signal.signal(sig, signal.SIG_IGN if cancel.is_set() and sig is not signal.SIGINT else handler)
+            signal.signal(sig, handler)
+        if cancel.is_set():
+            ignore_late_signals()  # until run_experiment returns: it prints what was stored
 
 
 class Declined(MdtuiError):
@@ -348,6 +351,11 @@ def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
 def run_experiment(args: argparse.Namespace) -> int:
     """Exit 0 done, 1 declined, 2 refused or failed (one line, no traceback), 128 + the signal when stopped:
     130 Ctrl-C, 129 SIGHUP, 143 SIGTERM."""
+    with signals_restored():
+        return _experiment(args)
+
+
+def _experiment(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     stopped: _Stop | None = None
     try:

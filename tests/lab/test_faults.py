@@ -21,12 +21,12 @@ STEP_RUNTIME_S = 8
 FIND_TIMEOUT_S = 120  # the baseline step, the create and fio's start on a 2-vCPU TCG guest under host load
 
 
-def start_sweep(guest: Guest) -> tuple[Pending, list[str]]:
+def start_sweep(guest: Guest, runtime_s: int = STEP_RUNTIME_S) -> tuple[Pending, list[str]]:
     devices = [guest.device("NVME0"), guest.device("NVME1")]
     names = [device.rsplit("/", 1)[-1] for device in devices]
     guest.run(["rm", "-rf", DB, f"{DB}-wal", f"{DB}-shm", STATE_DIR, PID_FILE])
     argv = [guest.python_exe, "-m", "mdtui", "experiment", "chunk-sweep", "--level", "0", "--chunks", "64,512",
-            "--preset", "custom", "--runtime", str(STEP_RUNTIME_S), "--device", "/dev/md9", "--yes", *names]
+            "--preset", "custom", "--runtime", str(runtime_s), "--device", "/dev/md9", "--yes", *names]
     script = f"echo $$ > {PID_FILE}; exec " + " ".join(argv)
     return guest.spawn(["/bin/sh", "-c", script], env=ENV, timeout=300, check=False), devices
 
@@ -106,8 +106,9 @@ def test_a_sigkilled_chunk_sweep_is_named_at_the_next_start_and_destroy_removes_
 
 def test_sighup_mid_chunk_sweep_keeps_the_figures_and_tears_the_array_down(standard_guest: Guest) -> None:
     guest = standard_guest
-    pending, devices = start_sweep(guest)
-    wait_for_fio_on_md9(guest, pending)
+    # Long steps: the signal must land while fio reads md9, however slowly the guest reached it.
+    pending, devices = start_sweep(guest, runtime_s=3 * STEP_RUNTIME_S)
+    waited = wait_for_fio_on_md9(guest, pending)
     # What a dropped SSH session delivers: SIGHUP, possibly twice (shell and kernel).
     guest.sh(f"kill -HUP $(cat {PID_FILE}); sleep 0.2; kill -HUP $(cat {PID_FILE}) 2>/dev/null || true")
     result = pending.wait()
@@ -122,7 +123,8 @@ def test_sighup_mid_chunk_sweep_keeps_the_figures_and_tears_the_array_down(stand
     assert json.loads(guest.run(["cat", f"{STATE_DIR}/created-arrays.json"]).stdout) == []
     stored = runs(guest)
     (md9_run,) = [run for run in stored if run["target"] == "/dev/md9"]
-    assert md9_run["status"] == "cancelled" and "SIGHUP" in md9_run["error"]
+    print(f"\nSIGHUP {waited:.1f} s into the sweep: exit {result.rc}, md9 torn down, run {md9_run}")
+    assert md9_run["status"] == "cancelled" and "SIGHUP" in md9_run["error"], (md9_run, result.stderr[-2000:])
     assert md9_run["read"] and md9_run["read"] > 0, md9_run
     scan = guest.run([guest.python_exe, "-m", "mdtui", "scan"], env=ENV, timeout=120)
     assert "was left by" not in scan.stderr
