@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,7 @@ from typing import Any
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.spool import read_bounded_text
 
 IMPORTED_PRESET = "imported"
 # fio timestamps are milliseconds since 1970; anything past the year 9999 cannot be a date.
@@ -242,25 +242,8 @@ def _strerror(code: int) -> str:
 
 def read_fio_file(path: str | os.PathLike[str], *, label: str = "") -> FioRun:
     """The run that the fio JSON output in ``path`` describes, checked; FioImportError otherwise."""
-    file = Path(path)
-    try:
-        mode = file.stat().st_mode
-    except OSError as exc:
-        raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
-    if not stat.S_ISREG(mode):
-        raise FioImportError(f"{file} is not a regular file (a directory, device or FIFO), so not fio JSON output")
-    try:
-        with file.open("rb") as handle:
-            data = handle.read(MAX_IMPORT_BYTES + 1)
-    except OSError as exc:
-        raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
-    if len(data) > MAX_IMPORT_BYTES:
-        raise FioImportError(f"{file} is larger than {MAX_IMPORT_BYTES // (1 << 20)} MiB; not one fio run's output")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FioImportError(f"{file} is not text, so not fio JSON output") from None
-    return read_fio_output(text, source=str(file.resolve()), label=label)
+    text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
+    return read_fio_output(text, source=str(Path(path).resolve()), label=label)
 
 
 def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label: str = "") -> int:

@@ -173,20 +173,26 @@ def parse_spooled(text: str, *, source: str = "") -> SpooledRun:
     )
 
 
-def read_spooled(path: str | os.PathLike[str]) -> SpooledRun:
-    """The spooled run in ``path``; FioImportError when it cannot be read or is not one."""
+def read_bounded_text(path: str | os.PathLike[str], *, limit: int, what: str) -> str:
+    """The UTF-8 text of a regular file a user named for import, at most ``limit`` bytes; FioImportError
+    saying it is not ``what`` ("fio JSON output", "a spooled run") otherwise. Never blocks on a FIFO."""
     file = Path(path)
     try:
         if not stat.S_ISREG(file.stat().st_mode):
-            raise FioImportError(f"{file} is not a regular file")
+            raise FioImportError(f"{file} is not a regular file (a directory, device or FIFO), so not {what}")
         with file.open("rb") as handle:
-            data = handle.read(MAX_SPOOL_BYTES + 1)
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
-    if len(data) > MAX_SPOOL_BYTES:
-        raise FioImportError(f"{file} is larger than {MAX_SPOOL_BYTES >> 20} MiB; not a spooled run")
+    if len(data) > limit:
+        raise FioImportError(f"{file} is larger than {limit >> 20} MiB; not {what}")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise FioImportError(f"{file} is not text, so not a spooled run") from None
-    return parse_spooled(text, source=str(file))
+        raise FioImportError(f"{file} is not text, so not {what}") from None
+
+
+def read_spooled(path: str | os.PathLike[str]) -> SpooledRun:
+    """The spooled run in ``path``; FioImportError when it cannot be read or is not one."""
+    text = read_bounded_text(path, limit=MAX_SPOOL_BYTES, what="a spooled run")
+    return parse_spooled(text, source=str(Path(path)))
