@@ -111,8 +111,10 @@ def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
     return level, layout
 
 
-def _disk_of(inventory: Inventory, member_name: str) -> Disk | None:
-    """The whole disk behind a member ("sdb1" → sdb)."""
+def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:
+    """The whole disk behind a member ("sdb1" → sdb); None without an inventory."""
+    if inventory is None:
+        return None
     return inventory.disk(member_name) or next((d for d in inventory.disks if member_name in d.partitions), None)
 
 
@@ -139,7 +141,7 @@ def member_sets(inp: AdviceInput) -> list[MemberSet]:
                 continue
             level, layout = resolved
             active = [m for m in array.members if not m.spare and not m.faulty]
-            disks = tuple(d for m in active if (d := _disk_of(inp.inventory, m.name)) is not None)
+            disks = tuple(d for m in active if (d := disk_of(inp.inventory, m.name)) is not None)
             sets.append(
                 MemberSet(
                     name=array.name,

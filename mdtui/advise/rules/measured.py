@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 
 from mdtui.advise.findings import Evidence, Finding, Severity
-from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures, mb_text, mbps
+from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures, disk_of, mb_text, mbps
 from mdtui.advise.rules.members import CRITICAL_COST_FRACTION, WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
 from mdtui.format import times
@@ -24,10 +24,6 @@ SLOW_ALONE_RATIO = 0.6
 PACE_TOLERANCE = 0.15
 # Live samples: an array moving less than this is idle and its members' busy% says nothing.
 LOADED_BYTES_PER_S = 10e6
-
-
-def _disk(inp: AdviceInput, name: str) -> Disk | None:
-    return inp.inventory.disk(name) if inp.inventory is not None else None
 
 
 def _link_text(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]:
@@ -87,8 +83,9 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         n = len(figures.alone)
         pace, possible = slow.read_bytes_per_s * n, median * n
         cost = 1 - pace / possible
-        peers = [d for m in figures.alone if m not in slow_members and (d := _disk(inp, m.name)) is not None]
-        links = [_link_text(_disk(inp, m.name), peers) for m in slow_members]
+        others = [m for m in figures.alone if m not in slow_members]
+        peers = [d for m in others if (d := disk_of(inp.inventory, m.name)) is not None]
+        links = [_link_text(disk_of(inp.inventory, m.name), peers) for m in slow_members]
         link_explains = bool(links) and all(explains for _, explains in links)
         link_text = "; ".join(text for text, _ in links if text) or None
         at_pace = runs_at_slowest_pace(figures)
