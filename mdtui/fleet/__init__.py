@@ -1,0 +1,1 @@
+"""Many hosts: benchmarks through fio client/server mode and fleet comparison."""
