@@ -1,0 +1,108 @@
+"""The generated big-host tree (bench/bigtree.py) is read by the probe and the sampler as a real host is."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from mdtui.model.disk import InUseKind, Transport
+from mdtui.model.link import LinkKind
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.sampler import Sampler
+
+REPO = Path(__file__).resolve().parents[2]
+DISKS = 256
+# Generating and probing 256 disks takes ~0.5 s on tmpfs; far more means the tree or the probe went wrong.
+SCAN_BUDGET_S = 10.0
+
+
+def load_bigtree() -> ModuleType:
+    """bench/ is not a package on the test path; load the generator from its file."""
+    spec = importlib.util.spec_from_file_location("bigtree", REPO / "bench" / "bigtree.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bigtree"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bigtree = load_bigtree()
+
+
+@pytest.fixture(scope="module")
+def tree() -> Iterator[object]:
+    directory = bigtree.scratch_directory()
+    try:
+        yield bigtree.build(directory, DISKS)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_the_probe_finds_every_disk_with_its_transport_link_and_use(tree) -> None:
+    started = time.monotonic()
+    inventory = scan(tree.base, privileged=True)
+    took = time.monotonic() - started
+    assert took < SCAN_BUDGET_S, f"scan of {DISKS} generated disks took {took:.2f} s"
+    found = {transport: sum(d.transport is transport for d in inventory.disks) for transport in Transport}
+    assert found[Transport.SAS] == tree.counts["sas"] == 192, found
+    assert found[Transport.NVME] == tree.counts["nvme"] == 64, found
+    assert len(inventory.disks) == DISKS, [
+        d.name for d in inventory.disks if d.transport not in (Transport.SAS, Transport.NVME)
+    ]
+    assert not [d for d in inventory.disks if d.problems], [
+        (d.name, d.problems) for d in inventory.disks if d.problems
+    ][:3]
+
+    kinds = {d.name: d.link.kind for d in inventory.disks if d.link is not None}
+    assert len(kinds) == DISKS, f"{DISKS - len(kinds)} disks without a link"
+    assert {kinds[d.name] for d in inventory.disks if d.transport is Transport.SAS} == {LinkKind.SAS}
+    assert {kinds[d.name] for d in inventory.disks if d.transport is Transport.NVME} == {LinkKind.PCIE}
+    downgraded = sorted(d.name for d in inventory.disks if d.link is not None and d.link.downgraded)
+    assert downgraded == sorted(tree.slow_links)
+    sas = inventory.disk("sda")
+    assert sas is not None and sas.link is not None
+    assert "/expander-2:0/" in sas.link.source and sas.link.source.endswith("/phy-2:0:0/sas_phy/phy-2:0:0")
+    assert sas.link.current_rate == 12.0
+    assert sas.driver == "mpt3sas" and sas.serial == "ZL200000" and sas.model == "SEAGATE ST16000NM004J"
+
+    members = {m for array in tree.arrays for m in array.members}
+    in_md = {d.name for d in inventory.disks if InUseKind.MD_MEMBER in {r.kind for r in d.in_use}}
+    assert in_md == members
+    root = inventory.disk(tree.root_disk)
+    assert root is not None and InUseKind.ROOT_FS in {r.kind for r in root.in_use}
+    free = [d for d in inventory.disks if not d.in_use]
+    assert len(free) == DISKS - len(members) - 1
+
+
+def test_the_arrays_resync_and_degrade_as_generated(tree) -> None:
+    inventory = scan(tree.base, privileged=True)
+    arrays = {a.name: a for a in inventory.arrays}
+    assert sorted(arrays) == sorted(a.name for a in tree.arrays) and len(arrays) == bigtree.arrays_for(DISKS)
+    assert {a.name for a in inventory.arrays if a.sync is not None} == {a.name for a in tree.arrays if a.resyncing}
+    assert {a.name: a.degraded for a in inventory.arrays if a.degraded} == {"md2": 1}
+    for array in tree.arrays:
+        found = arrays[array.name]
+        assert found.level == array.level and [m.name for m in found.members] == array.members
+        assert found.raid_disks == len(array.members) + array.degraded
+
+
+def test_the_sampler_sees_every_disk_move(tree) -> None:
+    with Sampler(SystemRoot(tree.base)) as sampler:
+        sampler.sample(now=0.0)
+        tree.advance(1)
+        snapshot = sampler.sample(now=1.0)
+    names = {device.name for device in snapshot.devices}
+    assert {d.name for d in tree.disks} <= names
+    busy = [d for d in snapshot.devices if d.name in {disk.name for disk in tree.disks} and d.read_bytes_per_s]
+    assert len(busy) == DISKS, f"{len(busy)} of {DISKS} disks moved"
+    assert len(snapshot.cpu.cores) == bigtree.CPUS and snapshot.cpu.cpufreq_available
+    resync_threads = {t.array for t in snapshot.md_threads if t.role == "resync"}
+    assert resync_threads == {a.name for a in tree.arrays if a.resyncing}
