@@ -4,8 +4,12 @@
 short of parallelism → parallelism: members given a service time with dm-delay, a 4 MiB chunk and one
 job, so each read waits on one member; (d) a run during a resync → the resync (standard machine);
 (e) a healthy array → no warning at all, on a machine whose four members are throttled alike so that,
-as on hardware, the disks and not the emulator's CPU set the pace. (b), a downgraded link, needs link
-training QEMU cannot do: it is tested on the captured real-links tree (tests/unit/test_advise_scenarios.py).
+as on hardware, the disks and not the emulator's CPU set the pace. (b) a downgraded link that explains a
+slow member → one finding, the measured one, saying "fix the link first": QEMU cannot train a link down
+(its NVMe endpoint reports 2.5 GT/s x1 as both what it runs and what it can run), so the throttled member's
+*capability* is raised to Gen3 x4 by bind-mounting two one-line files over its max_link_speed/max_link_width
+in the guest's sysfs; what it runs at (2.5 GT/s x1) is the real kernel's reading, and its slowness is real
+(QEMU's throttle), measured by the weakest-link run. The unit test of (b) uses the captured real-links tree.
 """
 
 from __future__ import annotations
@@ -57,6 +61,43 @@ def test_a_throttled_member_is_named_from_what_was_measured(guest: Guest) -> Non
     alone = {e["label"].removesuffix(" alone"): e["value"] for e in top["evidence"] if e["label"].endswith(" alone")}
     assert min(alone, key=alone.__getitem__) == slow, alone
     assert any(text.startswith("too little parallelism") for text in top["ruled_out"]), top["ruled_out"]
+
+
+# What a Gen3 x4 NVMe drive reports as its capability (the captured real-links tree's nvme0 reads these).
+CAPABLE_SPEED, CAPABLE_WIDTH = "8.0 GT/s PCIe", "4"
+
+
+def test_b_a_downgraded_link_that_explains_the_slow_member_is_one_finding(guest: Guest) -> None:  # noqa: F811
+    slow = guest.device(SLOW_NVME).rsplit("/", 1)[-1]
+    function = guest.run(["readlink", "-f", f"/sys/block/{slow}/device/device"]).stdout.strip()
+    overlaid = []
+    try:
+        for attribute, value in (("max_link_speed", CAPABLE_SPEED), ("max_link_width", CAPABLE_WIDTH)):
+            source = f"/tmp/lab-{attribute}"
+            guest.run(["sh", "-c", 'printf "%s\\n" "$1" > "$2"', "sh", value, source])
+            guest.run(["mount", "--bind", source, f"{function}/{attribute}"])
+            overlaid.append(f"{function}/{attribute}")
+        scanned = guest.run([guest.python_exe, "-m", "mdtui", "scan", "--json"], timeout=120).json()
+        link = next(d for d in scanned["disks"] if d["serial"] == SLOW_NVME)["link"]
+        # The real kernel's reading of what the link runs at, beside the overlaid capability: a downgrade.
+        assert (link["current_rate"], link["current_width"], link["max_rate"], link["max_width"]) == (2.5, 1, 8.0, 4)
+        assert link["downgraded"] is True, link
+        create(guest, "0", (*STANDARD_NVME[:3], SLOW_NVME), "--chunk=512")
+        document = bench_json(guest, "--preset", "weakest-link", "--target", "/dev/md0", *QUICK,
+                              "--numjobs", "2", "--iodepth", "4")  # fmt: skip
+        assert document["status"] == "complete", document["error"]
+        print("\n(b) " + report(document))
+        findings = serious(advise(guest))
+        top = findings[0]
+        assert top["id"] == "measured-slow-member:md0", findings
+        assert top["title"].startswith(f"{slow} reads "), top["title"]
+        assert top["what_to_do"].startswith(f"Fix the link first ({slow}'s link trained at Gen1 2.5 GT/s x1"), top
+        ids = [f["id"] for f in findings]
+        # One cause, one finding: the link and the link-only estimate are folded into the measured finding.
+        assert f"link-downgraded:{slow}" not in ids and "slow-member:md0" not in ids and "parallelism:md0" not in ids
+    finally:
+        for path in reversed(overlaid):
+            guest.run(["umount", path], check=False)
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
-from mdtui.advise.rules.measured import rule_busy_member, rule_measured_slow_member
+from mdtui.advise.rules.measured import rule_measured_slow_member
+from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
 from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
 from mdtui.advise.rules.resync import rule_resync
@@ -15,6 +16,7 @@ from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, ru
 
 RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_measured_slow_member,
+    rule_same_job_on_members,
     rule_busy_member,
     rule_slow_members,
     rule_downgraded_links,

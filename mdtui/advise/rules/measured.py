@@ -1,4 +1,5 @@
-"""Rules from what was measured: a member slow alone in a weakest-link run, or busy while its array works.
+"""Rules from what was measured: a member slow alone in a weakest-link run (busy members, and the same job
+on each member, are in rules/member_runs.py).
 
 These name a slow member whatever makes it slow (a worn or hot SSD, an SMR disk, a failing drive, a busy
 HBA, a bad link): the figures, not the link speeds, decide. A link that explains the figure is folded in.
@@ -14,7 +15,6 @@ from mdtui.advise.rules.members import CRITICAL_COST_FRACTION, WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
 from mdtui.format import times
 from mdtui.model.disk import Disk
-from mdtui.sample.dashboard import MemberLoad, standouts
 
 # A member reading under this share of its peers' median alone is slow. The field's case (finding 1) was
 # 832 against ~1650 MB/s, 0.50; members of one model differ by up to ~25% in the lab, so 0.6 keeps that
@@ -22,11 +22,9 @@ from mdtui.sample.dashboard import MemberLoad, standouts
 SLOW_ALONE_RATIO = 0.6
 # The array "runs at its slowest member's pace" when it read within ±15% of slowest × N.
 PACE_TOLERANCE = 0.15
-# Live samples: an array moving less than this is idle and its members' busy% says nothing.
-LOADED_BYTES_PER_S = 10e6
 
 
-def _link_text(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]:
+def member_link(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]:
     """What a member's link says, and whether it explains a slow figure (a downgrade or a slower link)."""
     if disk is None or disk.link is None:
         return None, False
@@ -85,7 +83,7 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         cost = 1 - pace / possible
         others = [m for m in figures.alone if m not in slow_members]
         peers = [d for m in others if (d := disk_of(inp.inventory, m.name)) is not None]
-        links = [_link_text(disk_of(inp.inventory, m.name), peers) for m in slow_members]
+        links = [member_link(disk_of(inp.inventory, m.name), peers) for m in slow_members]
         link_explains = bool(links) and all(explains for _, explains in links)
         link_text = "; ".join(text for text, _ in links if text) or None
         at_pace = runs_at_slowest_pace(figures)
@@ -159,48 +157,6 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
                     *(f"link-downgraded:{m.name}" for m in slow_members),
                     *(f"busy-member:{array}:{m.name}" for m in slow_members),
                 ),
-            )
-        )
-    return findings
-
-
-def rule_busy_member(inp: AdviceInput) -> list[Finding]:
-    """A member that stands out (busy or slow per request) from its peers while its array works, sampled live."""
-    if not inp.snapshots:
-        return []
-    counts: dict[tuple[str, str], list[str]] = {}
-    loaded_by_array: dict[str, int] = {}
-    for snapshot in inp.snapshots:
-        for array in snapshot.arrays:
-            total = snapshot.device(array.name)
-            moved = (total.read_bytes_per_s or 0.0) + (total.write_bytes_per_s or 0.0) if total else 0.0
-            if moved < LOADED_BYTES_PER_S or array.sync is not None:
-                continue
-            loaded_by_array[array.name] = loaded_by_array.get(array.name, 0) + 1
-            members = [MemberLoad(m.name, "member", snapshot.device(m.name)) for m in array.members if not m.spare]
-            for name, why in standouts(members).items():
-                counts.setdefault((array.name, name), []).append(why)
-    findings = []
-    for (array, member), reasons in sorted(counts.items()):
-        loaded = loaded_by_array[array]
-        if len(reasons) * 2 < loaded:  # it must stand out in most loaded samples, not once
-            continue
-        findings.append(
-            Finding(
-                id=f"busy-member:{array}:{member}",
-                severity=Severity.WARNING,
-                title=f"{member} stands out while {array} works ({reasons[-1]}): it sets the array's pace",
-                evidence=(
-                    Evidence("samples where it stood out", len(reasons)),
-                    Evidence(f"samples with {array} loaded", loaded),
-                    Evidence("latest", reasons[-1]),
-                ),
-                why=WEAKEST_LINK_WHY,
-                what_to_do=(
-                    f"Measure it: the weakest-link preset reads each member of {array} alone. Then check {member}'s "
-                    f"SMART health and temperature (smartctl -a /dev/{member}), firmware, link and slot."
-                ),
-                experiment="weakest-link",
             )
         )
     return findings
