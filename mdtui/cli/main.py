@@ -11,6 +11,7 @@ from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
+from mdtui.cli.keep import add_keep_parsers, cmd_persist
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
 from mdtui.cli.watch import add_watch_parser, run_watch
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_advise_parser(sub)
     add_bench_parser(sub)
     add_experiment_parser(sub)
+    add_keep_parsers(sub)
     return parser
 
 
@@ -45,6 +47,7 @@ COMMANDS = {
     "advise": run_advise,
     "bench": run_bench_cli,
     "experiment": run_experiment,
+    "persist": cmd_persist,
 }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.keep import rule_boot, rule_monitoring
 from mdtui.advise.rules.measured import rule_measured_slow_member
 from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
@@ -22,6 +23,8 @@ RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_downgraded_links,
     rule_governor,
     rule_resync,
+    rule_boot,
+    rule_monitoring,
     rule_parallelism,
     rule_level_for_workload,
     rule_chunk_for_workload,

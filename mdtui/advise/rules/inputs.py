@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from mdtui.advise.findings import Workload
 from mdtui.advise.kernel_log import ParityRoutines
+from mdtui.keep.boot import BootState
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -65,6 +66,7 @@ class AdviceInput:
     parity: ParityRoutines | None = None
     benchmark_target: str | None = None  # a run about to start on this device
     weakest_link: tuple[WeakestLinkFigures, ...] = ()
+    boot: BootState | None = None  # mdadm.conf, the initramfs's copy, monitoring (mdtui.keep.boot)
 
 
 @dataclass(frozen=True)

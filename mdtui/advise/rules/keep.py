@@ -1,0 +1,187 @@
+"""Rules about keeping arrays: will they come back after a reboot, and will anyone hear when one fails."""
+
+from __future__ import annotations
+
+from mdtui.advise.findings import Evidence, Finding, Severity
+from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.keep.boot import END_METADATA, ESP_MOUNTS, BootState
+
+BOOT_WHY = (
+    "At boot the initramfs assembles arrays from its own copy of mdadm.conf. An array no ARRAY line names is "
+    "assembled by auto-detection, if at all: it comes up as md127 (or md126...) instead of its name, and "
+    "fstab or a bootloader entry that names /dev/md0 fails. The copy inside the initramfs is the one that "
+    "counts, and it only changes when the initramfs is rebuilt."
+)
+MONITOR_WHY = (
+    "A redundant array hides its first failure: it keeps serving data, degraded, until the next member fails "
+    "and the data is gone. `mdadm --monitor` (the mdmonitor service) sends mail to MAILADDR or runs PROGRAM "
+    "on Fail, DegradedArray and SparesMissing events; without it, or with nowhere to send them, nobody hears."
+)
+
+
+def _refresh(state: BootState) -> str:
+    return " ".join(state.distribution.initramfs_argv)
+
+
+def rule_boot(inp: AdviceInput) -> list[Finding]:
+    """Every running array named in mdadm.conf and in the initramfs's copy, no stale lines, no md127 surprise,
+    metadata a bootloader can read where it holds /boot."""
+    state = inp.boot
+    if state is None:
+        return []
+    findings: list[Finding] = []
+    conf = state.conf
+    image_read = state.initramfs_conf is not None
+    for array in state.arrays:
+        if array.uuid is None:
+            continue  # a built array: nothing to persist
+        base = [Evidence("array", array.dev_path), Evidence("UUID", array.uuid)]
+        if array.conf_line is None:
+            unnamed = array.name.startswith("md12")
+            findings.append(
+                Finding(
+                    id=f"boot-unlisted:{array.name}",
+                    severity=Severity.CRITICAL if array.holds else Severity.WARNING,
+                    title=(
+                        f"{array.name} is not in {conf.path}: after a reboot it may come back under another "
+                        "name (md127) or not at all"
+                        if not unnamed
+                        else f"{array.name} was assembled without an ARRAY line in {conf.path} (hence md12x)"
+                    ),
+                    evidence=(
+                        *base,
+                        Evidence(conf.path, f"{len(conf.arrays)} ARRAY line(s)" if conf.exists else "missing"),
+                    ),
+                    why=BOOT_WHY,
+                    what_to_do=(
+                        f"`mdtui persist {array.name}`: adds the line `mdadm --detail --brief {array.dev_path}` "
+                        f"prints to {conf.path} (shown as a diff first), then runs `{_refresh(state)}`."
+                    ),
+                )
+            )
+        elif image_read and array.initramfs_line is None:
+            findings.append(
+                Finding(
+                    id=f"boot-initramfs:{array.name}",
+                    severity=Severity.WARNING,
+                    title=f"{array.name} is in {conf.path} but not in the initramfs's copy of it",
+                    evidence=(*base, Evidence("initramfs", state.initramfs or "unknown")),
+                    why=BOOT_WHY,
+                    what_to_do=(
+                        f"Rebuild the initramfs: `{_refresh(state)}` (or `mdtui persist {array.name}`, which "
+                        "does it after checking the line)."
+                    ),
+                )
+            )
+        if array.named_elsewhere is not None:
+            findings.append(
+                Finding(
+                    id=f"boot-name:{array.name}",
+                    severity=Severity.WARNING,
+                    title=f"{array.name} is assembled as {array.dev_path} but {conf.path} names it "
+                    f"{array.named_elsewhere}",
+                    evidence=(*base, Evidence(f"{conf.path} line {array.conf_line.line_no}", array.named_elsewhere)
+                              if array.conf_line else Evidence("conf", array.named_elsewhere)),
+                    why=BOOT_WHY + " A different name at assembly means the copy in the initramfs is older than "
+                    "the file, or the superblock's home host does not match HOMEHOST.",
+                    what_to_do=(
+                        f"Rebuild the initramfs (`{_refresh(state)}`) and reboot; if it stays "
+                        f"{array.name}, check HOMEHOST in {conf.path} against the name= in the line."
+                    ),
+                )
+            )
+        findings += _metadata_findings(state, array.name, array.metadata, array.holds, base)
+    for line in state.stale:
+        short = (line.uuid or "")[:8]
+        findings.append(
+            Finding(
+                id=f"boot-stale:{short}",
+                severity=Severity.WARNING,
+                title=f"{conf.path} line {line.line_no} names an array that does not exist here",
+                evidence=(Evidence("line", line.text), Evidence("UUID", line.uuid or "")),
+                why=(
+                    "At boot mdadm looks for every array the file names; one whose disks are gone can hold "
+                    "the boot on a timeout or drop to the initramfs shell, and a new array may be refused a "
+                    "name the stale line still claims."
+                ),
+                what_to_do=(
+                    f"If its disks are gone for good, delete line {line.line_no} of {conf.path}, then run "
+                    f"`{_refresh(state)}`."
+                ),
+            )
+        )
+    return findings
+
+
+def _metadata_findings(
+    state: BootState, name: str, metadata: str | None, holds: tuple[str, ...], base: list[Evidence]
+) -> list[Finding]:
+    if not holds or metadata is None or metadata in END_METADATA:
+        return []
+    esp = [point for point in holds if point in ESP_MOUNTS]
+    if esp:
+        return [
+            Finding(
+                id=f"boot-metadata:{name}",
+                severity=Severity.CRITICAL,
+                title=f"{name} holds the EFI system partition ({esp[0]}) with metadata {metadata}",
+                evidence=(*base, Evidence("metadata", metadata), Evidence("holds", ", ".join(holds))),
+                why=(
+                    "The firmware reads the EFI system partition as a plain FAT filesystem. Metadata 1.1 and 1.2 "
+                    "put the superblock at the start, so the filesystem does not start where the firmware looks; "
+                    "only 1.0 and 0.90 (superblock at the end) leave each member readable on its own."
+                ),
+                what_to_do="Recreate the ESP mirror with --metadata=1.0 (back up its files first).",
+            )
+        ]
+    if state.bootloader in ("grub2", "systemd-boot"):
+        return []
+    loader = state.bootloader or "an unknown bootloader"
+    return [
+        Finding(
+            id=f"boot-metadata:{name}",
+            severity=Severity.WARNING,
+            title=f"{name} holds /boot with metadata {metadata}, which {loader} may not read",
+            evidence=(*base, Evidence("metadata", metadata), Evidence("bootloader", loader)),
+            why=(
+                "GRUB 2 reads md metadata 1.x itself; older loaders (GRUB legacy, syslinux/extlinux) read one member "
+                "as a plain filesystem, which only works with the superblock at the end (1.0 or 0.90)."
+            ),
+            what_to_do="Use GRUB 2, or recreate the /boot mirror with --metadata=1.0.",
+        )
+    ]
+
+
+def rule_monitoring(inp: AdviceInput) -> list[Finding]:
+    """Arrays exist and nobody will hear about a failure: no `mdadm --monitor`, or nowhere to send its alerts."""
+    state = inp.boot
+    if state is None or not state.arrays:
+        return []
+    mon = state.monitoring
+    problems = []
+    if not mon.running:
+        problems.append("no `mdadm --monitor` process runs")
+    if not mon.mailaddr and not mon.program:
+        problems.append(f"neither MAILADDR nor PROGRAM is set in {state.conf.path}")
+    elif mon.mailaddr and not mon.program and mon.mailer is None:
+        problems.append(f"MAILADDR {mon.mailaddr} is set but no sendmail is installed to deliver it")
+    if not problems:
+        return []
+    return [
+        Finding(
+            id="monitor",
+            severity=Severity.WARNING,
+            title="Nobody will hear when an array loses a member: " + "; ".join(problems),
+            evidence=(
+                Evidence("mdadm --monitor", ", ".join(str(p) for p in mon.monitor_pids) or "not running"),
+                Evidence("MAILADDR", mon.mailaddr or "unset"),
+                Evidence("PROGRAM", mon.program or "unset"),
+            ),
+            why=MONITOR_WHY,
+            what_to_do=(
+                f"Set MAILADDR (with a working mail transport) or PROGRAM in {state.conf.path}, then enable the "
+                "monitor: `systemctl enable --now mdmonitor` (or run `mdadm --monitor --scan --daemonise`). "
+                "`mdadm --monitor --scan --test --oneshot` sends a test alert."
+            ),
+        )
+    ]

@@ -1,0 +1,145 @@
+"""Make an array survive a reboot: its ARRAY line in the distribution's mdadm.conf, then the initramfs rebuilt
+with the distribution's own tool so the copy the early boot reads says the same."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mdtui import safefile
+from mdtui.command import CommandResult, run_command
+from mdtui.errors import MdtuiError, SafetyError
+from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
+from mdtui.probe.root import SystemRoot
+from mdtui.run.mdadm import find_array
+from mdtui.run.process import run_streaming
+from mdtui.run.state import ActionLog
+
+# update-initramfs takes ~10-30 s on a real machine and minutes under emulation; dracut similar.
+INITRAMFS_TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True)
+class PersistPlan:
+    device: str  # /dev/md0
+    brief: str  # the ARRAY line mdadm --detail --brief gives
+    distribution: Distribution
+    edit: ConfEdit
+
+    @property
+    def initramfs_argv(self) -> tuple[str, ...]:
+        return self.distribution.initramfs_argv
+
+
+def detail_brief(device: str) -> str:
+    """The ARRAY line of `mdadm --detail --brief DEVICE`."""
+    result = run_command(["mdadm", "--detail", "--brief", device], timeout_s=30)
+    if not result.ok:
+        raise MdtuiError(f"mdadm --detail --brief {device} failed: {result.stderr.strip() or result.returncode}")
+    line = next((line for line in result.stdout.splitlines() if line.startswith("ARRAY")), None)
+    if line is None:
+        raise MdtuiError(f"mdadm --detail --brief {device} printed no ARRAY line")
+    return " ".join(line.split())
+
+
+def plan_persist(
+    device: str,
+    *,
+    root: SystemRoot | None = None,
+    conf_path: str | None = None,
+    brief: str | None = None,
+) -> PersistPlan:
+    """What persisting ``device`` would change. ``conf_path`` overrides the distribution's mdadm.conf."""
+    system = root or SystemRoot("/")
+    array = find_array(system, device)
+    if array is None:
+        raise MdtuiError(f"{device} is not an active md array")
+    if array.metadata in (None, "none"):
+        raise MdtuiError(
+            f"{device} has no superblock (made with --build): mdadm cannot find it again by UUID after a "
+            "reboot, so there is nothing to persist"
+        )
+    distribution = detect_distribution(system)
+    if conf_path is not None:
+        distribution = Distribution(
+            distribution.family, conf_path, distribution.initramfs_argv, distribution.initramfs_tool
+        )
+    conf = read_conf(system, distribution.conf_path)
+    line = brief or detail_brief(array.dev_path)
+    try:
+        edit = add_array_line(conf, line)
+    except ValueError as exc:
+        raise MdtuiError(str(exc)) from None
+    return PersistPlan(array.dev_path, line, distribution, edit)
+
+
+def describe_persist(plan: PersistPlan) -> list[str]:
+    lines = [f"persist {plan.device} ({plan.distribution.family} family)", f"  ARRAY line: {plan.brief}"]
+    if plan.edit.changed:
+        verb = "replaces a stale line for the same UUID" if plan.edit.replaced else "adds it"
+        lines.append(f"  {plan.edit.path}: {verb}")
+        lines.extend("    " + row for row in plan.edit.diff().rstrip("\n").splitlines())
+    else:
+        lines.append(f"  {plan.edit.path} already has this line: no change")
+    lines.append(f"  then refresh the initramfs: {' '.join(plan.initramfs_argv)}")
+    return lines
+
+
+def write_conf(
+    plan: PersistPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+) -> bool:
+    """Write the planned mdadm.conf (temporary file + rename), after checking nothing changed since the plan.
+
+    Returns False when there was nothing to write.
+    """
+    if not confirmed:
+        raise SafetyError("writing mdadm.conf was not confirmed; nothing was written")
+    if not plan.edit.changed:
+        return False
+    system = root or SystemRoot("/")
+    now = read_conf(system, plan.edit.path)
+    if now.text != plan.edit.old_text:
+        raise SafetyError(f"{plan.edit.path} changed since the plan was made; run persist again to see the new diff")
+    current = detail_brief(plan.device)
+    if current != plan.brief:
+        raise SafetyError(f"{plan.device} is not the array planned (now: {current}); run persist again")
+    started = time.monotonic()
+    safefile.write_text(system.path(plan.edit.path), plan.edit.new_text, replace=True)
+    (log or ActionLog()).record(
+        CommandResult(("mdtui-write", plan.edit.path), 0, plan.edit.diff(), "", time.monotonic() - started),
+        f"persist {plan.device}: ARRAY line in {plan.edit.path}",
+    )
+    return True
+
+
+def refresh_initramfs(
+    plan: PersistPlan,
+    *,
+    confirmed: bool,
+    on_output: Callable[[str], None] | None = None,
+    timeout_s: float = INITRAMFS_TIMEOUT_S,
+    log: ActionLog | None = None,
+) -> CommandResult:
+    """Run update-initramfs -u / dracut -f, streaming its output; raises MdtuiError when it fails."""
+    if not confirmed:
+        raise SafetyError("refreshing the initramfs was not confirmed; nothing was run")
+    argv = plan.initramfs_argv
+
+    def forward(data: bytes) -> None:
+        if on_output is not None:
+            on_output(data.decode("utf-8", "replace"))
+
+    run = asyncio.run(run_streaming(argv, on_stdout=forward, on_stderr=forward, timeout_s=timeout_s))
+    result = CommandResult(
+        run.argv, run.returncode if run.returncode is not None else -1,
+        run.stdout.decode("utf-8", "replace"), run.stderr_text, run.duration_s,
+    )
+    (log or ActionLog()).record(result, f"persist {plan.device}: refresh the initramfs")
+    if run.timed_out:
+        raise MdtuiError(f"{argv[0]} did not finish within {timeout_s:g} s")
+    if not result.ok:
+        tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or [""]
+        raise MdtuiError(f"{' '.join(argv)} failed (exit {result.returncode}): {tail[0]}")
+    return result
