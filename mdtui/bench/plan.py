@@ -149,6 +149,10 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
     return adjusted
 
 
+# The preset overrides (--runtime, --size, --iodepth, --numjobs) for planners of other hosts (mdtui.fleet).
+override_steps = _override
+
+
 def _members(
     request: BenchRequest, target: BenchTarget, inventory: Inventory, root: SystemRoot
 ) -> tuple[BenchTarget, ...]:

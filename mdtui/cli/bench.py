@@ -24,6 +24,7 @@ from mdtui.cli.common import (
     stop_reason,
     stop_signals,
 )
+from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
 from mdtui.errors import PlanError, SafetyError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -104,6 +105,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     job.add_argument("--ioengine", choices=[e.value for e in IoEngine], help="default libaio")
     job.add_argument("--direct", action=argparse.BooleanOptionalAction, default=None, help="O_DIRECT (default on)")
     job.add_argument("--offset", type=_size, metavar="SIZE", help="start this far into the target")
+    add_fleet_arguments(parser)
 
 
 def list_presets(out: TextIO) -> None:
@@ -299,6 +301,8 @@ def _bench_cli(args: argparse.Namespace) -> int:
     if args.list:
         list_presets(sys.stdout)
         return 0
+    if wants_fleet(args):
+        return run_fleet_cli(args, request_from_args(args))
     request = request_from_args(args)
     root = SystemRoot(args.root)
     inventory = scan(root)

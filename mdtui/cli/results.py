@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from mdtui.cli.fleet import fleet_report
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes
 from mdtui.safefile import output_problem, write_text
@@ -157,6 +158,15 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
     deleting = sub.add_parser("delete", help="remove runs with their figures and samples", parents=[common])
     deleting.add_argument("runs", type=_run_id, nargs="+", metavar="ID")
+
+    fleet = sub.add_parser(
+        "fleet",
+        help="a fleet's hosts side by side: one metric per step, ratio to the median, the slowest host named",
+        parents=[common],
+    )
+    fleet.add_argument("fleet", nargs="?", metavar="FLEET", help="fleet id (default: the newest fleet)")
+    fleet.add_argument("--metric", choices=list(METRICS_BY_NAME), metavar="NAME", help="default: read or write MB/s")
+    output_options(fleet, "md")
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -406,6 +416,13 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fleet(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        text = fleet_report(store, args.fleet, args.metric, args.format)
+    _emit(text, args, store)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": _cmd_list,
     "show": _cmd_show,
@@ -417,6 +434,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "label": _cmd_label,
     "note": _cmd_note,
     "delete": _cmd_delete,
+    "fleet": _cmd_fleet,
 }
 
 

@@ -1,0 +1,170 @@
+"""One fio job on one remote host through `fio --client`: the job file, the argv, and its figures.
+
+fio's client/server mode takes jobs only from a job file (options on the client's command line are not
+sent), so a JobSpec becomes the same options as mdtui.run.jobs.fio_argv gives a local fio, one per
+line. ``--readonly`` must follow ``--client=``: placed before it, it binds the client only and the
+server writes anyway (fio 3.33, checked with a write job). The server's final JSON comes back in
+``client_stats`` (one entry per job, with ``hostname`` and ``port``); a server reports no status
+documents through the client (``--status-interval`` is not forwarded: fio issue #712) and JSON output
+suppresses fio's ETA line, so a host's progress is its elapsed time until its figures arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mdtui.errors import PlanError
+from mdtui.fleet.hosts import Host
+from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
+from mdtui.run import fio as fio_parse
+from mdtui.run.jobs import fio_argv
+from mdtui.run.process import ProcessRun, run_streaming
+
+# Seconds a host may take beyond a job's runtime (connecting, laying out a file, sending the figures)
+# before it counts as not answering.
+DEFAULT_HOST_SLACK_S = 30.0
+# A size-based job has no natural end; this bounds it on a host that never answers.
+SIZE_BASED_LIMIT_S = 3600.0
+_CLIENT_ONLY = ("--output-format=", "--status-interval=", "--readonly")
+
+
+def job_file(spec: JobSpec) -> str:
+    """The fio job file of ``spec``: fio_argv's job options as `key=value` lines under `[name]`."""
+    if spec.tool is not Tool.FIO:
+        raise PlanError(f"{spec.name} is a {spec.tool.value} job; only fio jobs run on remote hosts")
+    lines = [f"[{spec.name}]"]
+    for arg in fio_argv(spec)[1:]:
+        if arg.startswith("--name=") or arg.startswith(_CLIENT_ONLY):
+            continue
+        key, sep, value = arg.removeprefix("--").partition("=")
+        if any(c in value for c in "\n\r[]") or any(c in key for c in "\n\r[]="):
+            raise PlanError(f"{spec.name}: option {arg!r} cannot be written to a fio job file")
+        lines.append(f"{key}={value}" if sep else key)
+    return "\n".join(lines) + "\n"
+
+
+def client_argv(host: Host, job_path: str, *, writes: bool) -> list[str]:
+    """`fio --output-format=json --client=HOST,PORT [--readonly] JOBFILE`."""
+    argv = ["fio", "--output-format=json", f"--client={host.client_arg}"]
+    if not writes:
+        argv.append("--readonly")  # after --client=: only then does the server get it
+    argv.append(job_path)
+    return argv
+
+
+def host_timeout_s(spec: JobSpec, slack_s: float) -> float:
+    return (spec.runtime_s + slack_s) if spec.runtime_s is not None else SIZE_BASED_LIMIT_S
+
+
+def host_document(document: dict[str, Any], host: Host) -> dict[str, Any] | None:
+    """fio's client-mode JSON cut down to one host, in the shape of a local run's (``jobs``).
+
+    Entries of ``client_stats`` that name another host or port, and fio's "All clients" sum, are left out;
+    None when the host sent no job figures (it dropped, or refused the job).
+    """
+    stats = document.get("client_stats")
+    if not isinstance(stats, list):
+        return None
+    jobs = [
+        entry
+        for entry in stats
+        if isinstance(entry, dict)
+        and "jobname" in entry
+        and entry.get("jobname") != "All clients"
+        and (entry.get("port") in (None, host.port))
+    ]
+    if not jobs:
+        return None
+    kept = {key: value for key, value in document.items() if key not in ("client_stats", "jobs")}
+    return {**kept, "jobs": jobs}
+
+
+def _messages(stdout: str, stderr: str) -> list[str]:
+    """fio's complaints in its text: its own "fio: ..." lines, the server's "<host> fio: ..." and disconnects."""
+    found = []
+    for line in (stdout + "\n" + stderr).splitlines():
+        text = line.strip()
+        if text.startswith("<") and "> " in text:
+            text = text.split("> ", 1)[1].strip()
+        if text.startswith("fio:") or "disconnected" in text or "has write or trim bit set" in text:
+            found.append(text)
+    return list(dict.fromkeys(found))
+
+
+def _failure(run: ProcessRun, host: Host, timeout_s: float, messages: list[str]) -> str:
+    if run.timed_out:
+        return (
+            f"host {host.label} did not answer within {timeout_s:.0f} s (the job's runtime plus the host "
+            "timeout); its fio client was stopped"
+        )
+    if any("Connection refused" in m for m in messages):
+        return f"host {host.label} refused the connection: is `fio --server` running there on port {host.port}?"
+    if any("disconnected" in m for m in messages):
+        return f"host {host.label} dropped the connection mid-run (its fio server stopped or the network failed)"
+    detail = "; ".join(messages[:2]) or f"fio exited with code {run.returncode}"
+    return f"host {host.label}: {detail}"
+
+
+async def run_on_host(
+    spec: JobSpec,
+    host: Host,
+    *,
+    cancel: asyncio.Event | None = None,
+    slack_s: float = DEFAULT_HOST_SLACK_S,
+    on_started: Callable[[], None] | None = None,
+) -> JobResult:
+    """Run ``spec`` on ``host`` through its fio server; the JobResult carries that host's figures only.
+
+    ``raw`` is the host's figures as one local fio document (``jobs`` = the host's ``client_stats``), so
+    the store's fio adapter reads it exactly as a local run's. A refused connection, a dropped one and a
+    host that does not answer in time end FAILED or TIMED_OUT with the host named.
+    """
+    timeout_s = host_timeout_s(spec, slack_s)
+    with tempfile.TemporaryDirectory(prefix="mdtui-fleet-") as directory:
+        path = Path(directory) / f"{spec.name}.fio"
+        path.write_text(job_file(spec), encoding="utf-8")
+        argv = client_argv(host, str(path), writes=spec.writes)
+        if on_started is not None:
+            on_started()
+        run = await run_streaming(argv, cancel=cancel, timeout_s=timeout_s, stall_timeout_s=None)
+    stdout = run.stdout.decode("utf-8", "replace")
+    stderr = run.stderr_text
+    output = fio_parse.parse_fio_output(stdout)
+    document = next((d for d in reversed(output.documents) if "client_stats" in d), None)
+    own = host_document(document, host) if document is not None else None
+    total, jobs = fio_parse.document_stats(own) if own is not None else (None, ())
+    messages = _messages(stdout, stderr)
+    errors: list[str] = []
+    if own is None or run.returncode != 0:
+        if run.cancelled and not run.timed_out:
+            errors.append(f"host {host.label}: stopped")
+        else:
+            errors.append(_failure(run, host, timeout_s, messages))
+    elif (job_error := fio_parse.document_error(own)) is not None:
+        errors.append(f"host {host.label}: {job_error}")
+    if run.timed_out:
+        status = JobStatus.TIMED_OUT
+    elif run.cancelled and own is None:
+        status = JobStatus.CANCELLED
+    elif errors:
+        status = JobStatus.FAILED
+    else:
+        status = JobStatus.COMPLETE
+    return JobResult(
+        spec=spec,
+        status=status,
+        argv=tuple(argv),
+        returncode=run.returncode,
+        duration_s=run.duration_s,
+        total=total,
+        jobs=jobs,
+        partial=status is not JobStatus.COMPLETE and total is not None,
+        error="; ".join(errors) or None,
+        stderr=stderr,
+        raw=json.dumps(own, indent=2) if own is not None else "",
+    )

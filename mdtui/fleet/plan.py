@@ -1,0 +1,203 @@
+"""A fleet plan: one preset, the same steps on every host, each host's target checked on the host itself."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mdtui.bench.plan import override_steps
+from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest
+from mdtui.errors import PlanError, SafetyError
+from mdtui.fleet.client import client_argv, job_file
+from mdtui.fleet.hosts import Host
+from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_scan
+from mdtui.model.job import IoEngine, RwMode
+from mdtui.run.jobs import Step, custom, disk_mark, sync_random, weakest_link
+from mdtui.run.jobs import preset as find_preset
+from mdtui.run.record import step_title
+
+FLEET_PRESETS = ("custom", "disk-mark", "sync-random", "weakest-link")
+_LOCAL_ONLY = {
+    "parity-cost": "it reads the md kernel thread's CPU and runs a check pass through the host's sysfs",
+    "offset-sweep": "its steps are dd reads, which fio's server cannot run",
+}
+
+Scanner = Callable[[Host], RemoteInventory | str]
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    host: Host
+    target: str
+    steps: tuple[Step, ...]
+    members: tuple[str, ...] = ()
+    inventory: RemoteInventory | None = None
+    no_inventory: str = ""  # why there is no remote inventory
+    check: RemoteCheck = field(default_factory=RemoteCheck)
+
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        return self.check.refusals
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    request: BenchRequest
+    preset_key: str
+    hosts: tuple[HostPlan, ...]
+    serial: bool = False
+    slack_s: float = 30.0
+
+    @property
+    def writes(self) -> bool:
+        return any(step.writes for plan in self.hosts for step in plan.steps)
+
+    @property
+    def label(self) -> str:
+        return self.request.label or f"{self.preset_key} {self.request.target}"
+
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        return tuple(refusal for plan in self.hosts for refusal in plan.refusals)
+
+    @property
+    def confirmation(self) -> str:
+        """What a user types to let the fleet's writes go ahead: the target as given."""
+        return self.request.target
+
+    def ensure_allowed(self) -> None:
+        if self.refusals:
+            raise SafetyError(
+                f"refusing to run {self.preset_key} on {len(self.hosts)} host(s): it writes, and\n  - "
+                + "\n  - ".join(self.refusals)
+            )
+
+    def describe(self) -> list[str]:
+        mode = "one host at a time" if self.serial else "all hosts at once"
+        first = self.hosts[0]
+        lines = [
+            f"{self.preset_key} on {self.request.target} on {len(self.hosts)} host(s), {mode}: "
+            f"{len(first.steps)} step(s) each",
+            f"WRITES to {self.request.target} on every host: its data will be overwritten"
+            if self.writes
+            else "read-only (fio's server gets --readonly)",
+        ]
+        for plan in self.hosts:
+            known = "inventory over ssh" if plan.inventory is not None else f"no inventory: {plan.no_inventory}"
+            members = f", members {', '.join(plan.members)}" if plan.members else ""
+            lines.append(f"  {plan.host.label}: {plan.target}{members} ({known})")
+        lines.append("  steps (the same job file goes to each host):")
+        for index, step in enumerate(first.steps, 1):
+            lines.append(f"  {index}. {step_title(step)}")
+            for spec in step.jobs:
+                argv = client_argv(first.host, f"{spec.name}.fio", writes=spec.writes)
+                options = " ".join(line for line in job_file(spec).splitlines()[1:])
+                lines.append(f"     {shlex.join(argv)}   # {options}")
+        lines += [f"✖ {refusal}" for refusal in self.refusals]
+        return lines
+
+
+def _target_path(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise PlanError("no target given: name the device or file on the hosts (md0, /dev/nvme0n1, /srv/x.dat)")
+    return text if "/" in text else f"/dev/{text}"
+
+
+def _steps(request: BenchRequest, target: str, members: Sequence[str]) -> tuple[Step, ...]:
+    options = request.options
+    key = find_preset(request.preset).key
+    quick = request.quick
+    if key != "custom" and (extra := options.custom_only()):
+        raise PlanError(f"{', '.join(extra)} only apply to --preset custom")
+    if key == "weakest-link":
+        return override_steps(weakest_link(list(members), target, quick=quick), options, key)
+    if key == "disk-mark":
+        return override_steps(disk_mark(target, quick=quick), options, key)
+    if key == "sync-random":
+        return override_steps(sync_random(target, quick=quick), options, key)
+    return custom(
+        target,
+        rw=options.rw or RwMode.READ,
+        block_size_bytes=options.block_size_bytes or 4096,
+        iodepth=options.iodepth or 1,
+        numjobs=options.numjobs or 1,
+        runtime_s=options.runtime_s
+        if options.runtime_s is not None or options.size_bytes is not None
+        else CUSTOM_DEFAULT_RUNTIME_S,
+        size_bytes=options.size_bytes,
+        ioengine=options.ioengine or IoEngine.LIBAIO,
+        direct=True if options.direct is None else options.direct,
+        offset_bytes=options.offset_bytes or 0,
+        quick=quick,
+        name=options.name or "custom",
+    )
+
+
+def plan_fleet(
+    request: BenchRequest,
+    hosts: Sequence[Host],
+    *,
+    serial: bool = False,
+    ssh: bool = True,
+    slack_s: float = 30.0,
+    scanner: Scanner = remote_scan,
+) -> FleetPlan:
+    """The preset on every host; each host's target (and members) from its own inventory when ssh reaches it."""
+    if not hosts:
+        raise PlanError("no host given: --host HOST[:PORT] (repeatable) or --hosts FILE")
+    key = find_preset(request.preset).key
+    if key in _LOCAL_ONLY:
+        raise PlanError(
+            f"{key} cannot run through fio's server: {_LOCAL_ONLY[key]}; on many hosts run " + ", ".join(FLEET_PRESETS)
+        )
+    if request.members and key != "weakest-link":
+        raise PlanError("--members only applies to the weakest-link preset")
+    target = _target_path(request.target)
+    given_members = tuple(_target_path(m) for m in request.members)
+    plans = []
+    for host in hosts:
+        inventory: RemoteInventory | None = None
+        why = "not asked for (--no-ssh)"
+        if ssh:
+            found = scanner(host)
+            if isinstance(found, RemoteInventory):
+                inventory = found
+            else:
+                why = found
+        members: tuple[str, ...] = ()
+        if key == "weakest-link":
+            members = given_members
+            if not members and inventory is not None and (array := inventory.array(target)) is not None:
+                members = tuple(inventory.active_members(array))
+            if not members:
+                raise PlanError(
+                    f"{host.label}: the weakest-link run needs the array's members: list them with --members "
+                    f"(no inventory of {host.label}: {why})"
+                    if inventory is None
+                    else f"{host.label}: {target} is not an array there; list the devices with --members"
+                )
+            if target in members:
+                raise PlanError(f"{target} is both the target and one of its members")
+        steps = _steps(request, target, members)
+        writes = any(step.writes for step in steps)
+        check = check_target(host, target, inventory if inventory is not None else why, writes=writes)
+        plans.append(HostPlan(host, target, steps, members, inventory, "" if inventory else why, check))
+    return FleetPlan(request, key, tuple(plans), serial=serial, slack_s=slack_s)
+
+
+def host_context(plan: HostPlan, fleet_id: str, hosts: Sequence[Host]) -> dict[str, Any]:
+    """What is stored with each of a host's runs: the host, the fleet, and the host's own inventory."""
+    context: dict[str, Any] = {
+        "host": plan.host.label,
+        "fleet": {"id": fleet_id, "host": plan.host.label, "hosts": [h.label for h in hosts]},
+    }
+    if plan.inventory is not None:
+        context.update(plan.inventory.context())
+        if plan.check.devices:
+            context["devices"] = list(plan.check.devices)
+    else:
+        context["remote_scan"] = f"none: {plan.no_inventory}"
+    return context
