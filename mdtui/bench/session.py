@@ -45,6 +45,7 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import SpooledRun, write_spooled
+from mdtui.tune.read import knob_context
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +258,9 @@ class _Session:
             context["devices"] = [record.disk_config(d) for d in disks]
         if plan.target.array is not None and not on_array:
             context["member_of"] = plan.target.array.name
+        if plan.target.array is not None and on_array:
+            # md's and the queues' knobs as sysfs says right before this step (mdtui.tune): what a knob sweep varies.
+            context["knobs"] = knob_context(self.root, plan.target.array)
         params = {**record.step_params(step), "quick": plan.request.quick, "step_index": index + 1}
         params["steps"] = len(plan.steps)
         return RunSetup(

@@ -16,6 +16,7 @@ from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
 from mdtui.run.leftovers import leftovers_at_start
+from mdtui.tune.journal import knobs_at_start
 
 
 def find_disk(inventory: Inventory, text: str, root: str) -> Disk:
@@ -51,9 +52,12 @@ def print_leftovers(args: argparse.Namespace) -> None:
 def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run one verb: an MdtuiError is one line on stderr and exit 2, a closed pipe is a quiet 0.
 
-    Every verb first names the arrays a killed experiment left behind (mdtui.run.leftovers).
+    Every verb first puts back the knobs a killed knob sweep left changed (mdtui.tune.journal) and names
+    the arrays a killed experiment left behind (mdtui.run.leftovers).
     """
     try:
+        for line in knobs_at_start(getattr(args, "root", "/")):
+            print(f"mdtui: {line}", file=sys.stderr)
         print_leftovers(args)
         return verb(args)
     except MdtuiError as exc:

@@ -28,6 +28,7 @@ from mdtui.cli.common import (
     stop_reason,
     stop_signals,
 )
+from mdtui.cli.tune import add_knob_parser, knob_sweep_cli
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import to_jsonable
 from mdtui.model.disk import Disk
@@ -115,6 +116,8 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     chunk.add_argument("--level", required=True, help="0, 4, 5, 6 or 10")
     chunk.add_argument("--chunks", type=_int_list, default=ex.DEFAULT_CHUNKS_KIB, metavar="KIB,...")
     sweep(chunk, "offset-sweep")
+
+    add_knob_parser(kinds, common)
 
     levels = kinds.add_parser("levels", help="one array per RAID level on the same members (destroys the members)")
     levels.add_argument("--levels", type=_levels, default=ex.COMPARED_LEVELS, metavar="L,...", help="default 0,10,5,6")
@@ -304,6 +307,7 @@ def _level_comparison(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentR
 
 
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace, _Context], ex.ExperimentResult]] = {
+    "knob": knob_sweep_cli,
     "governor-ab": _governor_ab,
     "parallelism": _parallelism,
     "chunk-sweep": _chunk_sweep,

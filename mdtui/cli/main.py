@@ -14,6 +14,7 @@ from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, cmd_persist
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
+from mdtui.cli.tune import add_tune_parser, cmd_tune
 from mdtui.cli.watch import add_watch_parser, run_watch
 
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_experiment_parser(sub)
     add_keep_parsers(sub)
+    add_tune_parser(sub)
     return parser
 
 
@@ -48,6 +50,7 @@ COMMANDS = {
     "bench": run_bench_cli,
     "experiment": run_experiment,
     "persist": cmd_persist,
+    "tune": cmd_tune,
 }
 
 

@@ -1,0 +1,334 @@
+"""Changing knobs so that they always come back: a restore journal on disk before the first write.
+
+A KnobChanger writes (and syncs) a journal file under $XDG_STATE_HOME/mdtui/knob-journal/ with each
+knob's original value, the array's UUID and this process's owner token before it changes that knob, and
+puts every original back when it is closed, whatever ended the block (success, an error, a refusal, a
+stop signal turned into an exception). A process killed outright (SIGKILL, the OOM killer, a power
+cut) cannot do that: the next mdtui start finds the journal of a dead owner (recover_dead), restores
+what still applies, names each knob it restored, and removes the journal. A knob of an array that is
+gone, or that now carries another UUID, is reported and not written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mdtui.errors import MdtuiError
+from mdtui.probe.root import SystemRoot, read_attribute
+from mdtui.tune.catalogue import Knob, Scope, knob_named
+from mdtui.tune.read import parse_value, read_value
+
+log = logging.getLogger(__name__)
+
+_BOOT_ID = "/proc/sys/kernel/random/boot_id"
+_PID_MAX = 1 << 22
+
+
+def state_dir() -> Path:
+    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui (as mdtui.run.state)."""
+    override = os.environ.get("MDTUI_STATE_DIR")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "mdtui"
+
+
+def journal_dir() -> Path:
+    return state_dir() / "knob-journal"
+
+
+# --- who owns a journal (the same token as mdtui.store.owner, which this layer may not import) -------
+
+
+def _start_ticks(pid: int) -> str:
+    stat = read_attribute(f"/proc/{pid}/stat")
+    if stat is None:
+        return ""
+    rest = stat.rsplit(")", 1)[-1].split()
+    return rest[19] if len(rest) > 19 else ""
+
+
+def current_owner() -> str:
+    pid = os.getpid()
+    return f"{read_attribute(_BOOT_ID) or ''}/{pid}/{_start_ticks(pid)}"
+
+
+def owner_alive(token: str) -> bool:
+    parts = token.split("/")
+    if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()) or len(parts[1]) > 10:
+        return False
+    boot_id, pid_text, ticks = parts
+    if boot_id and boot_id != (read_attribute(_BOOT_ID) or ""):
+        return False
+    pid = int(pid_text)
+    if not 0 < pid <= _PID_MAX:
+        return False
+    if ticks:
+        return _start_ticks(pid) == ticks
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- writing a knob -----------------------------------------------------------------------------------
+
+
+class KnobPermissionError(MdtuiError):
+    """The knob's file may not be written by this user: a restore is tried again by the next start."""
+
+
+def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
+    """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused."""
+    path = knob.system_path(device)
+    where = root.path(path)
+    if not where.is_file():
+        raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
+    try:
+        with open(where, "w") as handle:
+            handle.write(value)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (changing a knob needs root)") from None
+        raise MdtuiError(f"the kernel refused {value!r} for {path}: {exc.strerror or exc}") from None
+    current = read_value(root, knob, device)
+    return current.raw if current is not None else ""
+
+
+def _same_uuid(a: str, b: str) -> bool:
+    def digits(text: str) -> str:
+        return "".join(c for c in text.lower() if c in "0123456789abcdef")
+
+    return digits(a) == digits(b)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One knob mdtui changed and what it was before."""
+
+    knob: str  # catalogue name
+    device: str  # where the file is ("md0", "nvme0n1", "" for a global limit)
+    path: str
+    original: str  # what to write to put it back
+    shown: str  # the original as the file said it
+    array: str = ""  # the array it was changed for
+    array_uuid: str = ""
+
+
+@dataclass
+class JournalFile:
+    owner: str
+    pid: int
+    purpose: str
+    root: str
+    created_at: float
+    changes: list[Change] = field(default_factory=list)
+    path: Path | None = None
+
+    def record(self) -> dict:
+        data = asdict(self)
+        data.pop("path")
+        return data
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _save(entry: JournalFile) -> None:
+    assert entry.path is not None
+    entry.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = entry.path.with_suffix(".tmp")
+    with tmp.open("w") as handle:
+        handle.write(json.dumps(entry.record(), indent=2))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, entry.path)
+    _fsync_dir(entry.path.parent)
+
+
+def load_journals(directory: Path | None = None) -> list[JournalFile]:
+    """Every readable journal, oldest first; a damaged one is skipped and left for a person to see."""
+    directory = directory or journal_dir()
+    try:
+        paths = sorted(directory.glob("*.json"))
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        try:
+            raw = json.loads(path.read_text())
+            changes = [Change(**{k: str(v) for k, v in item.items()}) for item in raw.get("changes", [])]
+            found.append(
+                JournalFile(
+                    owner=str(raw["owner"]),
+                    pid=int(raw["pid"]),
+                    purpose=str(raw.get("purpose") or "knob change"),
+                    root=str(raw.get("root") or "/"),
+                    created_at=float(raw.get("created_at", 0)),
+                    changes=changes,
+                    path=path,
+                )
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(found, key=lambda entry: entry.created_at)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What putting one knob back did: ``ok`` False when it was not (array gone, kernel refused)."""
+
+    change: Change
+    ok: bool
+    text: str
+    keep: bool = False  # not written for lack of permission: the journal keeps it for the next start
+
+
+def _array_problem(root: SystemRoot, change: Change) -> str | None:
+    """Why the array a change was made for is not the one there now; None when it still is."""
+    if not change.array:
+        return None
+    md = f"/sys/block/{change.array}/md"
+    if not root.path(md).is_dir():
+        return f"{change.array} no longer exists"
+    uuid = root.read_text(f"{md}/uuid")
+    if change.array_uuid and uuid and not _same_uuid(uuid, change.array_uuid):
+        return f"{change.array} is now another array (UUID {uuid})"
+    if change.device != change.array and not root.path(f"{md}/dev-{change.device}").exists():
+        return f"{change.device} is no longer a member of {change.array}"
+    return None
+
+
+def restore_change(root: SystemRoot, change: Change) -> Restored:
+    where = f"{change.device + ' ' if change.device else ''}{change.knob}"
+    problem = _array_problem(root, change)
+    if problem is not None:
+        return Restored(change, False, f"{where} not restored: {problem} (it was {change.shown})")
+    try:
+        knob = knob_named(change.knob)
+        if knob.system_path(change.device) != change.path:
+            raise MdtuiError(f"{change.path} is not where {change.knob} lives")
+        after = write_knob(root, knob, change.device, change.original)
+    except KnobPermissionError as exc:
+        return Restored(change, False, f"{where} not restored yet: {exc}; the next mdtui start as root will", True)
+    except MdtuiError as exc:
+        return Restored(change, False, f"{where} not restored: {exc} (it was {change.shown})")
+    now = parse_value(knob, after)
+    back = now.restore == change.original or now.value == change.original
+    if not back:
+        return Restored(change, False, f"{where} reads {after} after restoring {change.original}")
+    return Restored(change, True, f"{where} restored to {change.shown}")
+
+
+class KnobChanger:
+    """Change knobs with every original journalled first; ``restore()`` (or leaving the block) puts them back."""
+
+    def __init__(
+        self, root: SystemRoot | None = None, *, purpose: str = "knob change", directory: Path | None = None
+    ) -> None:
+        self.root = root or SystemRoot("/")
+        self.directory = directory or journal_dir()
+        self.entry = JournalFile(
+            owner=current_owner(),
+            pid=os.getpid(),
+            purpose=purpose,
+            root=str(self.root.root),
+            created_at=time.time(),
+            path=self.directory / f"knobs.{os.getpid()}.{time.monotonic_ns()}.json",
+        )
+        self.restored: list[Restored] = []
+
+    def __enter__(self) -> KnobChanger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+    @property
+    def changes(self) -> list[Change]:
+        return list(self.entry.changes)
+
+    def set(self, knob: Knob, device: str, value: str, *, array: str = "", array_uuid: str = "") -> str:
+        """Write ``value`` (checked against the knob's range first) and return what the file reads back."""
+        device = "" if knob.scope is Scope.GLOBAL else device
+        current = read_value(self.root, knob, device)
+        if current is None:
+            raise MdtuiError(f"{knob.system_path(device)} does not exist: {knob.name} does not apply here")
+        checked = knob.check_value(value, current.choices)
+        path = knob.system_path(device)
+        if all(change.path != path for change in self.entry.changes):
+            self.entry.changes.append(
+                Change(knob.name, device, path, current.restore, current.raw, array, array_uuid or "")
+            )
+            try:
+                _save(self.entry)  # on disk before the knob changes: the only trace if mdtui dies next
+            except OSError as exc:
+                self.entry.changes.pop()
+                raise MdtuiError(
+                    f"cannot write the restore journal in {self.directory} ({exc.strerror or exc}); "
+                    f"{knob.name} was not changed"
+                ) from None
+        return write_knob(self.root, knob, device, checked)
+
+    def restore(self) -> list[Restored]:
+        """Every original back, newest change first; the journal is removed afterwards. Safe to call twice."""
+        done = [restore_change(self.root, change) for change in reversed(self.entry.changes)]
+        self.entry.changes = [item.change for item in reversed(done) if item.keep]
+        _settle(self.entry)
+        self.restored += done
+        return done
+
+
+def recover_dead(root: SystemRoot | None = None, directory: Path | None = None) -> list[str]:
+    """Restore the knobs of every journal whose owner died, and remove the journal: one line per knob."""
+    system = root or SystemRoot("/")
+    lines = []
+    for entry in load_journals(directory):
+        if owner_alive(entry.owner) or Path(entry.root).resolve() != system.root.resolve():
+            continue
+        done = [restore_change(system, change) for change in reversed(entry.changes)]
+        why = f"left changed by {entry.purpose}, pid {entry.pid}, which did not finish"
+        lines += [f"{item.text} ({why})" for item in done]
+        entry.changes = [item.change for item in reversed(done) if item.keep]
+        _settle(entry)
+    return lines
+
+
+def _settle(entry: JournalFile) -> None:
+    """Remove a journal with nothing left to restore; rewrite one that keeps changes for a later start."""
+    if entry.path is None:
+        return
+    if not entry.changes:
+        with contextlib.suppress(FileNotFoundError):
+            entry.path.unlink()
+        return
+    with contextlib.suppress(OSError):
+        _save(entry)
+
+
+def knobs_at_start(root: str = "/") -> list[str]:
+    """recover_dead on the live system; nothing for a captured tree (--root), and never an exception."""
+    system = SystemRoot(root)
+    if not system.is_live:
+        return []
+    try:
+        return recover_dead(system)
+    except (OSError, MdtuiError) as exc:  # a notice must never stop the command the user asked for
+        log.warning("could not look for knobs left changed: %s", exc)
+        return []

@@ -1,0 +1,235 @@
+"""mdtui.tune: the knob catalogue read from captured trees, changes journalled and restored (also after a
+SIGKILL, by a real child process), the udev rule file, and the `mdtui tune` verb."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mdtui.__main__ import main
+from mdtui.errors import MdtuiError, PlanError
+from mdtui.model.array import ArrayMember, MdArray
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.tune.catalogue import KNOBS_BY_NAME, knob_named
+from mdtui.tune.journal import KnobChanger, load_journals, recover_dead
+from mdtui.tune.read import knob_context, read_knobs
+from mdtui.tune.udev import mdadm_uuid, parse_rules, plan_apply, plan_remove, rules_for, write_plan
+
+REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "tests" / "fixtures" / "trees" / "lab-standard"
+UUID = "d4d41c85-895e-5776-7178-204735012576"
+# How long the killed child may take to write its journal and change the knob.
+CHILD_READY_TIMEOUT_S = 20.0
+
+
+def _tree(tmp_path: Path) -> tuple[SystemRoot, MdArray]:
+    """A sysfs-like root with one raid5 array md0 over two members: files the tests can write."""
+    md = tmp_path / "sys/block/md0/md"
+    md.mkdir(parents=True)
+    for name, text in {"stripe_cache_size": "256\n", "group_thread_cnt": "0\n", "uuid": UUID + "\n",
+                       "sync_speed_min": "1000 (system)\n"}.items():
+        (md / name).write_text(text)
+    for member in ("nvme0n1", "nvme1n1"):
+        (md / f"dev-{member}").mkdir()
+        queue = tmp_path / f"sys/block/{member}/queue"
+        queue.mkdir(parents=True)
+        (queue / "scheduler").write_text("[none] mq-deadline\n")
+    queue = tmp_path / "sys/block/md0/queue"
+    queue.mkdir(parents=True)
+    (queue / "read_ahead_kb").write_text("128\n")
+    array = MdArray(
+        "md0", "active", "raid5", (ArrayMember("nvme0n1", 0), ArrayMember("nvme1n1", 1)), raid_disks=2, uuid=UUID
+    )
+    return SystemRoot(tmp_path), array
+
+
+def _value(root: SystemRoot, path: str) -> str:
+    return root.path(path).read_text().strip()
+
+
+def test_catalogue_reads_a_captured_raid6(tmp_path: Path) -> None:
+    root = SystemRoot(LAB)
+    inventory = scan(root)
+    md0 = inventory.array("md0")
+    assert md0 is not None and md0.level == "raid6"
+    readings = {(r.knob.name, r.device): r for r in read_knobs(root, md0, inventory)}
+    cache = readings[("stripe_cache_size", "md0")]
+    assert cache.value is not None and cache.value.value == "256"
+    members = md0.raid_disks or 0
+    assert cache.memory_bytes == 256 * 4096 * members, cache.memory_bytes
+    assert cache.suggestion.value == "4096" and cache.suggested_memory_bytes == 4096 * 4096 * members
+    speed = readings[("sync_speed_min", "md0")]
+    assert speed.value is not None and speed.value.restore == "system", speed.value
+    assert ("member:scheduler", "nvme0n1") in readings
+    assert all(r.knob.field for r in readings.values())
+    md1 = inventory.array("md1")
+    assert md1 is not None
+    names = {r.knob.name for r in read_knobs(root, md1, inventory)}
+    assert "stripe_cache_size" not in names and "sync_speed_min" in names, names  # raid1: no stripe cache
+
+
+def test_values_are_checked_against_the_range() -> None:
+    cache = knob_named("stripe_cache_size")
+    assert cache.check_value(" 4096 ") == "4096"
+    for bad in ("16", "32769", "4k", "", "-1", "²"):
+        with pytest.raises(PlanError):
+            cache.check_value(bad)
+    assert knob_named("sync_speed_max").check_value("system") == "system"
+    with pytest.raises(PlanError, match="not offered"):
+        knob_named("member:scheduler").check_value("bfq", ("none", "mq-deadline"))
+    with pytest.raises(PlanError, match="known knobs"):
+        knob_named("stripe_cache")
+
+
+def test_changes_are_journalled_first_and_restored_after_an_error(tmp_path: Path) -> None:
+    root, _ = _tree(tmp_path / "root")
+    journals = tmp_path / "journal"
+    with pytest.raises(RuntimeError), KnobChanger(root, directory=journals) as changer:
+        assert changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid=UUID) == "4096"
+        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "1024", array="md0", array_uuid=UUID)
+        changer.set(KNOBS_BY_NAME["sync_speed_min"], "md0", "50000", array="md0", array_uuid=UUID)
+        [entry] = load_journals(journals)
+        assert [(c.knob, c.original) for c in entry.changes] == [("stripe_cache_size", "256"),
+                                                                  ("sync_speed_min", "system")]
+        raise RuntimeError("the benchmark failed")
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
+    assert _value(root, "/sys/block/md0/md/sync_speed_min") == "system"  # a real md file would say "1000 (system)"
+    assert load_journals(journals) == []
+    assert [r.ok for r in changer.restored] == [True, True], [r.text for r in changer.restored]
+
+
+def test_a_bad_value_changes_nothing(tmp_path: Path) -> None:
+    root, _ = _tree(tmp_path / "root")
+    with KnobChanger(root, directory=tmp_path / "journal") as changer, pytest.raises(PlanError):
+        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "99999")
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
+    assert load_journals(tmp_path / "journal") == []
+
+
+def _killed_child(tmp_path: Path, root: SystemRoot, journals: Path) -> None:
+    """A real process that changes two knobs through KnobChanger and is then killed with SIGKILL."""
+    ready = tmp_path / "ready"
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from mdtui.probe.root import SystemRoot
+        from mdtui.tune.catalogue import KNOBS_BY_NAME
+        from mdtui.tune.journal import KnobChanger
+        changer = KnobChanger(SystemRoot({str(root.root)!r}), purpose="a test sweep", directory=Path({str(journals)!r}))
+        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid={UUID!r})
+        changer.set(KNOBS_BY_NAME["member:scheduler"], "nvme1n1", "mq-deadline", array="md0", array_uuid={UUID!r})
+        Path({str(ready)!r}).write_text("ready")
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
+        while not ready.exists():
+            assert child.poll() is None, f"the child exited with {child.returncode}"
+            assert time.monotonic() < deadline, "the child never changed its knobs"
+            time.sleep(0.05)
+        assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "4096"
+        assert [journal.pid for journal in load_journals(journals)] == [child.pid]
+        assert recover_dead(root, journals) == []  # its owner is alive: nothing is touched
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_a_killed_process_is_undone_by_the_next_start(tmp_path: Path) -> None:
+    root, _ = _tree(tmp_path / "root")
+    journals = tmp_path / "journal"
+    _killed_child(tmp_path, root, journals)
+    assert _value(root, "/sys/block/nvme1n1/queue/scheduler") == "mq-deadline"
+    lines = recover_dead(root, journals)
+    assert len(lines) == 2 and all("restored" in line and "a test sweep" in line for line in lines), lines
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
+    assert _value(root, "/sys/block/nvme1n1/queue/scheduler") == "none"
+    assert load_journals(journals) == [] and recover_dead(root, journals) == []
+
+
+def test_a_knob_of_an_array_that_is_gone_is_reported_not_forced(tmp_path: Path) -> None:
+    root, _ = _tree(tmp_path / "root")
+    journals = tmp_path / "journal"
+    _killed_child(tmp_path, root, journals)
+    # The array was stopped and another one with another UUID now has the name.
+    root.path("/sys/block/md0/md/uuid").write_text("00000000-0000-0000-0000-000000000001\n")
+    lines = recover_dead(root, journals)
+    assert len(lines) == 2 and all("not restored" in line and "another array" in line for line in lines), lines
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "4096"  # not forced onto the new array
+    assert load_journals(journals) == []
+
+
+def test_udev_rule_apply_show_and_remove(tmp_path: Path) -> None:
+    _, array = _tree(tmp_path / "root")
+    path = tmp_path / "rules.d" / "90-mdtui-tune.rules"
+    path.parent.mkdir()
+    plan = plan_apply(array, knob_named("stripe_cache_size"), "4096", path)
+    assert plan.old == "" and plan.diff.startswith("--- /dev/null") and 'ATTR{md/stripe_cache_size}="4096"' in plan.diff
+    assert f'ENV{{MD_UUID}}=="{mdadm_uuid(UUID)}"' in plan.new
+    write_plan(plan)
+    write_plan(plan_apply(array, knob_named("read_ahead_kb"), "8192", path))
+    write_plan(plan_apply(array, knob_named("stripe_cache_size"), "8192", path))  # replaces, not adds
+    rules = rules_for(array, path)
+    assert {k: r.value for k, r in rules.items()} == {"stripe_cache_size": "8192", "read_ahead_kb": "8192"}
+    assert len(parse_rules(path.read_text())) == 2
+    other = MdArray("md0", "active", "raid5", uuid="00000000-0000-0000-0000-000000000001")
+    assert rules_for(other, path) == {}  # matched on the UUID, not the name
+    with pytest.raises(PlanError, match="sysctl"):
+        plan_apply(array, knob_named("speed_limit_max"), "500000", path)
+    write_plan(plan_remove(array, knob_named("stripe_cache_size"), path))
+    write_plan(plan_remove(array, knob_named("read_ahead_kb"), path))
+    assert not path.exists()
+    with pytest.raises(PlanError, match="nothing to remove"):
+        plan_remove(array, knob_named("read_ahead_kb"), path)
+
+
+def test_knob_context_is_what_sysfs_says(tmp_path: Path) -> None:
+    root, array = _tree(tmp_path / "root")
+    context = knob_context(root, array)
+    assert context["md/stripe_cache_size"] == "256" and context["nvme1n1/scheduler"] == "[none] mq-deadline"
+    assert context["queue/read_ahead_kb"] == "128"
+
+
+def test_tune_verb_on_a_captured_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(LAB), "tune", "md0", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    cache = next(k for k in document["knobs"] if k["name"] == "stripe_cache_size")
+    assert cache["value"] == "256" and cache["memory_bytes"] == 256 * 4096 * 4
+    assert main(["--root", str(LAB), "tune", "md0"]) == 0
+    out = capsys.readouterr().out
+    assert "stripe_cache_size" in out and "4.0 MiB" in out and "no measured figure yet" in out
+    assert main(["--root", str(LAB), "tune", "md7"]) == 2
+    assert "no array 'md7'" in capsys.readouterr().err
+    assert main(["--root", str(LAB), "tune", "--apply", "stripe_cache_size=4096", "md0", "--yes"]) == 2
+    captured = capsys.readouterr()
+    assert 'ATTR{md/stripe_cache_size}="4096"' in captured.out and "captured tree" in captured.err
+    assert main(["--root", str(LAB), "tune", "--apply", "stripe_cache_size=5", "md0", "--yes"]) == 2
+    assert "out of range" in capsys.readouterr().err
+
+
+def test_write_errors_are_one_line(tmp_path: Path) -> None:
+    root, _ = _tree(tmp_path / "root")
+    path = root.path("/sys/block/md0/md/stripe_cache_size")
+    path.chmod(0o444)
+    try:
+        if os.access(path, os.W_OK):
+            pytest.skip("root can write a read-only file")
+        with KnobChanger(root, directory=tmp_path / "journal") as changer, pytest.raises(MdtuiError, match="root"):
+            changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096")
+        # The restore could not be written either: the journal keeps it for a later start as root.
+        assert [c.knob for j in load_journals(tmp_path / "journal") for c in j.changes] == ["stripe_cache_size"]
+    finally:
+        path.chmod(0o644)
