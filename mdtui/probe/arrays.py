@@ -40,15 +40,17 @@ def md_available(root: SystemRoot) -> bool:
     return root.read_table(MDSTAT) is not None
 
 
-def read_arrays(root: SystemRoot) -> list[MdArray]:
+def read_arrays(root: SystemRoot, text: str | None = None) -> list[MdArray]:
     """Every md array the kernel knows, sorted by name; empty when there is no md driver.
 
     mdstat gives the list; sysfs values replace mdstat's wherever they can be read, because
     sysfs is exact (sectors, roles, numeric layouts) where mdstat is rounded or ambiguous.
     A sysfs value that is not a plain number in range is ignored, as if it were missing; a
     /proc/mdstat that exists but cannot be read raises RefusedFileError (a ParseError) naming it.
+    text: /proc/mdstat as the caller already read it (the sampler keeps it open).
     """
-    text = root.read_table(MDSTAT)
+    if text is None:
+        text = root.read_table(MDSTAT)
     if text is None:
         return []
     arrays = {array.name: array for array in parse_mdstat(text)}
@@ -58,6 +60,82 @@ def read_arrays(root: SystemRoot) -> list[MdArray]:
             arrays[name] = MdArray(name=name, state="unknown", level=None)
     enriched = [_enrich(root, array) for array in arrays.values()]
     return sorted(enriched, key=lambda a: _natural_key(a.name))
+
+
+class ArrayReader:
+    """read_arrays for a sampler that reads /proc/mdstat every tick.
+
+    A resync, check or rebuild rewrites its array's progress line in mdstat every tick, and a full
+    read_arrays parses every array's entry and re-reads dozens of sysfs files per array (every
+    member's slot and state). Here mdstat is split into its entries: an entry identical to last
+    tick's keeps last tick's array as it was; one that changed only in its progress (same members,
+    roles, states and geometry) keeps its sysfs details and re-reads only its three sync files, as
+    read_arrays would; anything else is read in full. ``full=True`` re-reads everything, so
+    sysfs-only details (clean/active flips) lag by at most the caller's rescan period, as they do
+    when mdstat does not change at all.
+    """
+
+    def __init__(self, root: SystemRoot) -> None:
+        self.root = root
+        self._entries: dict[str, tuple[MdArray, ...]] = {}  # an mdstat entry's text -> its arrays
+        self._shapes: dict[str, tuple[MdArray, MdArray]] = {}  # name -> (mdstat entry without sync, result)
+
+    def read(self, text: str | None, *, full: bool = False) -> list[MdArray]:
+        if text is None:
+            self._entries, self._shapes = {}, {}
+            return []
+        if full or not self._entries:
+            arrays = read_arrays(self.root, text)
+            by_name = {array.name: array for array in arrays}
+            self._entries, self._shapes = {}, {}
+            for entry in _entries(text):
+                parsed = parse_mdstat(entry)
+                self._entries[entry] = tuple(by_name[a.name] for a in parsed if a.name in by_name)
+                for array in parsed:
+                    if array.name in by_name:
+                        self._shapes[array.name] = (dataclasses.replace(array, sync=None), by_name[array.name])
+            return arrays
+        entries, shapes = self._entries, self._shapes
+        self._entries, self._shapes = {}, {}
+        result: list[MdArray] = []
+        for entry in _entries(text):
+            known = entries.get(entry)
+            if known is None:
+                known = tuple(self._refresh(array, shapes.get(array.name)) for array in parse_mdstat(entry))
+            else:
+                for array in known:
+                    self._shapes[array.name] = shapes[array.name]
+            self._entries[entry] = known
+            result += known
+        return sorted(result, key=lambda a: _natural_key(a.name))
+
+    def _refresh(self, array: MdArray, before: tuple[MdArray, MdArray] | None) -> MdArray:
+        shape = dataclasses.replace(array, sync=None)
+        if before is None or before[0] != shape:
+            enriched = _enrich(self.root, array)
+        else:
+            enriched = before[1]
+            md = f"/sys/block/{array.name}/md"
+            if enriched.state not in ("inactive", "clear") and self.root.path(md).is_dir():
+                enriched = dataclasses.replace(enriched, sync=_sync(self.root, md, array.sync))
+            elif enriched.state not in ("inactive", "clear"):
+                enriched = dataclasses.replace(enriched, sync=array.sync)
+        self._shapes[array.name] = (shape, enriched)
+        return enriched
+
+
+def _entries(text: str) -> list[str]:
+    """mdstat split into entries: each line that starts in column 0 with the indented lines after it."""
+    entries: list[str] = []
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line[:1].strip() and lines:
+            entries.append("\n".join(lines))
+            lines = []
+        lines.append(line)
+    if lines:
+        entries.append("\n".join(lines))
+    return entries
 
 
 def layout_name(level: str | None, number: int) -> str | None:

@@ -16,7 +16,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
 from mdtui.numbers import parse_int
-from mdtui.probe.arrays import read_arrays
+from mdtui.probe.arrays import ArrayReader
 from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
 from mdtui.probe.diskstats import DiskCounters, parse_diskstats_line, read_block_stats
 from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
@@ -148,6 +148,7 @@ class Sampler:
         self._drivers: str | None = None
         self._mdstat_text: str | None = None
         self._arrays: tuple[MdArray, ...] = ()
+        self._array_reader = ArrayReader(root)
         self._threads: list[tuple[MdThread, KeptFile]] = []  # with each one's /proc/PID/stat
         self._threads_key: tuple[tuple[str, str | None], ...] | None = None
         self._rescanned_at: float | None = None
@@ -345,11 +346,12 @@ class Sampler:
     def _sample_arrays(self, rescan_due: bool) -> tuple[MdArray, ...]:
         text = self._mdstat.read()
         # mdstat changes whenever anything worth showing live changes (members, sync progress and
-        # speed), so an unchanged text means the dozens of sysfs reads behind read_arrays can wait.
-        # Only sysfs-only details such as clean/active flips lag, by at most rescan_s.
+        # speed), so an unchanged text means the dozens of sysfs reads behind read_arrays can wait,
+        # and a text changed only in an array's progress line re-reads just that array's sync files
+        # (ArrayReader). Only sysfs-only details such as clean/active flips lag, by at most rescan_s.
         if text != self._mdstat_text or rescan_due:
             self._mdstat_text = text
-            self._arrays = tuple(read_arrays(self.root)) if text is not None else ()
+            self._arrays = tuple(self._array_reader.read(text, full=rescan_due))
         return self._arrays
 
     def _sample_threads(

@@ -14,6 +14,7 @@ import pytest
 
 from mdtui.model.disk import InUseKind, Transport
 from mdtui.model.link import LinkKind
+from mdtui.probe.arrays import ArrayReader, read_arrays
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
@@ -106,3 +107,36 @@ def test_the_sampler_sees_every_disk_move(tree) -> None:
     assert len(snapshot.cpu.cores) == bigtree.CPUS and snapshot.cpu.cpufreq_available
     resync_threads = {t.array for t in snapshot.md_threads if t.role == "resync"}
     assert resync_threads == {a.name for a in tree.arrays if a.resyncing}
+
+
+def test_the_array_reader_reads_what_read_arrays_reads_tick_by_tick(tree) -> None:
+    """The sampler's incremental mdstat reading agrees with a full read while resyncs progress."""
+    root = SystemRoot(tree.base)
+    reader = ArrayReader(root)
+    mdstat = tree.base / "proc" / "mdstat"
+    progress = []
+    for tick in range(2, 6):
+        tree.advance(tick)
+        text = mdstat.read_text()
+        incremental = reader.read(text)
+        assert incremental == read_arrays(root, text), f"tick {tick}"
+        progress.append(next(a.sync.done_sectors for a in incremental if a.sync is not None))
+    assert progress == sorted(progress) and len(set(progress)) == len(progress), progress
+
+
+def test_the_array_reader_rereads_an_array_whose_entry_changed(tmp_path) -> None:
+    """A member marked faulty in mdstat (a changed entry, not only progress) is read in full again."""
+    root_dir = tmp_path / "root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "trees" / "real-links", root_dir, symlinks=True)
+    root = SystemRoot(root_dir)
+    reader = ArrayReader(root)
+    mdstat = root_dir / "proc" / "mdstat"
+    before = reader.read(mdstat.read_text())
+    state = root_dir / "sys" / "devices" / "virtual" / "block" / "md2" / "md" / "dev-sdd" / "state"
+    state.write_text("faulty\n")
+    mdstat.write_text(mdstat.read_text().replace("sdd[1]", "sdd[1](F)").replace("[2/2] [UU]", "[2/1] [U_]"))
+    after = reader.read(mdstat.read_text())
+    assert after == read_arrays(root)
+    md2 = next(a for a in after if a.name == "md2")
+    assert "faulty" in next(m for m in md2.members if m.name == "sdd").states
+    assert [a for a in after if a.name != "md2"] == [a for a in before if a.name != "md2"]
