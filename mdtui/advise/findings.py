@@ -50,6 +50,7 @@ EXPERIMENT_TITLES: dict[str, str] = {
     "chunk-sweep": "Chunk sweep (create, measure, tear down, next chunk)",
     "level-compare": "Level comparison on the same members (RAID0/10/5/6, disk-mark matrix)",
     "parity-cost": "Parity CPU cost (64 KiB writes with md thread CPU)",
+    "knob-sweep": "Knob sweep (one run per value of an md knob, originals restored)",
 }
 
 

@@ -233,3 +233,33 @@ def test_write_errors_are_one_line(tmp_path: Path) -> None:
         assert [c.knob for j in load_journals(tmp_path / "journal") for c in j.changes] == ["stripe_cache_size"]
     finally:
         path.chmod(0o644)
+
+
+def test_a_finished_sweep_is_the_advisor_s_evidence(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from mdtui.advise.findings import Severity
+    from mdtui.advise.rules.inputs import AdviceInput
+    from mdtui.advise.rules.knobs import rule_knob_sweep
+    from mdtui.store.db import ResultsStore
+    from mdtui.store.records import Metrics, RunSetup, RunStatus
+
+    moment = datetime(2026, 5, 1, tzinfo=UTC)
+    with ResultsStore(tmp_path / "results.db") as store:
+        ids = [
+            store.add_run(
+                RunSetup(preset="custom", target="/dev/md0", label=f"{name}={value}",
+                         context={"knobs": {f"md/{name}": value}}),
+                status=RunStatus.COMPLETE, started_at=moment, ended_at=moment,
+                metrics=Metrics(write_bw_bytes_per_s=mbps * 1e6),
+            )
+            for name, value, mbps in (("stripe_cache_size", "256", 100.0), ("stripe_cache_size", "4096", 180.0),
+                                      ("group_thread_cnt", "0", 150.0), ("group_thread_cnt", "4", 151.0))
+        ]
+        runs = tuple(store.list_runs())
+    found = {f.id: f for f in rule_knob_sweep(AdviceInput(runs=runs, stripe_cache_pages={"md0": 256}))}
+    cache = found["knob-sweep:md0:stripe_cache_size"]
+    assert cache.title == f"md0: stripe_cache_size=4096 gave 1.80× the writes of 256 here (run #{ids[1]} vs #{ids[0]})"
+    assert cache.severity is Severity.WARNING and "tune --apply stripe_cache_size=4096 md0" in cache.what_to_do
+    threads = found["knob-sweep:md0:group_thread_cnt"]
+    assert "no difference worth keeping" in threads.title and threads.severity is Severity.INFO, threads.title

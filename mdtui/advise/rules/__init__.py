@@ -8,6 +8,7 @@ from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.keep import rule_boot, rule_monitoring
+from mdtui.advise.rules.knobs import rule_knob_sweep
 from mdtui.advise.rules.measured import rule_measured_slow_member
 from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
@@ -30,6 +31,7 @@ RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_chunk_for_workload,
     rule_bitmap,
     rule_stripe_cache,
+    rule_knob_sweep,
     rule_parity_cpu,
 )
 

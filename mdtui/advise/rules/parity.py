@@ -55,11 +55,12 @@ def rule_stripe_cache(inp: AdviceInput) -> list[Finding]:
                     "larger cache has been measured yet (docs/findings.md, knob figures)."
                 ),
                 what_to_do=(
-                    f"Try echo {SUGGESTED_STRIPE_CACHE_PAGES} > /sys/block/{array.name}/md/stripe_cache_size "
-                    "(it costs that many 4 KiB pages per member) and compare a parity-cost run before and after; "
-                    "it resets at reboot unless set again by a udev rule."
+                    f"Measure it here: mdtui experiment knob --knob stripe_cache_size --values "
+                    f"{pages},{SUGGESTED_STRIPE_CACHE_PAGES} --target {array.name} --preset custom --rw write "
+                    f"--bs 1m (one run per value, the original put back; {SUGGESTED_STRIPE_CACHE_PAGES} costs that "
+                    "many 4 KiB pages per member). Keep the winner across reboots with mdtui tune --apply."
                 ),
-                experiment="parity-cost",
+                experiment="knob-sweep",
             )
         )
     return findings
