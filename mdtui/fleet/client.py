@@ -30,6 +30,9 @@ from mdtui.run.process import ProcessRun, run_streaming
 DEFAULT_HOST_SLACK_S = 30.0
 # A size-based job has no natural end; this bounds it on a host that never answers.
 SIZE_BASED_LIMIT_S = 3600.0
+# After a Ctrl-C or a deadline the client asks its server to stop and waits for the figures; a host that
+# does not answer that either is not waited for long.
+CLIENT_INTERRUPT_GRACE_S = 3.0
 _CLIENT_ONLY = ("--output-format=", "--status-interval=", "--readonly")
 
 
@@ -131,7 +134,13 @@ async def run_on_host(
         argv = client_argv(host, str(path), writes=spec.writes)
         if on_started is not None:
             on_started()
-        run = await run_streaming(argv, cancel=cancel, timeout_s=timeout_s, stall_timeout_s=None)
+        run = await run_streaming(
+            argv,
+            cancel=cancel,
+            timeout_s=timeout_s,
+            stall_timeout_s=None,
+            interrupt_grace_s=CLIENT_INTERRUPT_GRACE_S,
+        )
     stdout = run.stdout.decode("utf-8", "replace")
     stderr = run.stderr_text
     output = fio_parse.parse_fio_output(stdout)
