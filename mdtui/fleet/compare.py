@@ -163,6 +163,29 @@ def fleet_markdown(tables: Sequence[FleetTable]) -> str:
     return "\n".join(parts)
 
 
+def fleet_text(tables: Sequence[FleetTable]) -> str:
+    """A narrow plain-text view for a screen: host, figure, ratio, status; errors below the table."""
+    parts = []
+    for table in tables:
+        rows = [
+            [row.host, format_metric(table.metric, row.value), cells[3], row.status]
+            for row, cells in zip(table.rows, _cells(table), strict=True)
+        ]
+        headers = ["host", table.metric.label, "vs median", "status"]
+        widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(4)]
+        parts.append(f"{table.step}")
+        for row in [headers, *rows]:
+            parts.append(
+                "  ".join((c.ljust if i in (0, 3) else c.rjust)(widths[i]) for i, c in enumerate(row)).rstrip()
+            )
+        slowest = table.slowest
+        if slowest is not None and slowest.ratio is not None:
+            parts.append(f"slowest host: {slowest.host} ({slowest.ratio:.2f}× the median)")
+        parts += [f"{row.host}: {row.error}" for row in table.failed if row.error]
+        parts.append("")
+    return "\n".join(parts)
+
+
 def fleet_csv(tables: Sequence[FleetTable]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

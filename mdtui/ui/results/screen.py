@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.cli.results import render_run
+from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
@@ -45,6 +46,7 @@ class ResultsScreen(ResultsBase):
         Binding("e", "export", "Export"),
         Binding("d", "delete", "Delete"),
         Binding("r", "reload", "Reload"),
+        Binding("f", "fleet", "Fleet"),
         Binding("escape", "back", "Back"),
         Binding("u", "unmark", "Unmark all", show=False),
     ]
@@ -279,6 +281,19 @@ class ResultsScreen(ResultsBase):
             return
         candidates = sorted(run_id for run_id in self.marked if run_id != baseline)
         self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs))
+
+    # -- fleet -----------------------------------------------------------------------------------
+
+    def action_fleet(self) -> None:
+        """The highlighted run's fleet: each host's figure per step, its ratio to the median, the slowest named."""
+        run = self.selected_run()
+        fleet_id = fleet_of(run) if run is not None else None
+        if fleet_id is None:
+            self.notify("Highlight a run of a fleet (mdtui bench --host ...) to compare its hosts.", severity="warning")
+            return
+        text = fleet_text(fleet_tables(self.runs, fleet_id))
+        export = f"\nexport: mdtui results fleet {fleet_id} --format md|csv|json -o FILE"
+        self.app.push_screen(DetailScreen(f"Fleet {fleet_id}", Text(text + export)))
 
     # -- edits -----------------------------------------------------------------------------------
 
