@@ -109,7 +109,9 @@ def _failure(run: ProcessRun, host: Host, timeout_s: float, messages: list[str])
         return f"host {host.label} refused the connection: is `fio --server` running there on port {host.port}?"
     if any("disconnected" in m for m in messages):
         return f"host {host.label} dropped the connection mid-run (its fio server stopped or the network failed)"
-    detail = "; ".join(messages[:2]) or f"fio exited with code {run.returncode}"
+    lines = [line.strip() for line in (run.stderr_text + "\n" + run.stdout.decode("utf-8", "replace")).splitlines()]
+    last = next((line for line in reversed(lines) if line and line not in "{}"), "")
+    detail = "; ".join(messages[:2]) or f"fio exited with code {run.returncode}" + (f": {last}" if last else "")
     return f"host {host.label}: {detail}"
 
 

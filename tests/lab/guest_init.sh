@@ -57,6 +57,20 @@ wait "$modprobe_pid" || say "some modules failed to load"
 udevadm settle --timeout=60 || say "udevadm settle timed out"
 say "stage 2 began at ${stage2}s, modules and udev done at $(up)s"
 
+# Opt-in network (Machine.forward_ports): QEMU user networking's fixed addresses on the virtio-net NIC.
+if [ -n "$labnet" ]; then
+    modprobe virtio_net || say "virtio_net did not load"
+    udevadm settle --timeout=30
+    ip link set lo up
+    nic=$(ls /sys/class/net | grep -v '^lo$' | head -n 1)
+    if [ -n "$nic" ]; then
+        ip addr add 10.0.2.15/24 dev "$nic" && ip link set "$nic" up && ip route add default via 10.0.2.2 \
+            || say "could not configure $nic"
+    else
+        say "labnet: no network interface"
+    fi
+fi
+
 [ -n "$labstall" ] && { say "stalling $labstall s before the agent (labstall)"; sleep "$labstall"; }
 touch /run/mdtui-lab.ready
 wait "$agent_pid"

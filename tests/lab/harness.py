@@ -253,6 +253,9 @@ class Machine:
     name: str = "lab"
     kernel_args: tuple[str, ...] = ()
     qemu_args: tuple[str, ...] = ()
+    # Opt-in network: (host port on 127.0.0.1, guest port) pairs forwarded through QEMU user networking
+    # to a virtio-net interface the guest configures as 10.0.2.15/24 (gateway 10.0.2.2).
+    forward_ports: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         serials = [d.serial for d in self.disks]
@@ -601,8 +604,18 @@ def kernel_cmdline(machine: Machine, python: str, checkout: Path) -> str:
     for key, value in values.items():
         if any(c.isspace() for c in value):
             raise LabError(f"{key}={value!r}: the lab cannot pass paths with spaces to the guest")
+    if machine.forward_ports:
+        values["labnet"] = "1"
     base = ["console=ttyS0", "panic=-1", "quiet", "mitigations=off"]
     return " ".join([*base, *(f"{k}={v}" for k, v in values.items()), *machine.kernel_args])
+
+
+def network_args(machine: Machine) -> list[str]:
+    """QEMU user networking with the machine's port forwards, only when it asks for any."""
+    if not machine.forward_ports:
+        return []
+    forwards = "".join(f",hostfwd=tcp:127.0.0.1:{host}-:{guest}" for host, guest in machine.forward_ports)
+    return ["-netdev", f"user,id=n0{forwards}", "-device", "virtio-net-pci,netdev=n0"]
 
 
 def qemu_argv(
@@ -631,6 +644,7 @@ def qemu_argv(
         "-device", f"virtserialport,chardev=agent,name={AGENT_PORT}",
         "-qmp", f"unix:{paths.qmp_socket},server=on,wait=off",
         *disk_args(machine, [paths.image(i) for i in range(len(machine.disks))]),
+        *network_args(machine),
         *machine.qemu_args,
     ]  # fmt: skip
 
