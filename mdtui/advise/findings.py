@@ -9,6 +9,14 @@ from enum import StrEnum
 from mdtui.errors import MdtuiError
 
 
+class Topic(StrEnum):
+    """What a finding is about: how fast the disks and arrays are, or whether the array survives (reboots,
+    failing members, nobody told). A scenario's "top finding" is the top one of its topic."""
+
+    PERFORMANCE = "performance"
+    KEEPING = "keeping"
+
+
 class Severity(StrEnum):
     INFO = "info"
     WARNING = "warning"
@@ -74,6 +82,7 @@ class Finding:
     experiment: str | None = None
     ruled_out: tuple[str, ...] = ()
     explains: tuple[str, ...] = ()
+    topic: Topic = Topic.PERFORMANCE
 
     def __post_init__(self) -> None:
         if self.experiment is not None and self.experiment not in EXPERIMENT_TITLES:

@@ -43,7 +43,9 @@ def advise(vm: Guest) -> list[dict[str, Any]]:
 
 
 def serious(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [f for f in findings if f["severity"] != "info"]
+    """Warnings and worse about performance: what these scenarios are about. The arrays here are test arrays
+    nobody persisted or monitors, which the keeping findings (topic "keeping") rightly say; not the claim here."""
+    return [f for f in findings if f["severity"] != "info" and f.get("topic", "performance") == "performance"]
 
 
 def test_a_throttled_member_is_named_from_what_was_measured(guest: Guest) -> None:  # noqa: F811
