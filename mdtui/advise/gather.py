@@ -9,6 +9,7 @@ from mdtui.advise.kernel_log import read_parity_routines
 from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
 from mdtui.advise.rules.resync import device_name
 from mdtui.keep.boot import read_boot_state
+from mdtui.keep.health import read_health
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
@@ -122,4 +123,5 @@ def gather(
         benchmark_target=benchmark_target,
         weakest_link=weakest_link_figures(runs),
         boot=read_boot_state(root, arrays=inventory.arrays),
+        health=read_health(root, inventory.arrays, inventory=inventory, smart=inventory.privileged),
     )

@@ -7,6 +7,7 @@ import json
 import sys
 
 from mdtui.cli.common import confirm
+from mdtui.errors import MdtuiError
 
 
 def _device(text: str) -> str:
@@ -74,4 +75,168 @@ def cmd_persist(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"{plan.initramfs_argv[0]} finished in {result.duration_s:.0f} s; {plan.device} will assemble at boot")
+    return 0
+
+
+def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    repair = sub.add_parser("repair", help="fail, remove, add, replace or re-add a member; follow the recovery")
+    repair.add_argument("device", metavar="ARRAY", help="/dev/md0 or md0")
+    what = repair.add_mutually_exclusive_group(required=True)
+    what.add_argument("--fail", metavar="MEMBER", help="mark a member failed")
+    what.add_argument("--remove", metavar="MEMBER", help="remove a failed or spare member (or: failed, detached)")
+    what.add_argument("--add", metavar="DISK", help="add a disk (a spare, or the rebuild target when degraded)")
+    what.add_argument("--replace", metavar="MEMBER", help="copy a member onto --with SPARE, keeping redundancy")
+    what.add_argument("--re-add", metavar="DISK", dest="re_add", help="re-add a member that was removed")
+    repair.add_argument("--with", metavar="SPARE", dest="with_disk", help="the disk --replace copies onto")
+    repair.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    repair.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    repair.add_argument("--no-follow", action="store_true", help="do not wait for the recovery")
+    repair.add_argument("--full-speed", action="store_true", help="let the recovery run at full speed")
+    repair.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
+
+    scrub = sub.add_parser(
+        "scrub", help="check (or --repair) an array's redundancy; show mismatch_cnt and the schedule"
+    )
+    scrub.add_argument("device", metavar="ARRAY", nargs="?", help="/dev/md0 or md0 (none: only show the schedule)")
+    scrub.add_argument("--repair", action="store_true", help="rewrite mismatched copies/parity instead of counting")
+    scrub.add_argument("--no-follow", action="store_true", help="start it and return")
+    scrub.add_argument("--full-speed", action="store_true", help="let it run at full speed")
+    scrub.add_argument("--yes", action="store_true", help="do not ask for confirmation (repair)")
+    scrub.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
+    """Follow a recovery/check like create follows a resync: progress, speed, ETA on one line."""
+    from mdtui.format import duration, rate_mb_s
+    from mdtui.model.array import MdArray
+    from mdtui.run.mdadm import follow_sync
+
+    seen: dict = {"actions": []}
+
+    def show(array: MdArray) -> None:
+        if array.sync is not None and array.sync.action not in seen["actions"]:
+            seen["actions"].append(array.sync.action)
+        if not args.json and array.sync is not None and array.sync.fraction is not None:
+            print(
+                f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
+                f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
+                end="",
+                flush=True,
+            )
+
+    final = follow_sync(device, root=system, on_update=show)  # type: ignore[arg-type]
+    if not args.json and seen["actions"]:
+        print()
+    seen["degraded"] = final.degraded if final is not None else None
+    return seen
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from mdtui.cli.common import find_disk
+    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
+    from mdtui.probe.inventory import scan
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import array_uuid, find_array, set_full_resync_speed
+
+    system = SystemRoot(args.root)
+    device = _device(args.device)
+    array = find_array(system, device)
+    if array is None:
+        raise MdtuiError(f"{device} is not an active md array")
+    inventory = scan(args.root)
+    action, member, disk_text = _action(args)
+    disk = find_disk(inventory, disk_text, args.root) if disk_text else None
+    component_kib = system.read_int(f"/sys/block/{array.name}/md/component_size")
+    plan = plan_repair(
+        array,
+        action,
+        member=member,
+        disk=disk,
+        uuid=array_uuid(array.dev_path) if system.is_live else None,
+        component_bytes=component_kib * 1024 if component_kib else None,
+    )
+    report: dict = {"plan": [list(step.argv) for step in plan.steps], "warnings": list(plan.warnings)}
+    if not args.json:
+        print("\n".join(describe_repair(plan)))
+    if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 0
+    token = disk.name if disk is not None and action != "re-add" else array.name
+    if not confirm(args, f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else ""), token):
+        print("Cancelled; nothing was run.")
+        return 1
+    results = execute_repair(plan, confirmed=True, root=system)
+    report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
+    if not args.json:
+        print(f"{action} on {array.dev_path}: done")
+    if plan.follows_recovery and not args.no_follow:
+        if args.full_speed:
+            report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
+        report["recovery"] = _follow(array.dev_path, args, system)
+        if not args.json:
+            state = report["recovery"]["degraded"]
+            print("recovery finished" + (f"; {array.name} still misses {state} member(s)" if state else ""))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
+    """(action, member acted on, disk to write) from the mutually exclusive options."""
+    if args.with_disk and not args.replace:
+        raise MdtuiError("--with goes with --replace MEMBER")
+    if args.fail:
+        return "fail", args.fail, None
+    if args.remove:
+        return "remove", args.remove, None
+    if args.add:
+        return "add", None, args.add
+    if args.replace:
+        if not args.with_disk:
+            raise MdtuiError("--replace MEMBER needs --with SPARE (the disk to copy onto)")
+        return "replace", args.replace, args.with_disk
+    return "re-add", None, args.re_add
+
+
+def cmd_scrub(args: argparse.Namespace) -> int:
+    from mdtui.keep.scrub import describe_schedule, mismatch_sectors, plan_scrub, read_schedule, start_scrub
+    from mdtui.probe.root import SystemRoot
+    from mdtui.run.mdadm import find_array, set_full_resync_speed
+
+    system = SystemRoot(args.root)
+    schedule = read_schedule(system)
+    report: dict = {"schedule": [{"source": s.source, "what": s.what, "enabled": s.enabled} for s in schedule]}
+    if not args.json:
+        print("scheduled scrubs:")
+        print("\n".join("  " + line for line in describe_schedule(schedule)))
+    if args.device is None:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 0
+    device = _device(args.device)
+    array = find_array(system, device)
+    if array is None:
+        raise MdtuiError(f"{device} is not an active md array")
+    plan = plan_scrub(array, "repair" if args.repair else "check", root=system)
+    report.update({"array": array.name, "action": plan.action, "write": plan.shown})
+    if not args.json:
+        print(f"{plan.action} {array.name}: {plan.shown}")
+    # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write.
+    if plan.action == "repair" and not confirm(args, f"repair (rewrite) mismatches on {array.name}", array.name):
+        print("Cancelled; nothing was started.")
+        return 1
+    start_scrub(plan, confirmed=True, root=system)
+    if args.no_follow:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return 0
+    if args.full_speed:
+        report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
+    report["followed"] = _follow(array.dev_path, args, system)
+    report["mismatch_sectors"] = mismatch_sectors(array.name, system)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{plan.action} of {array.name} finished: mismatch_cnt {report['mismatch_sectors']}")
     return 0

@@ -11,7 +11,7 @@ from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
-from mdtui.cli.keep import add_keep_parsers, cmd_persist
+from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
 from mdtui.cli.tune import add_tune_parser, cmd_tune
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_experiment_parser(sub)
     add_keep_parsers(sub)
+    add_repair_parsers(sub)
     add_tune_parser(sub)
     return parser
 
@@ -50,6 +51,8 @@ COMMANDS = {
     "bench": run_bench_cli,
     "experiment": run_experiment,
     "persist": cmd_persist,
+    "repair": cmd_repair,
+    "scrub": cmd_scrub,
     "tune": cmd_tune,
 }
 

@@ -14,6 +14,9 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Register `scan` and `capture` on the top-level `mdtui` subparsers."""
     scan_parser = sub.add_parser("scan", help="list disks (with link speeds and in-use reasons) and md arrays")
     scan_parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    scan_parser.add_argument(
+        "--no-smart", action="store_true", help="with --json: skip SMART (smartctl -j -a per disk, as root)"
+    )
     capture_parser = sub.add_parser(
         "capture", help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)"
     )
@@ -80,7 +83,13 @@ def render_scan(inventory: Inventory) -> str:
 def cmd_scan(args: argparse.Namespace) -> int:
     inventory = scan(args.root)
     if args.json:
-        print(json.dumps(to_jsonable(inventory), indent=2))
+        data = to_jsonable(inventory)
+        if not args.no_smart and inventory.privileged and args.root in ("/", ""):
+            from mdtui.probe.smart import read_smart_all
+
+            readings = read_smart_all(d.dev_path for d in inventory.disks)
+            data["smart"] = {path.removeprefix("/dev/"): to_jsonable(health) for path, health in readings.items()}
+        print(json.dumps(data, indent=2))
     else:
         print(render_scan(inventory))
     return 0

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from mdtui.advise.findings import Workload
 from mdtui.advise.kernel_log import ParityRoutines
 from mdtui.keep.boot import BootState
+from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -67,6 +68,7 @@ class AdviceInput:
     benchmark_target: str | None = None  # a run about to start on this device
     weakest_link: tuple[WeakestLinkFigures, ...] = ()
     boot: BootState | None = None  # mdadm.conf, the initramfs's copy, monitoring (mdtui.keep.boot)
+    health: Health | None = None  # failed members, mismatch_cnt, members' SMART (mdtui.keep.health)
 
 
 @dataclass(frozen=True)

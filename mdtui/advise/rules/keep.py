@@ -185,3 +185,123 @@ def rule_monitoring(inp: AdviceInput) -> list[Finding]:
             ),
         )
     ]
+
+
+DEGRADED_WHY = (
+    "A degraded array has no redundancy left (or less than it was built with): one more failure, or one "
+    "unreadable sector on a remaining member during the rebuild, loses data. The rebuild reads every "
+    "remaining member in full, the heaviest load they will see."
+)
+SMART_WHY = (
+    "Media errors and reallocated or pending sectors grow as a drive wears out; a member with them is the "
+    "likeliest to fail next, and a slow one often retries reads inside the drive. CRC errors point at the "
+    "cable or backplane instead. Replacing a member before it fails keeps the array redundant throughout "
+    "(`mdadm --replace` copies onto the spare while the old member still serves)."
+)
+
+
+def _measured_slow(inp: AdviceInput, disk: str) -> tuple[str, float, int] | None:
+    """(array, read bytes/s alone, run id) when a stored weakest-link run found ``disk`` the slowest member."""
+    for figures in reversed(inp.weakest_link):
+        slowest = figures.slowest_alone()
+        if slowest is not None and slowest.name == disk and len(figures.alone) > 1:
+            return figures.array.rsplit("/", 1)[-1], slowest.read_bytes_per_s, slowest.run_id
+    return None
+
+
+def rule_health(inp: AdviceInput) -> list[Finding]:
+    """Degraded arrays and failed members, mismatches found by a check, members whose SMART reports trouble."""
+    health = inp.health
+    if health is None:
+        return []
+    findings: list[Finding] = []
+    member_of: dict[str, str] = {}
+    for array in health.arrays:
+        for disk in array.member_disks:
+            member_of.setdefault(disk, array.name)
+        if array.degraded or array.failed:
+            evidence = [Evidence("missing members", array.degraded)]
+            if array.failed:
+                evidence.append(Evidence("failed (faulty)", ", ".join(array.failed)))
+            if array.spares:
+                evidence.append(Evidence("spares", ", ".join(array.spares)))
+            if array.sync_action in ("recover", "resync"):
+                evidence.append(Evidence("now", array.sync_action))
+            steps = []
+            for failed in array.failed:
+                steps.append(f"`mdtui repair {array.name} --remove {failed}`")
+            if array.sync_action == "recover":
+                todo = "A recovery onto a spare is running: let it finish (`mdtui watch " + array.name + "`)."
+            elif array.spares:
+                todo = "md should be rebuilding onto the spare; check `cat /proc/mdstat`."
+            else:
+                steps.append(f"`mdtui repair {array.name} --add DISK` with a free disk of at least the member size")
+                todo = "Remove the failed member and add a new disk: " + ", then ".join(steps) + "."
+            findings.append(
+                Finding(
+                    id=f"degraded:{array.name}",
+                    severity=Severity.CRITICAL,
+                    title=f"{array.name} is degraded"
+                    + (f": {', '.join(array.failed)} failed" if array.failed else f" ({array.degraded} missing)"),
+                    evidence=tuple(evidence),
+                    why=DEGRADED_WHY,
+                    what_to_do=todo,
+                )
+            )
+        if array.mismatch_sectors and array.last_check in ("check", "repair"):
+            findings.append(
+                Finding(
+                    id=f"mismatch:{array.name}",
+                    severity=Severity.WARNING,
+                    title=f"The last {array.last_check} of {array.name} found {array.mismatch_sectors} "
+                    "mismatched sectors",
+                    evidence=(
+                        Evidence("mismatch_cnt", array.mismatch_sectors, "sectors"),
+                        Evidence("last action", array.last_check),
+                    ),
+                    why=(
+                        "A check reads every stripe and counts sectors whose copies or parity disagree. On raid1/10 "
+                        "a few can be harmless (swap or O_DIRECT pages rewritten in flight); on raid5/6, or many, "
+                        "a member returned wrong data or a write was torn."
+                    ),
+                    what_to_do=(
+                        f"Check the members' SMART and the kernel log; then `mdtui scrub {array.name} --repair` "
+                        "rewrites parity/copies from the data, and a second check should count 0."
+                    ),
+                )
+            )
+    for disk, smart in sorted(health.smart.items()):
+        problems = smart.problems
+        if not problems:
+            continue
+        array = member_of.get(disk)
+        slow = _measured_slow(inp, disk)
+        evidence = [Evidence(p.split(":")[0] if ":" in p else "SMART", p) for p in problems]
+        if smart.temperature_c is not None:
+            evidence.append(Evidence("temperature", smart.temperature_c, "°C"))
+        if smart.power_on_hours is not None:
+            evidence.append(Evidence("power-on", smart.power_on_hours, "h"))
+        explains: tuple[str, ...] = ()
+        if slow is not None:
+            evidence.append(Evidence(f"read alone (run {slow[2]})", round(slow[1] / 1e6, 1), "MB/s"))
+            title = f"{disk}, the measured slow member of {slow[0]}, has SMART errors: " + "; ".join(problems)
+            explains = (f"measured-slow-member:{slow[0]}",)
+        else:
+            title = f"{disk}{f' ({array} member)' if array else ''}: " + "; ".join(problems)
+        findings.append(
+            Finding(
+                id=f"smart:{disk}",
+                severity=Severity.CRITICAL if smart.failing or smart.media_errors else Severity.WARNING,
+                title=title,
+                evidence=tuple(evidence),
+                why=SMART_WHY,
+                what_to_do=(
+                    f"Replace it while the array is still redundant: add a spare, then "
+                    f"`mdtui repair {array} --replace {disk} --with SPARE`."
+                    if array
+                    else "Do not use it as an array member; `smartctl -x /dev/" + disk + "` shows the full logs."
+                ),
+                explains=explains,
+            )
+        )
+    return findings

@@ -1,0 +1,83 @@
+"""The health of an array and its members: failed and missing members, the last check's mismatch count, and
+each member's SMART (mdtui.probe.smart)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from mdtui.model.array import MdArray
+from mdtui.model.inventory import Inventory
+from mdtui.probe.root import SystemRoot
+from mdtui.probe.smart import SmartHealth, read_smart_all
+
+# mismatch_cnt counts 512-byte sectors; md caps what it can count far below this.
+MISMATCH_LIMIT = 1 << 48
+
+
+@dataclass(frozen=True)
+class ArrayHealth:
+    name: str
+    degraded: int  # members the array lacks
+    failed: tuple[str, ...]  # members marked faulty
+    spares: tuple[str, ...]
+    mismatch_sectors: int | None  # md/mismatch_cnt
+    last_check: str | None  # md/last_sync_action: check, repair, resync, recover, idle
+    sync_action: str | None  # md/sync_action now
+    member_disks: tuple[str, ...] = ()  # the disks under the members (nvme0n1 for nvme0n1p1)
+
+
+@dataclass(frozen=True)
+class Health:
+    arrays: tuple[ArrayHealth, ...] = ()
+    smart: Mapping[str, SmartHealth] = field(default_factory=dict)  # keyed by disk name (nvme0n1)
+
+    def array(self, name: str) -> ArrayHealth | None:
+        return next((a for a in self.arrays if a.name == name), None)
+
+
+def _text(root: SystemRoot, path: str) -> str | None:
+    value = root.read_text(path)
+    return value.strip() if value is not None and value.strip() else None
+
+
+def array_health(root: SystemRoot, array: MdArray, inventory: Inventory | None = None) -> ArrayHealth:
+    md = f"/sys/block/{array.name}/md"
+    disks = []
+    for member in array.members:
+        disk = _disk_of(inventory, member.name) if inventory is not None else None
+        disks.append(disk or member.name)
+    return ArrayHealth(
+        name=array.name,
+        degraded=array.degraded,
+        failed=tuple(m.name for m in array.members if m.faulty),
+        spares=tuple(m.name for m in array.members if m.spare and not m.faulty),
+        mismatch_sectors=root.read_int(f"{md}/mismatch_cnt", hi=MISMATCH_LIMIT),
+        last_check=_text(root, f"{md}/last_sync_action"),
+        sync_action=_text(root, f"{md}/sync_action"),
+        member_disks=tuple(dict.fromkeys(disks)),
+    )
+
+
+def _disk_of(inventory: Inventory, name: str) -> str | None:
+    if inventory.disk(name) is not None:
+        return name
+    return next((d.name for d in inventory.disks if name in d.partitions), None)
+
+
+def read_health(
+    root: SystemRoot,
+    arrays: Sequence[MdArray],
+    *,
+    inventory: Inventory | None = None,
+    smart: bool = True,
+    smart_disks: Iterable[str] = (),
+) -> Health:
+    """Every array's health and, live and with ``smart``, SMART of their member disks (and ``smart_disks``)."""
+    healths = tuple(array_health(root, array, inventory) for array in arrays)
+    readings: dict[str, SmartHealth] = {}
+    if smart and root.is_live:
+        names = [d for h in healths for d in h.member_disks] + list(smart_disks)
+        by_path = read_smart_all(f"/dev/{name}" for name in dict.fromkeys(names))
+        readings = {path.removeprefix("/dev/"): health for path, health in by_path.items()}
+    return Health(healths, readings)

@@ -1,0 +1,240 @@
+"""Repair an array: mark a member failed, remove it, add a disk, replace a member with a spare while the array
+stays redundant (`mdadm --replace`), re-add a member that came back. Planned like a create: argv first, the
+in-use rules checked for any disk that will be written, a typed confirmation, identities re-checked right
+before running, every command logged; the recovery is then followed like a resync."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mdtui.command import CommandResult
+from mdtui.errors import SafetyError
+from mdtui.model.array import ArrayMember, MdArray
+from mdtui.model.disk import Disk, InUseKind
+from mdtui.plan.create import member_path
+from mdtui.plan.rejected import PlanRejected
+from mdtui.probe.disks import DiskProber
+from mdtui.probe.root import SystemRoot
+from mdtui.run.mdadm import _run_logged, array_uuid, find_array, resolve_member
+from mdtui.run.state import ActionLog
+
+ACTIONS = ("fail", "remove", "add", "replace", "re-add")
+# Members an array of each level can lose and still serve all data (raid10 near=2: one for sure).
+_TOLERANCE = {"raid1": None, "raid4": 1, "raid5": 1, "raid6": 2, "raid10": 1, "raid0": 0, "linear": 0}
+# `mdadm --remove` also takes these words for members whose device node is gone (hot-unplugged).
+REMOVE_KEYWORDS = ("failed", "detached")
+
+
+@dataclass(frozen=True)
+class RepairStep:
+    argv: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    array: str  # /dev/md0
+    uuid: str | None
+    action: str
+    member: str | None  # the member acted on (kernel name, or failed/detached)
+    disk: Disk | None  # the disk written (add, replace --with, re-add)
+    steps: tuple[RepairStep, ...]
+    warnings: tuple[str, ...] = ()
+    follows_recovery: bool = False  # a recovery/replace copy starts
+
+    @property
+    def argvs(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(step.argv for step in self.steps)
+
+
+def _tolerance(array: MdArray) -> int:
+    level = array.level or ""
+    tolerance = _TOLERANCE.get(level, 0)
+    if tolerance is None:  # raid1: all but one
+        return max((array.raid_disks or len(array.members)) - 1, 0)
+    return tolerance
+
+
+def _member(array: MdArray, name: str | None) -> ArrayMember | None:
+    if name is None:
+        return None
+    short = name.rsplit("/", 1)[-1]
+    return next((m for m in array.members if m.name == short), None)
+
+
+def plan_repair(
+    array: MdArray,
+    action: str,
+    *,
+    member: str | None = None,
+    disk: Disk | None = None,
+    uuid: str | None = None,
+    component_bytes: int | None = None,
+) -> RepairPlan:
+    """Plan one repair action, or raise PlanRejected naming every problem.
+
+    ``member`` is the member acted on (fail, remove, replace, re-add names the disk coming back through
+    ``disk``); ``disk`` the disk to write (add, replace's spare, re-add); ``component_bytes`` the space each
+    member gives the array (md/component_size), which a new disk must have.
+    """
+    problems: list[str] = []
+    warnings: list[str] = []
+    dev = array.dev_path
+    steps: list[RepairStep] = []
+    if action not in ACTIONS:
+        raise PlanRejected(f"repair {dev}", [f"unknown action {action!r} (one of {', '.join(ACTIONS)})"])
+    if array.level in ("raid0", "linear") or array.metadata in (None, "none"):
+        problems.append(f"{dev} is {array.level or 'inactive'} without redundancy; it cannot rebuild a member")
+    found = _member(array, member)
+    active = [m for m in array.members if not m.faulty and not m.spare]
+    if action in ("fail", "remove", "replace") and member is None:
+        problems.append(f"name the member to {action}")
+    elif action in ("fail", "replace") and found is None:
+        names = ", ".join(m.name for m in array.members) or "none"
+        problems.append(f"{member} is not a member of {array.name} (members: {names})")
+    if action == "fail" and found is not None:
+        if found.faulty:
+            problems.append(f"{found.name} is already marked failed")
+        elif not found.spare:
+            lost = array.degraded + 1
+            if lost > _tolerance(array):
+                problems.append(
+                    f"failing {found.name} would leave {array.name} ({array.level}) missing {lost} member(s), more "
+                    f"than it can lose ({_tolerance(array)}): data would become unreadable"
+                )
+            else:
+                warnings.append(f"{array.name} runs degraded from then on until a disk is added")
+        fail_argv = ("mdadm", "--manage", dev, "--fail", f"/dev/{found.name}")
+        steps.append(RepairStep(fail_argv, f"mark {found.name} failed"))
+    if action == "remove" and member is not None:
+        if member in REMOVE_KEYWORDS:
+            steps.append(RepairStep(("mdadm", "--manage", dev, "--remove", member), f"remove the {member} members"))
+        elif found is None:
+            problems.append(
+                f"{member} is not a member of {array.name}; for a member whose disk is gone use `--remove detached`"
+            )
+        elif not found.faulty and not found.spare:
+            problems.append(f"{found.name} is an active member; mark it failed first (`--fail {found.name}`)")
+        else:
+            steps.append(
+                RepairStep(("mdadm", "--manage", dev, "--remove", f"/dev/{found.name}"), f"remove {found.name}")
+            )
+    if action in ("add", "replace", "re-add"):
+        if disk is None:
+            problems.append(f"name the disk to {'add' if action != 'replace' else 'copy onto (--with)'}")
+        else:
+            problems += _disk_problems(array, disk, action, component_bytes)
+    if action == "replace" and found is not None and (found.faulty or found.spare or found not in active):
+        problems.append(f"{found.name} is not an active member; `--replace` copies from a working one")
+    if not problems and disk is not None:
+        path = member_path(disk)
+        if action == "add":
+            steps.append(RepairStep(("mdadm", "--manage", dev, "--add", path), f"add {disk.name} (overwritten)"))
+        elif action == "re-add":
+            steps.append(RepairStep(("mdadm", "--manage", dev, "--re-add", path), f"re-add {disk.name}"))
+        elif action == "replace" and found is not None:
+            if _member(array, disk.name) is None:
+                steps.append(RepairStep(("mdadm", "--manage", dev, "--add", path), f"add {disk.name} as a spare"))
+            steps.append(
+                RepairStep(
+                    ("mdadm", "--manage", dev, "--replace", f"/dev/{found.name}", "--with", path),
+                    f"copy {found.name} onto {disk.name}, then mark {found.name} failed",
+                )
+            )
+    if problems:
+        raise PlanRejected(f"{action} on {dev}", problems)
+    return RepairPlan(
+        array=dev,
+        uuid=uuid,
+        action=action,
+        member=found.name if found is not None else member,
+        disk=disk,
+        steps=tuple(steps),
+        warnings=tuple(warnings),
+        follows_recovery=action in ("add", "replace", "re-add"),
+    )
+
+
+def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int | None) -> list[str]:
+    problems = []
+    already = _member(array, disk.name)
+    if action == "replace" and already is not None:
+        if not already.spare:
+            problems.append(f"{disk.name} is already an active member of {array.name}")
+        return problems
+    # A re-added member still carries this array's superblock; that is the one reason allowed.
+    allowed = {InUseKind.MD_SUPERBLOCK} if action == "re-add" else set()
+    for reason in disk.in_use:
+        if reason.kind not in allowed:
+            problems.append(f"{disk.name} is in use: {reason}")
+    for problem in disk.problems:
+        problems.append(f"{disk.name} could not be checked: {problem}")
+    if action == "re-add" and not any(r.kind is InUseKind.MD_SUPERBLOCK for r in disk.in_use):
+        problems.append(f"{disk.name} carries no md superblock: there is nothing to re-add; use --add")
+    if component_bytes is not None and disk.size_bytes is not None and disk.size_bytes < component_bytes:
+        problems.append(
+            f"{disk.name} holds {disk.size_bytes} bytes, less than the {component_bytes} each member of "
+            f"{array.name} gives it"
+        )
+    return problems
+
+
+def describe_repair(plan: RepairPlan) -> list[str]:
+    lines = [f"{plan.action} on {plan.array}:"]
+    for number, step in enumerate(plan.steps, start=1):
+        lines.append(f"  {number}. {' '.join(step.argv)}")
+        lines.append(f"     {step.description}")
+    if plan.disk is not None and plan.action != "re-add":
+        ident = " / ".join(p for p in (plan.disk.model, plan.disk.serial) if p) or "-"
+        lines.append(f"  writes {plan.disk.name} ({ident}): everything on it is overwritten")
+    for warning in plan.warnings:
+        lines.append(f"  ⚠ {warning}")
+    if plan.follows_recovery:
+        lines.append("  then md copies data onto it (recovery); mdtui follows it to the end")
+    return lines
+
+
+def recheck(plan: RepairPlan, root: SystemRoot | None = None) -> None:
+    """Right before running: the array is the one planned (same UUID), and the disk to write is the same disk,
+    still free."""
+    system = root or SystemRoot("/")
+    problems = []
+    array = find_array(system, plan.array)
+    if array is None:
+        raise SafetyError(f"{plan.array} is gone; nothing was run")
+    if plan.uuid is not None and array_uuid(plan.array) not in (None, plan.uuid):
+        problems.append(f"{plan.array} is a different array now (UUID changed); plan again")
+    if plan.disk is not None:
+        disk = plan.disk
+        path = member_path(disk)
+        name = resolve_member(system, path)
+        if name is None:
+            problems.append(f"{path} is gone (planned as {disk.name})")
+        else:
+            current = DiskProber(system).probe(name)
+            if disk.serial and current.serial != disk.serial:
+                problems.append(f"{path} now has serial {current.serial or 'unknown'}, planned {disk.serial}")
+            if name != disk.name:
+                problems.append(f"{path} is now {name}, planned as {disk.name}")
+            allowed = {InUseKind.MD_SUPERBLOCK} if plan.action == "re-add" else set()
+            in_array = _member(array, name) is not None
+            for reason in current.in_use:
+                if reason.kind not in allowed and not (in_array and reason.kind is InUseKind.MD_MEMBER):
+                    problems.append(f"{path} ({name}) is in use: {reason}")
+    if problems:
+        raise SafetyError(f"refusing to {plan.action} on {plan.array}:\n  - " + "\n  - ".join(problems))
+
+
+def execute_repair(
+    plan: RepairPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+) -> Sequence[CommandResult]:
+    if not confirmed:
+        raise SafetyError(f"the {plan.action} was not confirmed; nothing was run")
+    system = root or SystemRoot("/")
+    log = log or ActionLog()
+    recheck(plan, system)
+    results = []
+    for step in plan.steps:
+        results.append(_run_logged(step.argv, log, f"repair {plan.array}: {step.description}"))
+    return tuple(results)

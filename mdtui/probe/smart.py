@@ -1,0 +1,173 @@
+"""SMART health of a disk through smartctl's JSON output (`smartctl -j -a DEV`, smartmontools 7+).
+
+What an admin needs to decide whether a member is failing: the overall verdict, temperature, power-on hours,
+media errors (NVMe media errors; ATA reallocated, pending and uncorrectable sectors; SCSI uncorrected errors),
+interface CRC errors (a cable or backplane, not the disk), and how much of its rated endurance an NVMe has used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from mdtui.command import run_command
+from mdtui.errors import MdtuiError
+
+SMARTCTL_TIMEOUT_S = 20.0
+# smartctl's exit status is a bit mask (smartctl(8), EXIT STATUS).
+EXIT_COMMAND_LINE = 1 << 0
+EXIT_OPEN_FAILED = 1 << 1
+EXIT_SMART_COMMAND_FAILED = 1 << 2
+EXIT_DISK_FAILING = 1 << 3
+EXIT_PREFAIL_NOW = 1 << 4
+EXIT_PREFAIL_PAST = 1 << 5
+EXIT_ERROR_LOG = 1 << 6
+EXIT_SELF_TEST_LOG = 1 << 7
+# ATA attributes whose raw value counts damaged media, and the interface CRC counter.
+ATA_MEDIA_ATTRIBUTES = {5: "reallocated", 187: "reported uncorrectable", 197: "pending", 198: "offline uncorrectable"}
+ATA_CRC_ATTRIBUTE = 199
+# NVMe drives rate their endurance as percentage used (may pass 100); past this, plan a replacement.
+NVME_WORN_PERCENT = 90
+PARALLEL_DISKS = 8
+# A raw counter this large is a damaged reading, not a count.
+_COUNTER_LIMIT = 1 << 48
+
+
+@dataclass(frozen=True)
+class SmartHealth:
+    device: str  # /dev/nvme0n1
+
+    __json_extras__ = ("problems", "failing")
+    protocol: str | None = None  # NVMe, ATA, SCSI
+    model: str | None = None
+    serial: str | None = None
+    passed: bool | None = None  # the drive's overall self-assessment; None when it gave none
+    temperature_c: int | None = None
+    power_on_hours: int | None = None
+    media_errors: int | None = None  # NVMe media_errors; ATA sum of ATA_MEDIA_ATTRIBUTES; SCSI uncorrected
+    crc_errors: int | None = None  # ATA UDMA_CRC_Error_Count
+    percentage_used: int | None = None  # NVMe endurance used
+    critical_warning: int | None = None  # NVMe critical_warning bits
+    error_log_entries: int | None = None  # NVMe num_err_log_entries / ATA error log count
+    exit_status: int | None = None
+    error: str | None = None  # why nothing (or not everything) could be read
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What about this drive is worth a finding, in words."""
+        found = []
+        if self.passed is False:
+            found.append("SMART overall health: FAILED")
+        if self.critical_warning:
+            found.append(f"NVMe critical warning 0x{self.critical_warning:02x}")
+        if self.media_errors:
+            found.append(f"{self.media_errors} media error(s)")
+        if self.crc_errors:
+            found.append(f"{self.crc_errors} interface CRC error(s) (cable or backplane)")
+        if self.percentage_used is not None and self.percentage_used >= NVME_WORN_PERCENT:
+            found.append(f"{self.percentage_used}% of its rated endurance used")
+        if self.exit_status is not None and self.exit_status & (EXIT_PREFAIL_NOW | EXIT_DISK_FAILING):
+            found.append("prefail attributes at or below threshold now")
+        return tuple(found)
+
+    @property
+    def failing(self) -> bool:
+        return self.passed is False or bool(self.critical_warning) or bool(
+            self.exit_status is not None and self.exit_status & (EXIT_DISK_FAILING | EXIT_PREFAIL_NOW)
+        )
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value < _COUNTER_LIMIT else None
+
+
+def _get(data: Mapping[str, Any], *keys: str) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def parse_smartctl_json(device: str, text: str) -> SmartHealth:
+    """Read what matters from smartctl's JSON; anything missing or malformed is None, never an exception."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return SmartHealth(device, error="smartctl printed no JSON (smartmontools older than 7.0?)")
+    if not isinstance(data, Mapping):
+        return SmartHealth(device, error="smartctl printed unexpected JSON")
+    exit_status = _int(_get(data, "smartctl", "exit_status"))
+    messages = _get(data, "smartctl", "messages")
+    error = None
+    if isinstance(messages, list):
+        errors = [m.get("string") for m in messages if isinstance(m, Mapping) and m.get("severity") == "error"]
+        error = "; ".join(str(e) for e in errors if e) or None
+    passed = _get(data, "smart_status", "passed")
+    nvme = _get(data, "nvme_smart_health_information_log")
+    nvme = nvme if isinstance(nvme, Mapping) else {}
+    media = crc = None
+    table = _get(data, "ata_smart_attributes", "table")
+    if isinstance(table, list):
+        raws = {}
+        for row in table:
+            if isinstance(row, Mapping) and isinstance(row.get("id"), int):
+                raws[row["id"]] = _int(_get(row, "raw", "value"))
+        counted = [raws[i] for i in ATA_MEDIA_ATTRIBUTES if raws.get(i) is not None]
+        media = sum(v for v in counted if v is not None) if counted else None
+        crc = raws.get(ATA_CRC_ATTRIBUTE)
+    if nvme:
+        media = _int(nvme.get("media_errors"))
+    scsi_errors = [
+        _int(_get(data, "scsi_error_counter_log", direction, "total_uncorrected_errors"))
+        for direction in ("read", "write", "verify")
+    ]
+    if media is None and any(v is not None for v in scsi_errors):
+        media = sum(v for v in scsi_errors if v is not None)
+    protocol = _get(data, "device", "protocol")
+    model = data.get("model_name") or data.get("scsi_model_name")
+    ata_errors = _int(_get(data, "ata_smart_error_log", "summary", "count"))
+    return SmartHealth(
+        device=device,
+        protocol=protocol if isinstance(protocol, str) else None,
+        model=model if isinstance(model, str) else None,
+        serial=data.get("serial_number") if isinstance(data.get("serial_number"), str) else None,
+        passed=passed if isinstance(passed, bool) else None,
+        temperature_c=_int(_get(data, "temperature", "current")),
+        power_on_hours=_int(_get(data, "power_on_time", "hours")),
+        media_errors=media,
+        crc_errors=crc,
+        percentage_used=_int(nvme.get("percentage_used")) if nvme else None,
+        critical_warning=_int(nvme.get("critical_warning")) if nvme else None,
+        error_log_entries=_int(nvme.get("num_err_log_entries")) if nvme else ata_errors,
+        exit_status=exit_status,
+        error=error,
+    )
+
+
+def read_smart(device: str, *, timeout_s: float = SMARTCTL_TIMEOUT_S) -> SmartHealth:
+    """`smartctl -j -a DEVICE`; a missing smartctl, a timeout or an unreadable device is ``error``."""
+    try:
+        result = run_command(["smartctl", "-j", "-a", device], timeout_s=timeout_s)
+    except MdtuiError as exc:
+        return SmartHealth(device, error=str(exc))
+    health = parse_smartctl_json(device, result.stdout)
+    if health.error is None and result.returncode & (EXIT_COMMAND_LINE | EXIT_OPEN_FAILED):
+        return SmartHealth(device, exit_status=result.returncode, error=f"smartctl could not open {device}")
+    return health
+
+
+def read_smart_all(devices: Iterable[str], *, timeout_s: float = SMARTCTL_TIMEOUT_S) -> dict[str, SmartHealth]:
+    """SMART of many disks, a few at a time (each smartctl waits on its disk, not the CPU)."""
+    wanted = list(dict.fromkeys(devices))
+    if not wanted:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(PARALLEL_DISKS, len(wanted))) as pool:
+        results = pool.map(lambda dev: read_smart(dev, timeout_s=timeout_s), wanted)
+        return dict(zip(wanted, results, strict=True))
