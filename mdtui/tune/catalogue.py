@@ -142,7 +142,7 @@ class Knob:
 
 
 def _leave(knob: Knob, shape: ArrayShape, current: str | None) -> Suggestion:
-    return Suggestion(None, "leave it: no workload here is known to gain from changing it")
+    return Suggestion(None, "no workload here is known to gain from changing it")
 
 
 def _stripe_cache(knob: Knob, shape: ArrayShape, current: str | None) -> Suggestion:

@@ -22,6 +22,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **w** watches the selected array live (or the first one; all disks when there is none)
 - **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
+- **k** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
 - **h** opens the results history (stored benchmark runs) to compare and export
 - **g** opens the guided setup: purpose, disks, findings, create, a weakest-link run, one experiment
 - **t** picks a theme; **?** shows this help; **q** quits

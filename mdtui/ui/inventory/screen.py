@@ -39,6 +39,7 @@ from mdtui.ui.create.screen import Created, CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable
+from mdtui.ui.tune.screen import TuneScreen
 from mdtui.ui.watch.screen import WatchScreen
 
 Pane = Literal["disks", "arrays"]
@@ -89,6 +90,7 @@ class InventoryScreen(Screen[None]):
         Binding("x", "teardown", "Tear down"),
         Binding("w", "watch", "Watch"),
         Binding("b", "bench", "Bench"),
+        Binding("k", "tune", "Knobs"),
         Binding("h", "app.history", "History"),
     ]
 
@@ -308,6 +310,11 @@ class InventoryScreen(Screen[None]):
         """The live dashboard, on the selected array (or the first one, or all disks without arrays)."""
         array = self.selected_array()
         self.app.push_screen(WatchScreen(self.root, array.name if array is not None else None))
+
+    def action_tune(self) -> None:
+        """The Tune screen: the selected array's knobs (or the first array's)."""
+        array = self.selected_array()
+        self.app.push_screen(TuneScreen(self.root, array.name if array is not None else None))
 
     def action_bench(self) -> None:
         """The benchmark screen, with the selected array or disk as the target."""

@@ -32,6 +32,7 @@ from mdtui.sample.dashboard import (
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.tune.screen import TuneScreen
 from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart
 
@@ -88,6 +89,7 @@ class WatchScreen(Screen[None]):
         Binding("a", "next_target", "Next array"),
         Binding("i", "toggle_iops", "MB/s ↔ IOPS"),
         Binding("p", "toggle_pause", "Pause"),
+        Binding("k", "tune", "Knobs"),
     ]
 
     paused: reactive[bool] = reactive(False, init=False)
@@ -261,6 +263,11 @@ class WatchScreen(Screen[None]):
             self.app.exit()
         else:
             self.dismiss()
+
+    def action_tune(self) -> None:
+        """The Tune screen for the array on show (the first array when watching all disks)."""
+        array = self.target if self.target and self.target.startswith("md") else None
+        self.app.push_screen(TuneScreen(self.root, array))
 
     def action_next_target(self) -> None:
         if not self._snapshots or self.target is None:

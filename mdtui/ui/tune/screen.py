@@ -1,0 +1,139 @@
+"""The Tune screen (k on an array in the inventory, or in watch): every knob of one array with its value,
+range, suggestion and udev rule; the selected knob explained below, with the sweep that measures it."""
+
+from __future__ import annotations
+
+import shlex
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from mdtui.errors import MdtuiError
+from mdtui.format import iec_bytes
+from mdtui.model.array import MdArray
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.tune.catalogue import Scope
+from mdtui.tune.read import KnobReading, read_knobs
+from mdtui.tune.udev import Rule, rules_for, rules_path
+
+
+def sweep_command(array: MdArray, item: KnobReading) -> list[str]:
+    """The `mdtui experiment knob` line that measures this knob: its default (or current) value and the suggestion."""
+    current = item.value.value if item.value else None
+    first = item.knob.default if item.knob.default and item.knob.default != "system" else current
+    values = [v for v in dict.fromkeys([first, item.suggestion.value]) if v]
+    argv = ["mdtui", "experiment", "knob", "--knob", item.knob.name, "--values", ",".join(values or ["VALUE"]),
+            "--target", array.name, "--preset", "custom", "--rw", "write", "--bs", "1m", "--runtime", "10"]
+    return argv
+
+
+def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> RenderableType:
+    knob = item.knob
+    lines: list[RenderableType] = [
+        Text(f"{knob.name} on {item.device or 'every array'}", style="bold"),
+        Text(knob.what + "."),
+        Text(f"now {item.shown}; range {knob.range_text}; file {item.path}"),
+        Text(f"field: {knob.field}"),
+        Text(f"suggested: {item.suggestion.value or 'leave it'} — {item.suggestion.why}"),
+    ]
+    if item.memory_bytes is not None:
+        more = f"; the suggestion {iec_bytes(item.suggested_memory_bytes)}" if item.suggested_memory_bytes else ""
+        lines.append(Text(f"memory now {iec_bytes(item.memory_bytes)}{more}"))
+    if rule is not None:
+        live = item.value.value if item.value else None
+        differs = "" if live == rule.value else f" (live value {live} differs)"
+        lines.append(Text(f"udev rule in {rules_path()}: {rule.value}{differs}"))
+    if item.value is not None and knob.scope is not Scope.GLOBAL:
+        lines.append(Text("measure it: " + shlex.join(sweep_command(array, item)), style="dim"))
+        if knob.scope is not Scope.MEMBER:
+            value = item.suggestion.value or "VALUE"
+            lines.append(Text(f"keep it: mdtui tune --apply {knob.name}={value} {array.name}", style="dim"))
+    return Group(*lines)
+
+
+class TuneScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("r", "reread", "Read again"),
+    ]
+    DEFAULT_CSS = """
+    TuneScreen #tune-table { height: 1fr; }
+    TuneScreen #tune-detail { height: auto; max-height: 50%; border-top: solid $primary; padding: 0 1; }
+    """
+
+    def __init__(self, root: str, array: str | None) -> None:
+        super().__init__()
+        self.root = root
+        self.wanted = array.removeprefix("/dev/") if array else None
+        self.array: MdArray | None = None
+        self.readings: list[KnobReading] = []
+        self.rules: dict[str, Rule] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▤")
+        yield DataTable(id="tune-table", cursor_type="row", zebra_stripes=False)
+        with VerticalScroll(id="tune-detail"):
+            yield Static(Text("Reading knobs…"), id="tune-body")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title = "mdtui"
+        table = self.query_one("#tune-table", DataTable)
+        table.add_columns("Knob", "Device", "Now", "Suggested", "Rule")
+        table.focus()
+        self.action_reread()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_reread(self) -> None:
+        self.read_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def read_worker(self) -> None:
+        try:
+            root = SystemRoot(self.root)
+            inventory = scan(root)
+            arrays = inventory.arrays
+            array = inventory.array(self.wanted) if self.wanted else (arrays[0] if arrays else None)
+            if array is None:
+                raise MdtuiError(f"no array {self.wanted}" if self.wanted else "no md arrays here: nothing to tune")
+            readings = read_knobs(root, array, inventory)
+            rules = rules_for(array, rules_path() if root.is_live else root.path(str(rules_path())))
+        except MdtuiError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        self.app.call_from_thread(self._show, array, readings, rules)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#tune-body", Static).update(Text(message, style="bold"))
+
+    def _show(self, array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]) -> None:
+        self.array, self.readings, self.rules = array, readings, rules
+        self.sub_title = f"tune {array.name} · {array.level or '?'} · root {self.root}"
+        table = self.query_one("#tune-table", DataTable)
+        table.clear()
+        for index, item in enumerate(readings):
+            rule = rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
+            live = item.value.value if item.value else None
+            marker = "" if rule is None else (rule.value if rule.value == live else f"{rule.value} ≠")
+            table.add_row(item.knob.name, item.device or "all", item.shown, item.suggestion.value or "leave",
+                          marker, key=str(index))
+        self._detail(0)
+
+    def _detail(self, index: int) -> None:
+        if self.array is None or not 0 <= index < len(self.readings):
+            return
+        item = self.readings[index]
+        rule = self.rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
+        self.query_one("#tune-body", Static).update(knob_detail(self.array, item, rule))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail(event.cursor_row)

@@ -1,0 +1,38 @@
+"""Pilot test of the Tune screen (k on an array) against the captured tree: knobs listed, detail follows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.widgets import DataTable, Static
+
+from mdtui.model.inventory import Inventory
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.tune.screen import TuneScreen
+
+from .conftest import plain, settle
+
+MakeApp = Callable[..., MdtuiApp]
+
+
+async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")  # the Arrays pane
+        while app.screen.selected_array() is not None and app.screen.selected_array().name != parity.name:
+            await pilot.press("down")
+        await pilot.press("k")
+        await settle(pilot)
+        assert isinstance(app.screen, TuneScreen)
+        table = app.screen.query_one("#tune-table", DataTable)
+        names = [table.get_row_at(i)[0] for i in range(table.row_count)]
+        assert names[0] == "stripe_cache_size" and "member:scheduler" in names, names
+        body = plain(app.screen.query_one("#tune-body", Static).content)
+        assert f"stripe_cache_size on {parity.name}" in body and "memory now" in body, body
+        assert f"--knob stripe_cache_size --values 256,4096 --target {parity.name}" in body, body
+        await pilot.press("down")
+        assert "group_thread_cnt" in plain(app.screen.query_one("#tune-body", Static).content)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TuneScreen)
