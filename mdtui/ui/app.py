@@ -12,6 +12,7 @@ from textual.screen import Screen
 from mdtui.advise.guide import should_show_guide
 from mdtui.run.leftovers import leftover_notices
 from mdtui.store.db import default_db_path
+from mdtui.tune.journal import knobs_at_start
 from mdtui.ui.guide.screen import GuideScreen
 from mdtui.ui.help.screen import HelpScreen
 from mdtui.ui.inventory.screen import InventoryScreen
@@ -94,6 +95,8 @@ class MdtuiApp(App[None]):
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
     first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
-    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run, notices=leftover_notices(root))
+    # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
+    notices = [*knobs_at_start(root), *leftover_notices(root)]
+    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run, notices=notices)
     app.run()
     return app.return_code or 0
