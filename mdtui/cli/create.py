@@ -102,9 +102,33 @@ def cmd_create(args: argparse.Namespace) -> int:
         report["resync"] = "finished"
         if not args.json:
             print("\nresync finished")
+    if not (args.assume_clean or args.build):
+        report["persist"] = offer_persist(args, outcome.device)
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
+
+
+def offer_persist(args: argparse.Namespace, device: str) -> str:
+    """A real array (not a test array made with --assume-clean or --build) should survive a reboot: offer
+    `mdtui persist` at a terminal, and name it otherwise."""
+    import sys
+
+    command = f"mdtui persist {device}"
+    if args.json or args.yes or not sys.stdin.isatty():
+        if not args.json:
+            print(f"To bring {device} back under its name after a reboot: {command}")
+        return f"offered: {command}"
+    answer = input(f"Add {device} to mdadm.conf and the initramfs now ({command})? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        print(f"Not persisted; run {command} later.")
+        return "declined"
+    from mdtui.cli.keep import cmd_persist
+
+    persist_args = argparse.Namespace(
+        root=args.root, device=device, conf=None, no_initramfs=False, dry_run=False, yes=False, json=False
+    )
+    return "persisted" if cmd_persist(persist_args) == 0 else "not persisted"
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:

@@ -221,3 +221,19 @@ def test_monitoring_finding(tmp_path: Path):
     assert state.monitoring.monitor_pids == (4242,)
     assert rule_monitoring(AdviceInput(boot=state)) == []
     assert rule_monitoring(AdviceInput(boot=read_boot_state(root, arrays=[]))) == []  # no arrays: nothing to hear
+
+
+def test_keep_lines_for_the_inventory_detail(tmp_path: Path):
+    from mdtui.keep.summary import keep_lines
+
+    root = tree(tmp_path)
+    (tmp_path / "sys/block/md0/md").mkdir()
+    (tmp_path / "sys/block/md0/md/last_sync_action").write_text("check\n")
+    (tmp_path / "sys/block/md0/md/mismatch_cnt").write_text("256\n")
+    lines = {line.label: line for line in keep_lines(root, md0())}
+    assert lines["Boot"].problem and "mdtui persist md0" in lines["Boot"].text
+    assert lines["Monitor"].problem and "no mdadm --monitor" in lines["Monitor"].text
+    assert lines["Last check"].problem and "mismatch_cnt 256" in lines["Last check"].text
+    (tmp_path / "etc/mdadm/mdadm.conf").write_text(DEBIAN_CONF + BRIEF + "\n")
+    lines = {line.label: line for line in keep_lines(root, md0())}
+    assert not lines["Boot"].problem and lines["Boot"].text == "in /etc/mdadm/mdadm.conf (line 3)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -307,8 +307,11 @@ def sync_detail(sync: SyncStatus) -> str:
     return ", ".join(parts)
 
 
-def array_detail(array: MdArray, palette: Palette) -> RenderableType:
-    """An array's health first (degraded, sync with speed and ETA), then members and geometry."""
+def array_detail(
+    array: MdArray, palette: Palette, keep: Sequence[tuple[str, str, bool]] = ()
+) -> RenderableType:
+    """An array's health first (degraded, sync with speed and ETA), then members and geometry; ``keep`` adds
+    (label, text, problem) rows about reboot, monitoring and checks (mdtui.keep.summary)."""
     state_style = palette.error if array.degraded else ""
     title = Text.assemble(
         (array.name, palette.label),
@@ -326,6 +329,8 @@ def array_detail(array: MdArray, palette: Palette) -> RenderableType:
         _row(grid, "Sync", Text(sync_detail(array.sync), style=palette.warning), palette)
     else:
         _row(grid, "Sync", "idle", palette)
+    for label, text, problem in keep:
+        _row(grid, label, Text(("⚠ " if problem else "") + text, style=palette.warning if problem else ""), palette)
     _row(grid, "Members", members_detail(array), palette)
     size = iec_bytes(array.size_bytes) + (f" ({array.size_bytes:,} bytes)" if array.size_bytes else "")
     _row(grid, "Size", size, palette)

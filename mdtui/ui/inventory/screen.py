@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from mdtui.errors import MdtuiError
+from mdtui.keep.summary import keep_lines
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.destroy import DestroyPlan, plan_destroy
@@ -71,6 +72,17 @@ def teardown_body(plan: DestroyPlan, palette: Palette) -> RenderableType:
     parts += [Text(f"  {path}") for path in plan.member_paths]
     parts += [Text(f"⚠ {warning}", style=palette.warning) for warning in plan.warnings]
     return Group(*parts)
+
+
+def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
+    """Boot, monitor and check rows for the array detail; nothing when they cannot be read, or for a captured
+    tree (which holds no mdadm.conf)."""
+    try:
+        if not SystemRoot(root).is_live:
+            return []
+        return [(line.label, line.text, line.problem) for line in keep_lines(SystemRoot(root), array)]
+    except (MdtuiError, OSError):
+        return []
 
 
 def scan_root(root: str, privileged: bool | None) -> Inventory:
@@ -249,7 +261,7 @@ class InventoryScreen(Screen[None]):
             disk = inventory.disk(key)
             return (f"Disk {disk.name}", disk_detail(disk, palette)) if disk else None
         array = inventory.array(key)
-        return (f"Array {array.name}", array_detail(array, palette)) if array else None
+        return (f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array))) if array else None
 
     def _update_detail(self) -> None:
         detail = self.query_one("#detail", VerticalScroll)
