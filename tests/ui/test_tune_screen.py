@@ -36,3 +36,22 @@ async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: 
         assert "group_thread_cnt" in plain(app.screen.query_one("#tune-body", Static).content)
         await pilot.press("escape")
         assert not isinstance(app.screen, TuneScreen)
+
+
+async def test_s_asks_for_the_array_before_a_sweep_and_escape_runs_nothing(make_app: MakeApp,
+                                                                           tree_inventory: Inventory) -> None:
+    from mdtui.ui.dialogs.confirm import ConfirmScreen
+
+    parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(TuneScreen(str(app.screen.root), parity.name))
+        await settle(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.phrase == parity.dev_path
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, TuneScreen) and not app.screen.sweeping
+        assert not app.screen.query_one("#tune-status", Static).has_class("-shown")

@@ -4,6 +4,8 @@ range, suggestion and udev rule; the selected knob explained below, with the swe
 from __future__ import annotations
 
 import shlex
+import threading
+from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -14,24 +16,38 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from mdtui.advise.knob_sweep import knob_sweep
+from mdtui.advise.runner import BenchRunner
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
+from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
+from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.tune.catalogue import Scope
+from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import KnobReading, read_knobs
 from mdtui.tune.udev import Rule, rules_for, rules_path
+from mdtui.ui.dialogs.confirm import ConfirmScreen
+
+# The sweep the screen runs: the custom preset, 1 MiB sequential writes, this many seconds per value.
+SWEEP_RUNTIME_S = 10
+
+
+def sweep_values(item: KnobReading) -> list[str]:
+    """What the screen sweeps: md's default (or the current value), then the suggestion when it differs."""
+    current = item.value.value if item.value else None
+    first = item.knob.default if item.knob.default and item.knob.default != "system" else current
+    return [v for v in dict.fromkeys([first, item.suggestion.value]) if v]
 
 
 def sweep_command(array: MdArray, item: KnobReading) -> list[str]:
-    """The `mdtui experiment knob` line that measures this knob: its default (or current) value and the suggestion."""
-    current = item.value.value if item.value else None
-    first = item.knob.default if item.knob.default and item.knob.default != "system" else current
-    values = [v for v in dict.fromkeys([first, item.suggestion.value]) if v]
-    argv = ["mdtui", "experiment", "knob", "--knob", item.knob.name, "--values", ",".join(values or ["VALUE"]),
-            "--target", array.name, "--preset", "custom", "--rw", "write", "--bs", "1m", "--runtime", "10"]
-    return argv
+    """The `mdtui experiment knob` line that measures this knob (what s runs from the screen)."""
+    values = sweep_values(item)
+    return ["mdtui", "experiment", "knob", "--knob", item.knob.name, "--values", ",".join(values or ["VALUE"]),
+            "--target", array.name, "--preset", "custom", "--rw", "write", "--bs", "1m",
+            "--runtime", str(SWEEP_RUNTIME_S)]
 
 
 def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> RenderableType:
@@ -60,17 +76,23 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
 
 class TuneScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back / stop"),
         Binding("r", "reread", "Read again"),
+        Binding("s", "sweep", "Sweep"),
     ]
     DEFAULT_CSS = """
     TuneScreen #tune-table { height: 1fr; }
+    TuneScreen #tune-status { height: auto; max-height: 8; padding: 0 1; display: none; }
+    TuneScreen #tune-status.-shown { display: block; }
     TuneScreen #tune-detail { height: auto; max-height: 50%; border-top: solid $primary; padding: 0 1; }
     """
 
-    def __init__(self, root: str, array: str | None) -> None:
+    def __init__(self, root: str, array: str | None, db_path: Path | None = None) -> None:
         super().__init__()
         self.root = root
+        self.db_path = db_path
+        self.cancel = threading.Event()
+        self.sweeping = False
         self.wanted = array.removeprefix("/dev/") if array else None
         self.array: MdArray | None = None
         self.readings: list[KnobReading] = []
@@ -79,6 +101,7 @@ class TuneScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
         yield DataTable(id="tune-table", cursor_type="row", zebra_stripes=False)
+        yield Static(id="tune-status")
         with VerticalScroll(id="tune-detail"):
             yield Static(Text("Reading knobs…"), id="tune-body")
         yield Footer(show_command_palette=False)
@@ -91,7 +114,64 @@ class TuneScreen(Screen[None]):
         self.action_reread()
 
     def action_back(self) -> None:
+        if self.sweeping:
+            # The run in progress stops with its figures kept; the sweep puts the original value back.
+            self.cancel.set()
+            self.notify("Stopping the sweep after the current run; the original value is put back.")
+            return
         self.dismiss()
+
+    def selected(self) -> KnobReading | None:
+        row = self.query_one("#tune-table", DataTable).cursor_row
+        return self.readings[row] if 0 <= row < len(self.readings) else None
+
+    def action_sweep(self) -> None:
+        """Measure the selected knob: one stored write run per value (typed confirmation), originals restored."""
+        item, array = self.selected(), self.array
+        if item is None or array is None or self.sweeping:
+            return
+        values = sweep_values(item)
+        if item.value is None or item.knob.scope is Scope.GLOBAL or len(values) < 2:
+            self.notify(f"Nothing to sweep for {item.knob.name} here: no second value to compare.", severity="warning")
+            return
+        body = Text.assemble(
+            (f"Sweep {item.knob.name} on {array.name}: {', '.join(values)}\n\n", "bold"),
+            f"One {SWEEP_RUNTIME_S} s run of 1 MiB sequential writes per value, writing over {array.dev_path}'s "
+            "data. Every original value is journalled first and put back afterwards, whatever happens; "
+            "Escape stops after the current run.",
+        )
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.sweeping = True
+                self.cancel.clear()
+                self._status(f"Sweeping {item.knob.name} on {array.name}: {', '.join(values)}… (Escape stops)")
+                self.sweep_worker(array, item, values)
+
+        self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
+    def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str]) -> None:
+        root = SystemRoot(self.root)
+        db_path = self.db_path or getattr(self.app, "db_path", None) or default_db_path()
+        changer = KnobChanger(root, purpose=f"a knob sweep of {item.knob.name} on {array.name}")
+        try:
+            with ResultsStore(db_path) as store:
+                runner = BenchRunner(store, root, allow_writes_to=(array.dev_path,), cancel=self.cancel)
+                result = knob_sweep(
+                    runner, array, item.knob, values, root=root, store=store, preset_key="custom", changer=changer,
+                    rw=RwMode.WRITE, block_size_bytes=1 << 20, runtime_s=SWEEP_RUNTIME_S, cancel=self.cancel,
+                )
+            lines = [f"{point.label}: runs {', '.join(f'#{i}' for i in point.run_ids)}" for point in result.runs]
+            text = "\n".join([*result.notes, *lines, "Compare them in the results history (h)."])
+        except Exception as exc:  # the sweep restored the knob before raising; say why it stopped and what came back
+            text = "\n".join([f"The sweep stopped: {exc}", *(item.text for item in changer.restored)])
+        self.app.call_from_thread(self._swept, text)
+
+    def _swept(self, text: str) -> None:
+        self.sweeping = False
+        self._status(text)
+        self.action_reread()
 
     def action_reread(self) -> None:
         self.read_worker()
@@ -111,6 +191,11 @@ class TuneScreen(Screen[None]):
             self.app.call_from_thread(self._failed, str(exc))
             return
         self.app.call_from_thread(self._show, array, readings, rules)
+
+    def _status(self, text: str) -> None:
+        status = self.query_one("#tune-status", Static)
+        status.update(Text(text))
+        status.set_class(bool(text), "-shown")
 
     def _failed(self, message: str) -> None:
         self.query_one("#tune-body", Static).update(Text(message, style="bold"))
