@@ -16,8 +16,10 @@ from mdtui.advise.findings import Finding, Severity, Topic, finding_lines
 from mdtui.advise.gather import weakest_link_figures
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.keep.boot import read_boot_state
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 
@@ -217,3 +219,12 @@ def test_parallelism_leads_when_the_array_reads_far_below_even_its_slowest_membe
     assert findings[0].id == "parallelism:md0"
     measured = next(f for f in findings if f.id == "measured-slow-member:md0")
     assert measured.severity is Severity.INFO and "something else holds it first" in measured.title
+
+
+def test_keeping_findings_carry_their_topic(tmp_path, lab_standard):
+    # The captured lab tree has md arrays and no mdadm.conf: the boot check speaks, under its own topic.
+    boot = read_boot_state(SystemRoot(LAB_STANDARD), arrays=lab_standard.arrays)
+    findings = advise(AdviceInput(inventory=lab_standard, boot=boot))
+    keeping = [f for f in findings if f.topic is Topic.KEEPING]
+    assert keeping and all(f.id.startswith(("boot-", "monitor", "degraded", "smart", "mismatch")) for f in keeping)
+    assert not [f for f in findings if f.topic is Topic.PERFORMANCE and f.id.startswith("boot-")]
