@@ -263,3 +263,45 @@ def test_a_finished_sweep_is_the_advisor_s_evidence(tmp_path: Path) -> None:
     assert cache.severity is Severity.WARNING and "tune --apply stripe_cache_size=4096 md0" in cache.what_to_do
     threads = found["knob-sweep:md0:group_thread_cnt"]
     assert "no difference worth keeping" in threads.title and threads.severity is Severity.INFO, threads.title
+
+
+def test_the_sweep_sees_each_value_and_puts_the_original_back_when_a_run_fails(tmp_path: Path) -> None:
+    """The knob handling of mdtui.advise.knob_sweep; the preset runner here only records what sysfs said
+    when it was called (the real benchmark engine runs in tests/lab/test_tune.py)."""
+    from datetime import UTC, datetime
+
+    from mdtui.advise.experiments import ExperimentCancelled
+    from mdtui.advise.knob_sweep import knob_sweep
+    from mdtui.store.db import ResultsStore
+    from mdtui.store.records import Metrics, RunSetup, RunStatus
+
+    root, array = _tree(tmp_path / "root")
+    journals = tmp_path / "journal"
+    seen: list[str] = []
+    moment = datetime(2026, 5, 1, tzinfo=UTC)
+    with ResultsStore(tmp_path / "results.db") as store:
+
+        def run_preset(preset: str, target: str, *, quick: bool, label: str, **options: object) -> list[int]:
+            seen.append(_value(root, "/sys/block/md0/md/stripe_cache_size"))
+            assert load_journals(journals), "the original must be journalled before the run"
+            return [store.add_run(RunSetup(preset=preset, target=target, label=label), status=RunStatus.COMPLETE,
+                                  started_at=moment, ended_at=moment,
+                                  metrics=Metrics(write_bw_bytes_per_s=float(seen[-1]) * 1e6))]
+
+        knob = knob_named("stripe_cache_size")
+        result = knob_sweep(run_preset, array, knob, ["256", "4096"], root=root, store=store,
+                            changer=KnobChanger(root, directory=journals))
+        assert seen == ["256", "4096"] and _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
+        assert any(note.startswith("best: stripe_cache_size=4096, 16.00×") for note in result.notes), result.notes
+        assert "restored: md0 stripe_cache_size restored to 256" in result.notes
+
+        def stopped(preset: str, target: str, *, quick: bool, label: str, **options: object) -> list[int]:
+            raise ExperimentCancelled("stopped by Ctrl-C")
+
+        with pytest.raises(ExperimentCancelled):
+            knob_sweep(stopped, array, knob, ["1024"], root=root, store=store,
+                       changer=KnobChanger(root, directory=journals))
+        assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256" and load_journals(journals) == []
+        with pytest.raises(PlanError, match="out of range"):  # checked before anything changes
+            knob_sweep(run_preset, array, knob, ["4096", "99999"], root=root, store=store)
+        assert seen == ["256", "4096"]
