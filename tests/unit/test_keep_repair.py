@@ -144,7 +144,7 @@ def test_degraded_array_is_critical_and_says_what_to_run():
     from mdtui.advise.rules.keep import rule_health
 
     findings = rule_health(health_input(degraded=1, failed=("nvme1n1",)))
-    assert [(f.id, f.severity.value) for f in findings] == [("degraded:md0", "critical")]
+    assert [(f.id, f.severity.value, f.topic.value) for f in findings] == [("degraded:md0", "critical", "keeping")]
     assert "mdtui repair md0 --remove nvme1n1" in findings[0].what_to_do
     assert "--add DISK" in findings[0].what_to_do
     assert rule_health(health_input()) == []
@@ -174,6 +174,7 @@ def test_smart_errors_on_the_measured_slow_member_name_it_as_such():
     assert [f.id for f in findings] == ["smart:nvme1n1"]
     assert "measured slow member of md0" in findings[0].title and "12 media error" in findings[0].title
     assert findings[0].explains == ("measured-slow-member:md0",)
+    assert findings[0].topic.value == "performance", "the cause of a slow member is a performance finding"
     assert ("read alone (run 6)", 20.0) in [(e.label, e.value) for e in findings[0].evidence], findings[0].evidence
     assert findings[0].severity.value == "critical"
     assert sort_findings(findings) == tuple(findings)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from mdtui.advise.findings import Evidence, Finding, Severity
+from mdtui.advise.findings import Evidence, Finding, Severity, Topic
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.keep.boot import END_METADATA, ESP_MOUNTS, BootState
 
+TOPIC = Topic.KEEPING
 BOOT_WHY = (
     "At boot the initramfs assembles arrays from its own copy of mdadm.conf. An array no ARRAY line names is "
     "assembled by auto-detection, if at all: it comes up as md127 (or md126...) instead of its name, and "
@@ -40,6 +41,7 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
             unnamed = array.name.startswith("md12")
             findings.append(
                 Finding(
+                    topic=TOPIC,
                     id=f"boot-unlisted:{array.name}",
                     severity=Severity.CRITICAL if array.holds else Severity.WARNING,
                     title=(
@@ -62,6 +64,7 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
         elif image_read and array.initramfs_line is None:
             findings.append(
                 Finding(
+                    topic=TOPIC,
                     id=f"boot-initramfs:{array.name}",
                     severity=Severity.WARNING,
                     title=f"{array.name} is in {conf.path} but not in the initramfs's copy of it",
@@ -76,6 +79,7 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
         if array.named_elsewhere is not None:
             findings.append(
                 Finding(
+                    topic=TOPIC,
                     id=f"boot-name:{array.name}",
                     severity=Severity.WARNING,
                     title=f"{array.name} is assembled as {array.dev_path} but {conf.path} names it "
@@ -95,6 +99,7 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
         short = (line.uuid or "")[:8]
         findings.append(
             Finding(
+                topic=TOPIC,
                 id=f"boot-stale:{short}",
                 severity=Severity.WARNING,
                 title=f"{conf.path} line {line.line_no} names an array that does not exist here",
@@ -122,6 +127,7 @@ def _metadata_findings(
     if esp:
         return [
             Finding(
+                topic=TOPIC,
                 id=f"boot-metadata:{name}",
                 severity=Severity.CRITICAL,
                 title=f"{name} holds the EFI system partition ({esp[0]}) with metadata {metadata}",
@@ -139,6 +145,7 @@ def _metadata_findings(
     loader = state.bootloader or "an unknown bootloader"
     return [
         Finding(
+            topic=TOPIC,
             id=f"boot-metadata:{name}",
             severity=Severity.WARNING,
             title=f"{name} holds /boot with metadata {metadata}, which {loader} may not read",
@@ -169,6 +176,7 @@ def rule_monitoring(inp: AdviceInput) -> list[Finding]:
         return []
     return [
         Finding(
+            topic=TOPIC,
             id="monitor",
             severity=Severity.WARNING,
             title="Nobody will hear when an array loses a member: " + "; ".join(problems),
@@ -239,6 +247,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
                 todo = "Remove the failed member and add a new disk: " + ", then ".join(steps) + "."
             findings.append(
                 Finding(
+                    topic=TOPIC,
                     id=f"degraded:{array.name}",
                     severity=Severity.CRITICAL,
                     title=f"{array.name} is degraded"
@@ -251,6 +260,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
         if array.mismatch_sectors and array.last_check in ("check", "repair"):
             findings.append(
                 Finding(
+                    topic=TOPIC,
                     id=f"mismatch:{array.name}",
                     severity=Severity.WARNING,
                     title=f"The last {array.last_check} of {array.name} found {array.mismatch_sectors} "
@@ -290,6 +300,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
             title = f"{disk}{f' ({array} member)' if array else ''}: " + "; ".join(problems)
         findings.append(
             Finding(
+                topic=Topic.PERFORMANCE if explains else TOPIC,
                 id=f"smart:{disk}",
                 severity=Severity.CRITICAL if smart.failing or smart.media_errors else Severity.WARNING,
                 title=title,
