@@ -273,6 +273,7 @@ class KnobChanger:
         checked = knob.check_value(value, current.choices)
         path = knob.system_path(device)
         if all(change.path != path for change in self.entry.changes):
+            self._refuse_if_another_changes(path)
             self.entry.changes.append(
                 Change(knob.name, device, path, current.restore, current.raw, array, array_uuid or "")
             )
@@ -285,6 +286,17 @@ class KnobChanger:
                     f"{knob.name} was not changed"
                 ) from None
         return write_knob(self.root, knob, device, checked)
+
+    def _refuse_if_another_changes(self, path: str) -> None:
+        """Two processes changing one knob would each put back what the other set: the second is refused."""
+        for other in load_journals(self.directory):
+            if other.path == self.entry.path or not owner_alive(other.owner):
+                continue
+            if any(change.path == path for change in other.changes):
+                raise MdtuiError(
+                    f"{path} is being changed by {other.purpose} (mdtui pid {other.pid}); "
+                    "wait for it to finish, it puts the value back"
+                )
 
     def restore(self) -> list[Restored]:
         """Every original back, newest change first; the journal is removed afterwards. Safe to call twice."""

@@ -142,6 +142,8 @@ def _killed_child(tmp_path: Path, root: SystemRoot, journals: Path) -> None:
         assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "4096"
         assert [journal.pid for journal in load_journals(journals)] == [child.pid]
         assert recover_dead(root, journals) == []  # its owner is alive: nothing is touched
+        with KnobChanger(root, directory=journals) as rival, pytest.raises(MdtuiError, match="a test sweep"):
+            rival.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "1024")
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
