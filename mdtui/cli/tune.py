@@ -189,7 +189,7 @@ def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory
     if current is None:
         raise PlanError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply to {array.name}")
     checked = knob.check_value(value, current.choices)
-    plan = plan_apply(array, knob, checked)
+    plan = plan_apply(array, knob, checked, rules_file(root))
     shape = array_shape(array, inventory)
     memory = knob.memory_bytes(checked, shape)
     cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
@@ -209,7 +209,7 @@ def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory
 
 def _remove(args: argparse.Namespace, root: SystemRoot, array: MdArray) -> int:
     knob = knob_named(args.remove)
-    plan = plan_remove(array, knob)
+    plan = plan_remove(array, knob, rules_file(root))
     print(f"{array.name} {knob.name} will no longer be set when the array appears:")
     print(plan.diff)
     if not root.is_live:
