@@ -53,7 +53,12 @@ def read_arrays(root: SystemRoot, text: str | None = None) -> list[MdArray]:
         text = root.read_table(MDSTAT)
     if text is None:
         return []
-    arrays = {array.name: array for array in parse_mdstat(text)}
+    return _complete(root, parse_mdstat(text))
+
+
+def _complete(root: SystemRoot, parsed: list[MdArray]) -> list[MdArray]:
+    """read_arrays from parsed mdstat: arrays only sysfs has yet added, every one enriched, sorted."""
+    arrays = {array.name: array for array in parsed}
     for name in root.listdir("/sys/block"):
         if name.startswith("md") and name not in arrays and _sysfs_only_array(root, name):
             # Assembled between our read of mdstat and the listing of /sys/block.
@@ -78,26 +83,27 @@ class ArrayReader:
     def __init__(self, root: SystemRoot) -> None:
         self.root = root
         self._entries: dict[str, tuple[MdArray, ...]] = {}  # an mdstat entry's text -> its arrays
-        self._shapes: dict[str, tuple[MdArray, MdArray]] = {}  # name -> (mdstat entry without sync, result)
+        self._shapes: dict[str, tuple[MdArray, MdArray]] = {}  # name -> (as mdstat gave it, as returned)
 
     def read(self, text: str | None, *, full: bool = False) -> list[MdArray]:
         if text is None:
             self._entries, self._shapes = {}, {}
             return []
         if full or not self._entries:
-            arrays = read_arrays(self.root, text)
+            # read_arrays, with mdstat parsed entry by entry to remember each entry's arrays.
+            parsed = [(entry, parse_mdstat(entry)) for entry in _entries(text)]
+            arrays = _complete(self.root, [array for _, found in parsed for array in found])
             by_name = {array.name: array for array in arrays}
             self._entries, self._shapes = {}, {}
-            for entry in _entries(text):
-                parsed = parse_mdstat(entry)
-                self._entries[entry] = tuple(by_name[a.name] for a in parsed if a.name in by_name)
-                for array in parsed:
+            for entry, found in parsed:
+                self._entries[entry] = tuple(by_name[a.name] for a in found if a.name in by_name)
+                for array in found:
                     if array.name in by_name:
-                        self._shapes[array.name] = (dataclasses.replace(array, sync=None), by_name[array.name])
+                        self._shapes[array.name] = (array, by_name[array.name])
             return arrays
         entries, shapes = self._entries, self._shapes
         self._entries, self._shapes = {}, {}
-        result: list[MdArray] = []
+        result: dict[str, MdArray] = {}  # by name: a name mdstat lists twice counts once, the last, as in read_arrays
         for entry in _entries(text):
             known = entries.get(entry)
             if known is None:
@@ -106,12 +112,11 @@ class ArrayReader:
                 for array in known:
                     self._shapes[array.name] = shapes[array.name]
             self._entries[entry] = known
-            result += known
-        return sorted(result, key=lambda a: _natural_key(a.name))
+            result.update((array.name, array) for array in known)
+        return sorted(result.values(), key=lambda a: _natural_key(a.name))
 
     def _refresh(self, array: MdArray, before: tuple[MdArray, MdArray] | None) -> MdArray:
-        shape = dataclasses.replace(array, sync=None)
-        if before is None or before[0] != shape:
+        if before is None or dataclasses.replace(before[0], sync=None) != dataclasses.replace(array, sync=None):
             enriched = _enrich(self.root, array)
         else:
             enriched = before[1]
@@ -120,7 +125,7 @@ class ArrayReader:
                 enriched = dataclasses.replace(enriched, sync=_sync(self.root, md, array.sync))
             elif enriched.state not in ("inactive", "clear"):
                 enriched = dataclasses.replace(enriched, sync=array.sync)
-        self._shapes[array.name] = (shape, enriched)
+        self._shapes[array.name] = (array, enriched)
         return enriched
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -155,17 +156,24 @@ def cpufreq_dirs(root: SystemRoot) -> dict[int, Path]:
     return dict(sorted(found.items()))
 
 
-def read_policy_settings(root: SystemRoot, directory: Path, known: PolicySettings | None = None) -> PolicySettings:
+def read_policy_settings(
+    root: SystemRoot,
+    directory: Path,
+    known: PolicySettings | None = None,
+    read: Callable[[str], str | None] | None = None,
+) -> PolicySettings:
     """A policy's settings; given an earlier reading, only what an admin can change is read again.
 
     The driver and the cpuinfo limits are the hardware's and cannot change while the policy exists.
-    Re-reads use plain os calls because a many-core host has a policy per CPU.
+    Re-reads use plain os calls because a many-core host has a policy per CPU; read, when given,
+    reads those (a sampler passes one that keeps the files open), with _read_small's results.
     """
+    read = read or _read_small
     prefix = f"{directory}{os.sep}"
-    governor = _read_small(prefix + "scaling_governor")
-    scaling_max = _read_small(prefix + "scaling_max_freq")
+    governor = read(prefix + "scaling_governor")
+    scaling_max = read(prefix + "scaling_max_freq")
     scaling_max_khz = parse_int(scaling_max, hi=MAX_KHZ)
-    epp = _read_small(prefix + "energy_performance_preference")
+    epp = read(prefix + "energy_performance_preference")
     if known is not None:
         if (governor, scaling_max_khz, epp) == (known.governor, known.scaling_max_khz, known.epp):
             return known
@@ -197,8 +205,10 @@ class CpufreqReader:
     every policy each tick would cost more than the rest of a sample on a many-core host.
     """
 
-    def __init__(self, root: SystemRoot) -> None:
+    def __init__(self, root: SystemRoot, read_setting: Callable[[str], str | None] | None = None) -> None:
+        """read_setting: how refresh_settings re-reads a setting file (see read_policy_settings)."""
         self.root = root
+        self._read_setting = read_setting
         self._dirs: dict[int, Path] = {}
         self._settings: dict[Path, PolicySettings] = {}
         self._cpu_settings: dict[int, PolicySettings] = {}
@@ -226,7 +236,8 @@ class CpufreqReader:
 
     def refresh_settings(self) -> None:
         """Re-read governors, frequency caps, EPP and the pstate driver mode."""
-        self._settings = {d: read_policy_settings(self.root, d, known) for d, known in self._settings.items()}
+        read = self._read_setting
+        self._settings = {d: read_policy_settings(self.root, d, known, read) for d, known in self._settings.items()}
         self._finish_settings()
 
     def _finish_settings(self) -> None:

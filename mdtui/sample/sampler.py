@@ -18,7 +18,7 @@ from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, 
 from mdtui.numbers import parse_int
 from mdtui.probe.arrays import ArrayReader
 from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
-from mdtui.probe.diskstats import DiskCounters, parse_diskstats_line, read_block_stats
+from mdtui.probe.diskstats import DiskCounters, parse_diskstats_lines, read_block_stats
 from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
 from mdtui.probe.root import TABLE_LIMIT, SystemRoot
 from mdtui.sample.files import KeptFile
@@ -32,6 +32,7 @@ DEFAULT_HISTORY_LENGTH = 600
 # Governor, EPP and frequency limits change only when someone changes them: re-read every few seconds.
 DEFAULT_SETTINGS_REFRESH_S = 5.0
 MAX_KEPT_FREQUENCY_FILES = 256
+MAX_KEPT_SETTING_FILES = 3 * MAX_KEPT_FREQUENCY_FILES  # governor, scaling_max_freq and EPP per policy
 # md threads come and go with arrays and syncs, and array details with /proc/mdstat, all of which the
 # sampler notices itself; the periodic rescan of /proc/*/comm and md sysfs only catches the rest.
 DEFAULT_RESCAN_S = 30.0
@@ -139,7 +140,10 @@ class Sampler:
         self._cpus: dict[int, CpuTimes] = {}
         self._thread_ticks: dict[int, int] = {}
 
-        self._cpufreq = CpufreqReader(root)
+        # Governor, cap and EPP files are re-read every settings_refresh_s through kept descriptors,
+        # as the frequencies are: a pread each instead of stat, open, fstat, read and close.
+        self._setting_files: dict[str, KeptFile] = {}
+        self._cpufreq = CpufreqReader(root, self._read_setting)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
         self._open_frequency_files()
         self._settings_read_at: float | None = None
@@ -235,19 +239,24 @@ class Sampler:
     def _parse_diskstats(self, text: str) -> dict[str, DiskCounters]:
         """parse_diskstats, but a line identical to one seen last tick reuses that tick's counters."""
         previous_lines = self._lines
+        names = self._names
+        # Lines that changed since last tick are converted together (parse_diskstats_lines), in file order.
+        changed = []
+        for line in text.splitlines():
+            if line in previous_lines:
+                continue
+            if names is not None:
+                fields = line.split(None, 3)
+                if len(fields) < 3 or fields[2] not in names:
+                    continue
+            changed.append(line)
+        parsed = dict(zip(changed, parse_diskstats_lines(changed), strict=True))
         lines: dict[str, DiskCounters] = {}
         devices: dict[str, DiskCounters] = {}
-        names = self._names
         for line in text.splitlines():
-            counters = previous_lines.get(line)
+            counters = previous_lines.get(line) or parsed.get(line)
             if counters is None:
-                if names is not None:
-                    fields = line.split(None, 3)
-                    if len(fields) < 3 or fields[2] not in names:
-                        continue
-                counters = parse_diskstats_line(line)
-                if counters is None:
-                    continue
+                continue
             lines[line] = counters
             devices[counters.name] = counters
         self._lines = lines
@@ -314,6 +323,17 @@ class Sampler:
         keep_open = len(by_path) <= MAX_KEPT_FREQUENCY_FILES
         self._frequency_files = [(KeptFile(path, keep_open), cpus) for path, cpus in by_path.items()]
 
+    def _read_setting(self, path: str) -> str | None:
+        """A cpufreq setting as probe.cpu reads it (stripped, None when missing, refused or empty)."""
+        file = self._setting_files.get(path)
+        if file is None:
+            keep_open = len(self._setting_files) < MAX_KEPT_SETTING_FILES
+            file = KeptFile(path, keep_open)
+            if keep_open:
+                self._setting_files[path] = file
+        text = file.read()
+        return (text.strip() or None) if text is not None else None
+
     def _read_frequencies(self) -> dict[int, int | None]:
         """CPU number → current kHz, read through the kept-open scaling_cur_freq files."""
         current: dict[int, int | None] = {}
@@ -328,6 +348,8 @@ class Sampler:
         for file in (self._diskstats, self._stat, self._mdstat):
             file.close()
         for file, _ in self._frequency_files:
+            file.close()
+        for file in self._setting_files.values():
             file.close()
         for _, file in self._threads:
             file.close()
