@@ -15,6 +15,7 @@ import pytest
 from mdtui.model.disk import InUseKind, Transport
 from mdtui.model.link import LinkKind
 from mdtui.probe.arrays import ArrayReader, read_arrays
+from mdtui.probe.diskstats import parse_diskstats_line, parse_diskstats_lines
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
@@ -140,3 +141,20 @@ def test_the_array_reader_rereads_an_array_whose_entry_changed(tmp_path) -> None
     md2 = next(a for a in after if a.name == "md2")
     assert "faulty" in next(m for m in md2.members if m.name == "sdd").states
     assert [a for a in after if a.name != "md2"] == [a for a in before if a.name != "md2"]
+
+
+def test_changed_diskstats_lines_convert_together_as_they_do_one_by_one(tree) -> None:
+    lines = tree.diskstats(7).splitlines()
+    assert parse_diskstats_lines(lines) == [parse_diskstats_line(line) for line in lines]
+    damaged = [
+        *lines[:3],
+        "   8       0 sdq 1 2 3 4 5 6 7 8 9 10 11",  # an older kernel's 11 counters among 17
+        "   8      16 sdr 1 2 3 ٣ 5 6 7 8 9 10 11 12 13 14 15 16 17",  # an Arabic-Indic digit
+        "   8      32 sds " + " ".join(["99999999999999999999999"] * 17),  # past u64
+        "9999       0 sdt 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17",  # major past 12 bits
+        "   8      48 sdu 1 2",
+        *lines[3:6],
+    ]
+    assert parse_diskstats_lines(damaged) == [parse_diskstats_line(line) for line in damaged]
+    uniform = [*lines[:3], "9999       0 sdt 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"]
+    assert parse_diskstats_lines(uniform) == [*(parse_diskstats_line(line) for line in lines[:3]), None]
