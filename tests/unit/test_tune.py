@@ -307,3 +307,24 @@ def test_the_sweep_sees_each_value_and_puts_the_original_back_when_a_run_fails(t
         with pytest.raises(PlanError, match="out of range"):  # checked before anything changes
             knob_sweep(run_preset, array, knob, ["4096", "99999"], root=root, store=store)
         assert seen == ["256", "4096"]
+
+
+def test_a_sweep_of_a_speed_knob_is_evidence_too(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from mdtui.advise.findings import Severity
+    from mdtui.advise.rules.inputs import AdviceInput
+    from mdtui.advise.rules.knobs import rule_knob_sweep
+    from mdtui.store.db import ResultsStore
+    from mdtui.store.records import Metrics, RunSetup, RunStatus
+
+    moment = datetime(2026, 5, 1, tzinfo=UTC)
+    with ResultsStore(tmp_path / "results.db") as store:
+        for value, mbps in (("system", 100.0), ("50000", 130.0)):
+            store.add_run(RunSetup(preset="custom", target="/dev/md2", label=f"sync_speed_min={value}",
+                                   context={"knobs": {}}), status=RunStatus.COMPLETE, started_at=moment,
+                          ended_at=moment, metrics=Metrics(read_bw_bytes_per_s=mbps * 1e6))
+        runs = tuple(store.list_runs())
+    (finding,) = rule_knob_sweep(AdviceInput(runs=runs, stripe_cache_pages={"md2": 256}))
+    assert "sync_speed_min=50000 gave 1.30× the reads of system" in finding.title, finding.title
+    assert finding.severity is Severity.INFO

@@ -56,7 +56,9 @@ def rule_knob_sweep(inp: AdviceInput) -> list[Finding]:
             title = (f"{array}: {name}={best_value} gave {gain:.2f}× the {what} of {first_value} here "
                      f"(run #{best_run.id} vs #{first_run.id})")
             todo = f"Keep it across reboots: mdtui tune --apply {name}={best_value} {array}"
-            severity = Severity.WARNING if inp.stripe_cache_pages.get(array) == int(first_value or 0) else Severity.INFO
+            # Still at the value the sweep measured worse (known for the stripe cache, which the advisor reads).
+            still_worse = name == "stripe_cache_size" and str(inp.stripe_cache_pages.get(array)) == first_value
+            severity = Severity.WARNING if still_worse else Severity.INFO
         else:
             title = (f"{array}: {name} made no difference worth keeping here ({', '.join(v for v, _, _ in scored)}: "
                      f"best {gain:.2f}× of {first_value}, run #{best_run.id} vs #{first_run.id})")
