@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
-from mdtui.advise.findings import Finding, Topic, sort_findings
+from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.keep import rule_boot, rule_health, rule_monitoring
@@ -38,14 +37,6 @@ RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
 )
 
 
-# Rules about whether the array survives (reboots, failing members, nobody told), not how fast it is.
-KEEPING_RULES = frozenset({rule_health, rule_boot, rule_monitoring})
-
-
 def advise(inp: AdviceInput) -> tuple[Finding, ...]:
-    """Every rule's findings, worst first; the keeping rules' findings carry the topic "keeping"."""
-    return sort_findings(
-        replace(finding, topic=Topic.KEEPING) if rule in KEEPING_RULES else finding
-        for rule in RULES
-        for finding in rule(inp)
-    )
+    """Every rule's findings, worst first (each rule sets its findings' topic: performance or keeping)."""
+    return sort_findings(finding for rule in RULES for finding in rule(inp))
