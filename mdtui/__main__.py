@@ -5,15 +5,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from mdtui.cli.common import ignore_late_signals
-from mdtui.cli.main import build_parser, run_cli
-from mdtui.cli.watch import check_watch_args
+from mdtui.cli.launch import app_launch_args
 from mdtui.errors import MdtuiError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # The app's two launches are parsed without loading every CLI verb (mdtui.cli.launch).
+    args = app_launch_args(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        from mdtui.cli.main import build_parser
+
+        args = build_parser().parse_args(argv)
     if args.command == "watch" and not args.json:
+        from mdtui.cli.watch import check_watch_args
+
         # The dashboard is UI, which the CLI never imports; the arguments are checked by the core first.
         try:
             request = check_watch_args(args)
@@ -27,6 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             root=request.root, start_screen=lambda: WatchScreen(request.root, request.array, request.interval)
         )
     if args.command is not None:
+        from mdtui.cli.common import ignore_late_signals
+        from mdtui.cli.main import run_cli
+
         code = run_cli(args)
         if code > 128:
             # Stopped by a signal (129 SIGHUP, 143 SIGTERM ...) and about to exit: a second one, which a

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from mdtui import __version__
 from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
+from mdtui.cli.launch import base_parser
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
 from mdtui.cli.tune import add_tune_parser, cmd_tune
@@ -19,13 +19,7 @@ from mdtui.cli.watch import add_watch_parser, run_watch
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mdtui", description="A terminal workbench for Linux md software RAID.")
-    parser.add_argument("--version", action="version", version=f"mdtui {__version__}")
-    parser.add_argument(
-        "--root",
-        default="/",
-        help="read /sys, /proc and /run/udev below this directory instead of / (for captured trees)",
-    )
+    parser = base_parser()
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_scan_parsers(sub)
     add_create_parsers(sub)

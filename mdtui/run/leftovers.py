@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from mdtui.errors import MdtuiError
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import find_array
 from mdtui.run.state import TemporaryArray, TemporaryArrayJournal
-from mdtui.store.db import ResultsStore
+
+# mdadm's runner and the results store are imported only when the journal names an array: every start
+# looks for leftovers, and almost always finds none (issue 17, launch time).
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ def _same_uuid(a: str, b: str) -> bool:
 def _run_id(entry: TemporaryArray) -> int | None:
     if entry.db is None:
         return None
+    from mdtui.store.db import ResultsStore
+
     try:
         # Opening the store also writes "interrupted" over the runs the killed process left running.
         with ResultsStore(entry.db, create=False) as store:
@@ -65,6 +68,8 @@ def find_leftovers(root: SystemRoot | None = None, journal: TemporaryArrayJourna
     journal = journal or TemporaryArrayJournal()
     found = []
     for entry in journal.left_behind():
+        from mdtui.run.mdadm import find_array
+
         array = find_array(system, entry.device)
         if array is None or (entry.uuid and array.uuid and not _same_uuid(entry.uuid, array.uuid)):
             journal.remove(entry)

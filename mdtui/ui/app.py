@@ -9,15 +9,12 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from mdtui.advise.guide import should_show_guide
 from mdtui.run.leftovers import leftover_notices
 from mdtui.store.db import default_db_path
 from mdtui.tune.journal import knobs_at_start
-from mdtui.ui.guide.screen import GuideScreen
-from mdtui.ui.help.screen import HelpScreen
-from mdtui.ui.inventory.screen import InventoryScreen
-from mdtui.ui.results.screen import ResultsScreen
 from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
+
+# Screens are imported when first opened: launching loads only what the first screen needs (issue 17).
 
 
 class MdtuiApp(App[None]):
@@ -73,27 +70,37 @@ class MdtuiApp(App[None]):
         if self._start_screen is not None:
             self.push_screen(self._start_screen())
         else:
+            from mdtui.ui.inventory.screen import InventoryScreen
+
             self.push_screen(InventoryScreen(self.root, self.privileged))
             if self._show_guide:
                 self.action_guide()
 
     def action_help(self) -> None:
+        from mdtui.ui.help.screen import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def action_guide(self) -> None:
         """The guided flow (g): purpose, disks, links, plan and create, a weakest-link run, one experiment."""
+        from mdtui.ui.guide.screen import GuideScreen
+
         if not isinstance(self.screen, GuideScreen):
             self.push_screen(GuideScreen(self.root, db_path=self.db_path, privileged=self.privileged))
 
     def action_history(self) -> None:
         """The results history (h); opened once, so h on it does not stack another."""
+        from mdtui.ui.results.screen import ResultsScreen
+
         if not isinstance(self.screen, ResultsScreen):
             self.push_screen(ResultsScreen(self.db_path))
 
 
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
+    from mdtui.advise.guide import should_show_guide
+
     first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
     # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
     notices = [*knobs_at_start(root), *leftover_notices(root)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -19,12 +19,9 @@ from mdtui.errors import MdtuiError
 from mdtui.keep.summary import keep_lines
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
-from mdtui.plan.destroy import DestroyPlan, plan_destroy
 from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm as md_run
-from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.common.messages import (
     ActionFailed,
     InventoryScanned,
@@ -35,13 +32,16 @@ from mdtui.ui.common.messages import (
     failure_reason,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
-from mdtui.ui.create.resync import ResyncScreen
-from mdtui.ui.create.screen import Created, CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable
-from mdtui.ui.tune.screen import TuneScreen
-from mdtui.ui.watch.screen import WatchScreen
+
+if TYPE_CHECKING:
+    from mdtui.plan.destroy import DestroyPlan
+    from mdtui.ui.create.screen import Created
+
+# The screens this one opens (create, bench, watch, knobs, resync) and the teardown's planner and
+# runner are imported when first used: the first screen needs none of them (issue 17, launch time).
 
 Pane = Literal["disks", "arrays"]
 
@@ -51,6 +51,9 @@ def teardown_plan(root: str, array: MdArray, inventory: Inventory) -> DestroyPla
 
     Runs `mdadm --detail` (through created_by_mdtui), so call it from a worker.
     """
+    from mdtui.plan.destroy import plan_destroy
+    from mdtui.run import mdadm as md_run
+
     system = SystemRoot(root)
     names = {member.name for member in array.members}
     members = [disk for disk in inventory.disks if disk.name in names]
@@ -310,21 +313,29 @@ class InventoryScreen(Screen[None]):
         if self.inventory is None:
             self.notify("Nothing scanned yet; press r to scan.", severity="warning")
             return
+        from mdtui.ui.create.screen import CreateScreen
+
         self.app.push_screen(CreateScreen(self.root, self.inventory), self._after_create)
 
     def _after_create(self, created: Created | None) -> None:
         if created is None:
             return
         self.action_rescan()
+        from mdtui.ui.create.resync import ResyncScreen
+
         self.app.push_screen(ResyncScreen(self.root, created.plan, created.outcome), lambda _: self.action_rescan())
 
     def action_watch(self) -> None:
         """The live dashboard, on the selected array (or the first one, or all disks without arrays)."""
+        from mdtui.ui.watch.screen import WatchScreen
+
         array = self.selected_array()
         self.app.push_screen(WatchScreen(self.root, array.name if array is not None else None))
 
     def action_tune(self) -> None:
         """The Tune screen: the selected array's knobs (or the first array's)."""
+        from mdtui.ui.tune.screen import TuneScreen
+
         array = self.selected_array()
         self.app.push_screen(TuneScreen(self.root, array.name if array is not None else None))
 
@@ -337,6 +348,8 @@ class InventoryScreen(Screen[None]):
         pane = focused.id if isinstance(focused, InventoryTable) else self._pane
         key = self._table("arrays" if pane == "arrays" else "disks").selected_key
         target = f"/dev/{key}" if key is not None else None
+        from mdtui.ui.bench.screen import BenchScreen
+
         self.app.push_screen(BenchScreen(self.root, self.inventory, target))
 
     def action_teardown(self) -> None:
@@ -383,6 +396,8 @@ class InventoryScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
     def run_teardown(self, plan: DestroyPlan) -> None:
         """Thread worker: run the confirmed teardown and post how it went."""
+        from mdtui.run import mdadm as md_run
+
         try:
             md_run.execute_destroy(plan, confirmed=True, root=SystemRoot(self.root))
         except Exception as exc:

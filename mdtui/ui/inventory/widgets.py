@@ -55,10 +55,12 @@ class DiskTable(InventoryTable):
         self._disks: tuple[Disk, ...] = ()
         self._palette = Palette()
         self._ident_width: int | None = None
+        self._cells: list[tuple[Text, ...]] = []  # each disk's cells at full width, made once per show()
 
     def show(self, disks: Sequence[Disk], palette: Palette) -> None:
         self._disks = tuple(disks)
         self._palette = palette
+        self._cells = [disk_cells(disk, palette) for disk in self._disks]
         self._redraw()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -73,8 +75,7 @@ class DiskTable(InventoryTable):
         used = 0
         ident_need = cell_len(DISK_COLUMNS[5][1])
         for index, (key, label) in enumerate(DISK_COLUMNS):
-            cells = [disk_cells(disk, self._palette)[index] for disk in self._disks]
-            need = max([cell_len(label), *(cell_len(c.plain) for c in cells)])
+            need = max([cell_len(label), *(cell_len(cells[index].plain) for cells in self._cells)])
             if key == _IDENT_COLUMN:
                 ident_need = need
             else:

@@ -1,0 +1,52 @@
+"""The top-level `mdtui` options, and the two launches that open the app parsed without loading every verb.
+
+`mdtui` (the inventory) and `mdtui watch` (the dashboard) open the app; loading the parser of every
+CLI verb first (bench, advise, experiment, results, keep, tune ...) costs more than the first screen
+itself. They are parsed here with the same top-level options (base_parser, which cli.main builds on)
+and the watch verb's own parser; anything else goes to the full parser (issue 17, launch time).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from mdtui import __version__
+
+_HELP = ("-h", "--help")
+
+
+def base_parser() -> argparse.ArgumentParser:
+    """`mdtui` with its top-level options (--version, --root) and no verbs yet."""
+    parser = argparse.ArgumentParser(prog="mdtui", description="A terminal workbench for Linux md software RAID.")
+    parser.add_argument("--version", action="version", version=f"mdtui {__version__}")
+    parser.add_argument(
+        "--root",
+        default="/",
+        help="read /sys, /proc and /run/udev below this directory instead of / (for captured trees)",
+    )
+    return parser
+
+
+def app_launch_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """argv parsed when it opens the app (`mdtui [--root DIR]`, `mdtui [--root DIR] watch ...` without --json).
+
+    None for anything else, and for anything this cannot tell apart quickly (help, an abbreviated
+    option): the caller parses it with the full parser, which gives the same result, only slower.
+    """
+    words = list(argv)
+    while words and (words[0] == "--root" or words[0].startswith("--root=")):
+        words = words[1 if "=" in words[0] else 2 :]
+    if any(word in _HELP for word in words):
+        return None
+    parser = base_parser()
+    if not words:
+        parser.set_defaults(command=None)
+    elif words[0] == "watch":
+        from mdtui.cli.watch import add_watch_parser
+
+        add_watch_parser(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    else:
+        return None
+    args = parser.parse_args(list(argv))
+    return None if getattr(args, "json", False) else args
