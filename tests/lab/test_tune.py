@@ -96,6 +96,15 @@ def test_raid5_sweeps_store_the_read_back_values_and_restore_the_originals(stand
                           for (label, mbps), run in zip(figures[name].items(), runs, strict=True)))
         print("\n".join(line for line in result.stdout.splitlines() if line.startswith("note:")))
 
+    # The advisor reads the finished sweeps as evidence, with their run ids, whatever they measured.
+    advice = json.loads(mdtui(guest, "advise", "--json", "--samples", "0").stdout)
+    found = {f["id"]: f for f in advice["findings"]}
+    for name in ("stripe_cache_size", "group_thread_cnt"):
+        finding = found.get(f"knob-sweep:md0:{name}")
+        assert finding is not None, sorted(found)
+        assert name in finding["title"] and "run #" in finding["title"], finding
+        print(f"advice: {finding['title']}")
+
 
 def start_stoppable_sweep(guest: Guest) -> Pending:
     script = f"echo $$ > {PID_FILE}; exec " + " ".join(sweep_argv(guest, "stripe_cache_size", "4096,8192",

@@ -60,8 +60,12 @@ def rule_knob_sweep(inp: AdviceInput) -> list[Finding]:
             still_worse = name == "stripe_cache_size" and str(inp.stripe_cache_pages.get(array)) == first_value
             severity = Severity.WARNING if still_worse else Severity.INFO
         else:
-            title = (f"{array}: {name} made no difference worth keeping here ({', '.join(v for v, _, _ in scored)}: "
-                     f"best {gain:.2f}× of {first_value}, run #{best_run.id} vs #{first_run.id})")
+            others = "; ".join(
+                f"{value} gave {figure / first_figure:.2f}× the {what} of {first_value} "
+                f"(run #{run.id} vs #{first_run.id})"
+                for value, run, figure in scored[1:]
+            )
+            title = f"{array}: {name} made no difference worth keeping here: {others}"
             todo = "Leave it as it is; sweep again with another workload if writes are what matters"
             severity = Severity.INFO
         findings.append(
