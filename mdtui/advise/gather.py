@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mdtui.advise.findings import Workload
-from mdtui.advise.kernel_log import read_parity_routines
+from mdtui.advise.kernel_log import read_kernel_log, read_parity_routines
 from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
 from mdtui.advise.rules.resync import device_name
 from mdtui.keep.boot import read_boot_state
@@ -123,5 +123,11 @@ def gather(
         benchmark_target=benchmark_target,
         weakest_link=weakest_link_figures(runs),
         boot=read_boot_state(root, arrays=inventory.arrays),
-        health=read_health(root, inventory.arrays, inventory=inventory, smart=inventory.privileged),
+        health=read_health(
+            root,
+            inventory.arrays,
+            inventory=inventory,
+            smart=inventory.privileged,
+            kernel_log=read_kernel_log(root) if any(a.degraded for a in inventory.arrays) else None,
+        ),
     )

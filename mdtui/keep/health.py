@@ -3,6 +3,7 @@ each member's SMART (mdtui.probe.smart)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -13,6 +14,19 @@ from mdtui.probe.smart import SmartHealth, read_smart_all
 
 # mismatch_cnt counts 512-byte sectors; md caps what it can count far below this.
 MISMATCH_LIMIT = 1 << 48
+# What md's raid1/raid10/raid456 personalities log when they drop a member ("md/raid:md0: Disk failure on
+# nvme1n1, disabling device."): the only place a hot-unplugged member is still named once udev removed it.
+_DISK_FAILURE = re.compile(r"md/raid\d*:(md[\w/]+): Disk failure on (\S+?),")
+
+
+def failures_in_kernel_log(text: str | None) -> dict[str, tuple[str, ...]]:
+    """Members each array lost, in order, from the kernel log."""
+    found: dict[str, list[str]] = {}
+    for array, member in _DISK_FAILURE.findall(text or ""):
+        names = found.setdefault(array, [])
+        if member not in names:
+            names.append(member)
+    return {array: tuple(names) for array, names in found.items()}
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,7 @@ class ArrayHealth:
     last_check: str | None  # md/last_sync_action: check, repair, resync, recover, idle
     sync_action: str | None  # md/sync_action now
     member_disks: tuple[str, ...] = ()  # the disks under the members (nvme0n1 for nvme0n1p1)
+    lost: tuple[str, ...] = ()  # members the kernel log says failed that are no longer in the array
 
 
 @dataclass(frozen=True)
@@ -41,7 +56,9 @@ def _text(root: SystemRoot, path: str) -> str | None:
     return value.strip() if value is not None and value.strip() else None
 
 
-def array_health(root: SystemRoot, array: MdArray, inventory: Inventory | None = None) -> ArrayHealth:
+def array_health(
+    root: SystemRoot, array: MdArray, inventory: Inventory | None = None, failures: Sequence[str] = ()
+) -> ArrayHealth:
     md = f"/sys/block/{array.name}/md"
     disks = []
     for member in array.members:
@@ -56,6 +73,7 @@ def array_health(root: SystemRoot, array: MdArray, inventory: Inventory | None =
         last_check=_text(root, f"{md}/last_sync_action"),
         sync_action=_text(root, f"{md}/sync_action"),
         member_disks=tuple(dict.fromkeys(disks)),
+        lost=tuple(name for name in failures if name not in {m.name for m in array.members}) if array.degraded else (),
     )
 
 
@@ -72,9 +90,11 @@ def read_health(
     inventory: Inventory | None = None,
     smart: bool = True,
     smart_disks: Iterable[str] = (),
+    kernel_log: str | None = None,
 ) -> Health:
     """Every array's health and, live and with ``smart``, SMART of their member disks (and ``smart_disks``)."""
-    healths = tuple(array_health(root, array, inventory) for array in arrays)
+    failures = failures_in_kernel_log(kernel_log)
+    healths = tuple(array_health(root, array, inventory, failures.get(array.name, ())) for array in arrays)
     readings: dict[str, SmartHealth] = {}
     if smart and root.is_live:
         names = [d for h in healths for d in h.member_disks] + list(smart_disks)

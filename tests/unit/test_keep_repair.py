@@ -178,3 +178,24 @@ def test_smart_errors_on_the_measured_slow_member_name_it_as_such():
     assert ("read alone (run 6)", 20.0) in [(e.label, e.value) for e in findings[0].evidence], findings[0].evidence
     assert findings[0].severity.value == "critical"
     assert sort_findings(findings) == tuple(findings)
+
+
+def test_a_member_udev_removed_is_named_from_the_kernel_log():
+    from mdtui.advise.rules.inputs import AdviceInput
+    from mdtui.advise.rules.keep import rule_health
+    from mdtui.keep.health import failures_in_kernel_log, read_health
+
+    # The lines the lab guest's kernel printed when test_keep.py hot-unplugged a raid5 member.
+    log = (
+        "[  238.348807] md/raid:md0: Disk failure on nvme1n1, disabling device.\n"
+        "[  238.362418] md/raid:md0: Operation continuing on 2 devices.\n"
+        "[  301.000000] md/raid1:md1: Disk failure on sdb2, disabling device.\n"
+    )
+    assert failures_in_kernel_log(log) == {"md0": ("nvme1n1",), "md1": ("sdb2",)}
+    gone = MdArray(name="md0", state="clean", level="raid5", raid_disks=3, metadata="1.2", degraded=1,
+                   members=(ArrayMember("nvme0n1", 0, ("in_sync",)), ArrayMember("nvme2n1", 2, ("in_sync",))))
+    health = read_health(SystemRoot("/nonexistent-root"), [gone], smart=False, kernel_log=log)
+    assert health.arrays[0].lost == ("nvme1n1",)
+    [finding] = rule_health(AdviceInput(health=health))
+    assert finding.title == "md0 is degraded: nvme1n1 failed and is gone", finding.title
+    assert "mdtui repair md0 --add DISK" in finding.what_to_do

@@ -231,6 +231,8 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
             evidence = [Evidence("missing members", array.degraded)]
             if array.failed:
                 evidence.append(Evidence("failed (faulty)", ", ".join(array.failed)))
+            if array.lost:
+                evidence.append(Evidence("lost (kernel log)", ", ".join(array.lost)))
             if array.spares:
                 evidence.append(Evidence("spares", ", ".join(array.spares)))
             if array.sync_action in ("recover", "resync"):
@@ -251,7 +253,13 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
                     id=f"degraded:{array.name}",
                     severity=Severity.CRITICAL,
                     title=f"{array.name} is degraded"
-                    + (f": {', '.join(array.failed)} failed" if array.failed else f" ({array.degraded} missing)"),
+                    + (
+                        f": {', '.join(array.failed)} failed"
+                        if array.failed
+                        else f": {', '.join(array.lost)} failed and is gone"
+                        if array.lost
+                        else f" ({array.degraded} missing)"
+                    ),
                     evidence=tuple(evidence),
                     why=DEGRADED_WHY,
                     what_to_do=todo,
