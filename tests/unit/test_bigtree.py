@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import shutil
 import sys
@@ -18,7 +19,10 @@ from mdtui.probe.arrays import ArrayReader, read_arrays
 from mdtui.probe.diskstats import parse_diskstats_line, parse_diskstats_lines
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
+from mdtui.sample.dashboard import ALL_DISKS, DiskTotals, WholeDisks, build_view
 from mdtui.sample.sampler import Sampler
+from mdtui.ui.common.render import Palette
+from mdtui.ui.watch.render import members_table
 
 REPO = Path(__file__).resolve().parents[2]
 DISKS = 256
@@ -158,3 +162,40 @@ def test_changed_diskstats_lines_convert_together_as_they_do_one_by_one(tree) ->
     assert parse_diskstats_lines(damaged) == [parse_diskstats_line(line) for line in damaged]
     uniform = [*lines[:3], "9999       0 sdt 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"]
     assert parse_diskstats_lines(uniform) == [*(parse_diskstats_line(line) for line in lines[:3]), None]
+
+
+def test_the_all_disks_series_sums_each_snapshot_once_with_the_same_figures(tree) -> None:
+    root = SystemRoot(tree.base)
+    disks = WholeDisks(root)
+    totals = DiskTotals()
+    with Sampler(root) as sampler:
+        for tick in range(10, 16):
+            tree.advance(tick)
+            sampler.sample(now=float(tick))
+            snapshots = sampler.history.snapshots()
+            names = disks.names(d.name for d in snapshots[-1].devices)
+            kept = build_view(snapshots, ALL_DISKS, names, window_s=3.0, totals=totals)
+            assert kept == build_view(snapshots, ALL_DISKS, names, window_s=3.0), f"tick {tick}"
+    assert len(totals._totals) == 4, "totals of snapshots that left the 3 s window are forgotten"
+    assert len(kept.members) == DISKS and kept.total is not None and kept.total.read_bytes_per_s
+
+
+def test_a_big_members_table_lays_out_what_the_pane_shows_and_keeps_standouts(tree) -> None:
+    root = SystemRoot(tree.base)
+    with Sampler(root) as sampler:
+        tree.advance(20)
+        sampler.sample(now=20.0)
+        tree.advance(21)
+        snapshots = (*sampler.history.snapshots(), sampler.sample(now=21.0))
+    names = WholeDisks(root).names(d.name for d in snapshots[-1].devices)
+    view = build_view(snapshots, ALL_DISKS, names)
+    last = view.members[-1]
+    view = dataclasses.replace(view, members=(*view.members[:-1], dataclasses.replace(last, standout="slow")))
+    whole = members_table(view, Palette(), wide=True).plain.splitlines()
+    assert len(whole) == 1 + DISKS + 1  # the header, every disk, the standout's reason
+    lines = members_table(view, Palette(), wide=True, max_lines=13).plain.splitlines()
+    assert len(lines) == 13, lines
+    assert lines[-1] == f"… {DISKS - 11} more disks not shown (of {DISKS})"
+    assert lines[:11] == whole[:11] and lines[11] == whole[DISKS], "the first disks, then the standout"
+    small = members_table(view, Palette(), wide=True, max_lines=DISKS + 2).plain.splitlines()
+    assert small == whole

@@ -154,14 +154,29 @@ def _aligned(rows: list[tuple[list[str], str]], left_columns: int) -> Text:
     return text
 
 
-def members_table(view: TargetView, palette: Palette, wide: bool) -> Text:
-    """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠."""
+def members_table(view: TargetView, palette: Palette, wide: bool, max_lines: int | None = None) -> Text:
+    """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠.
+
+    max_lines: the lines the pane can show. A longer table (the all-disks view of a host with hundreds
+    of disks) keeps its standouts and then its first members in order, ending with how many more there
+    are, so each tick lays out a screenful instead of every disk.
+    """
     if not view.members:
         return Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")
     header = list(MEMBER_COLUMNS_WIDE if wide else MEMBER_COLUMNS_NARROW)
     header[0] = "Member" if view.array is not None else "Disk"
     rows: list[tuple[list[str], str]] = [(header, palette.muted)]
-    for member in view.members:
+    shown = view.members
+    standing_out = sum(1 for member in shown if member.standout)
+    if max_lines is not None and 1 + len(shown) + standing_out > max_lines:
+        room = max(1, max_lines - 2)  # the header and the "more" line
+        keep = {m.name for m in shown if m.standout}
+        for member in shown:
+            if len(keep) >= room:
+                break
+            keep.add(member.name)
+        shown = tuple(m for m in shown if m.name in keep)[:room]
+    for member in shown:
         cells = _member_cells(member, wide)
         if member.standout:
             style = f"bold {palette.warning}"
@@ -176,6 +191,12 @@ def members_table(view: TargetView, palette: Palette, wide: bool) -> Text:
         total = ["Σ members", "", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
         rows.append((total + [""] * (len(header) - len(total)), palette.muted))
     text = _aligned(rows, 2 if wide else 1)
+    hidden = len(view.members) - len(shown)
+    if hidden:
+        # No room for the standouts' reasons either; their rows carry the ⚠.
+        kind = "members" if view.array is not None else "disks"
+        text.append(f"\n… {hidden} more {kind} not shown (of {len(view.members)})", style=palette.muted)
+        return text
     for member in view.members:
         if member.standout:
             text.append(f"\n{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning)

@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.scalar import Unit
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -21,6 +22,7 @@ from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
+    DiskTotals,
     TargetView,
     WholeDisks,
     build_view,
@@ -32,7 +34,6 @@ from mdtui.sample.dashboard import (
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
-from mdtui.ui.tune.screen import TuneScreen
 from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart
 
@@ -114,6 +115,7 @@ class WatchScreen(Screen[None]):
         self.view: TargetView | None = None
         self._snapshots: tuple[Snapshot, ...] = ()
         self._disks: frozenset[str] = frozenset()
+        self._totals = DiskTotals()  # each snapshot's all-disks total, made once (big hosts, issue 17)
         self._stop = threading.Event()
         self._palette = Palette()
         self._freq_colours: tuple[str, ...] = ()
@@ -204,6 +206,14 @@ class WatchScreen(Screen[None]):
         static.update(text, layout=rows < 0 or rows != self._rows.get(widget_id))
         self._rows[widget_id] = rows
 
+    def _member_lines(self) -> int | None:
+        """Lines the members pane can show (its max-height less its border), so a big host lays out only those."""
+        members = self.query_one("#watch-members", Static)
+        limit = members.styles.max_height
+        if limit is None or limit.unit is not Unit.CELLS:
+            return None
+        return max(3, int(limit.value) - members.styles.gutter.height)
+
     def _redraw(self, charts_due: bool = True) -> None:
         """Draw the latest tick; charts_due=False (a new tick) redraws charts only every CHART_PERIOD_S."""
         snapshots = self._snapshots
@@ -214,11 +224,11 @@ class WatchScreen(Screen[None]):
         if not charts_due and (self._charts_at is None or latest.timestamp - self._charts_at >= CHART_PERIOD_S - 1e-3):
             charts_due = True
         self.target = pick_target(latest, self.wanted)
-        view = self.view = build_view(snapshots, self.target, self._disks, self.window_s)
+        view = self.view = build_view(snapshots, self.target, self._disks, self.window_s, self._totals)
         palette = self._palette
         self._show("#watch-summary", summary(view, palette, self.paused))
         wide = self.has_class("-wide")
-        self._show("#watch-members", members_table(view, palette, wide))
+        self._show("#watch-members", members_table(view, palette, wide, self._member_lines()))
         cpu = latest.cpu
         show_chart = cpu.cpufreq_available and self.has_class("-tall")
         self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
@@ -267,6 +277,8 @@ class WatchScreen(Screen[None]):
     def action_tune(self) -> None:
         """The Tune screen for the array on show (the first array when watching all disks)."""
         array = self.target if self.target and self.target.startswith("md") else None
+        from mdtui.ui.tune.screen import TuneScreen
+
         self.app.push_screen(TuneScreen(self.root, array))
 
     def action_next_target(self) -> None:
