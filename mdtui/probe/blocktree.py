@@ -35,7 +35,8 @@ class BlockTree:
                 tree.dm_names[name] = dm_name
             parts = []
             for entry in root.listdir(base):
-                if root.path(f"{base}/{entry}/partition").exists():
+                # The kernel names a partition after its disk (sda1, nvme0n1p1): other entries need no stat.
+                if entry.startswith(name) and root.path(f"{base}/{entry}/partition").exists():
                     parts.append(entry)
                     tree.parent[entry] = name
                     part_mm = root.read_text(f"{base}/{entry}/dev")

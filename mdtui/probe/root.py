@@ -158,6 +158,7 @@ class SystemRoot:
 
     def __init__(self, root: str | os.PathLike[str] = "/") -> None:
         self.root = Path(root)
+        self._real: Path | None = None  # the root with its links resolved, when first needed
 
     @property
     def is_live(self) -> bool:
@@ -169,12 +170,18 @@ class SystemRoot:
 
     def to_system(self, path: Path) -> str:
         """Map a path inside this root back to the absolute path the system would use."""
-        for base in (self.root, Path(os.path.realpath(self.root))):
+        for base in (self.root, self._real_root()):
             try:
                 return "/" + str(path.relative_to(base)).lstrip("./")
             except ValueError:
                 continue
         return str(path)
+
+    def _real_root(self) -> Path:
+        # A scan maps every disk's path back (twice per disk): resolve the root once, not per path.
+        if self._real is None:
+            self._real = Path(os.path.realpath(self.root))
+        return self._real
 
     def _where(self, absolute: str | Path) -> Path:
         return absolute if isinstance(absolute, Path) else self.path(absolute)
