@@ -365,7 +365,7 @@ def bench_watch(repo: Path, tree: BigTree, seconds: float, warmup: float, repeat
             shown_one, shown_all = tmux.capture(one_target), tmux.capture(all_target)
     finally:
         tmux.close()
-    if "md1" not in shown_one or tree.disks[0].name not in shown_all:
+    if "md1 raid10" not in shown_one or f"all disks · {len(tree.disks)}" not in shown_all:
         raise SystemExit(f"the dashboards did not show their targets:\n{shown_one}\n{shown_all}")
     one, every = statistics.median(results["one"]), statistics.median(results["all"])
     spread = lambda values: ", ".join(f"{v:.2f}" for v in values)  # noqa: E731

@@ -120,6 +120,7 @@ class InventoryScreen(Screen[None]):
         self.root = root
         self.privileged = privileged
         self._pane: Pane = "disks"
+        self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -199,6 +200,7 @@ class InventoryScreen(Screen[None]):
         disks.show(inventory.disks, palette)
         arrays.show(inventory.arrays, palette)
         disks.border_title = f"Disks ({len(inventory.disks)})"
+        self._teardown_offered = None
         self.refresh_bindings()
         # The arrays title repeats a missing md driver where users look for arrays.
         md_missing = not inventory.md_available
@@ -283,7 +285,12 @@ class InventoryScreen(Screen[None]):
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == self._pane:
             self._update_detail()
-            self.refresh_bindings()
+            # The footer depends on whether an array is selected, not on which row: redrawing it on every
+            # cursor move cost more than the move itself on a long table (issue 17, scrolling).
+            offered = self.selected_array() is not None
+            if offered != self._teardown_offered:
+                self._teardown_offered = offered
+                self.refresh_bindings()
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -296,6 +303,7 @@ class InventoryScreen(Screen[None]):
         if isinstance(widget, InventoryTable) and widget.id in ("disks", "arrays") and widget.id != self._pane:
             self._pane = "disks" if widget.id == "disks" else "arrays"
             self._update_detail()
+            self._teardown_offered = None
             self.refresh_bindings()
 
     # -- create and teardown ---------------------------------------------------------------------

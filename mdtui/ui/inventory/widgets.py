@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey
 
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -27,6 +27,9 @@ class InventoryTable(DataTable[Text]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        # What the table shows: its columns, each row's cells as _look sees them, the row keys in order.
+        self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, tuple[object, ...]], list[str]] | None
+        self._shown = None
 
     @property
     def selected_key(self) -> str | None:
@@ -38,7 +41,10 @@ class InventoryTable(DataTable[Text]):
             return None
 
     def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
+        if self._update_in_place(columns, rows):
+            return
         keep = self.selected_key
+        self._shown = (tuple(columns), {key: tuple(map(_look, cells)) for key, cells in rows}, [k for k, _ in rows])
         self.clear(columns=True)
         for key, label, width in columns:
             self.add_column(Text(label), key=key, width=width)
@@ -47,6 +53,44 @@ class InventoryTable(DataTable[Text]):
         keys = [key for key, _ in rows]
         if keep in keys:
             self.move_cursor(row=keys.index(keep), animate=False, scroll=True)
+
+    def _update_in_place(
+        self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]
+    ) -> bool:
+        """A rescan that found the same rows and columns updates only the cells that changed.
+
+        Rebuilding a table of a thousand disks redraws and re-measures every cell; a rescan usually
+        changes a few (a disk joined an array, a link retrained). False when the table must be
+        rebuilt: other rows or columns, or a changed cell wider than its column.
+        """
+        shown = self._shown
+        if shown is None or shown[0] != tuple(columns) or shown[2] != [key for key, _ in rows]:
+            return False
+        looks = shown[1]
+        changed = []
+        for key, cells in rows:
+            new = tuple(map(_look, cells))
+            if new != looks[key]:
+                changed.append((key, cells, new))
+        for _key, cells, _new in changed:
+            for (column, _, _), cell in zip(columns, cells, strict=True):
+                shown_column = self.columns.get(ColumnKey(column))
+                if shown_column is None:
+                    return False
+                width = shown_column.content_width if shown_column.auto_width else shown_column.width
+                if cell_len(cell.plain) > width:
+                    return False
+        for key, cells, new in changed:
+            for (column, _, _), cell, old, now in zip(columns, cells, looks[key], new, strict=True):
+                if old != now:
+                    self.update_cell(key, column, cell)
+            looks[key] = new
+        return True
+
+
+def _look(cell: Text) -> tuple[object, ...]:
+    """What a cell shows: its text, styles and alignment (rich's Text == compares text and spans only)."""
+    return (cell.plain, str(cell.style), tuple(cell.spans), cell.justify)
 
 
 class DiskTable(InventoryTable):
