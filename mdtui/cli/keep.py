@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
+
+# How long to wait for md to start a recovery or check after the command that asks for it.
+START_WAIT_S = 5.0
 
 
 def _device(text: str) -> str:
@@ -109,7 +113,7 @@ def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
     """Follow a recovery/check like create follows a resync: progress, speed, ETA on one line."""
     from mdtui.format import duration, rate_mb_s
     from mdtui.model.array import MdArray
-    from mdtui.run.mdadm import follow_sync
+    from mdtui.run.mdadm import find_array, follow_sync
 
     seen: dict = {"actions": []}
 
@@ -124,6 +128,14 @@ def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
                 flush=True,
             )
 
+    # md starts the recovery or check a moment after the command returns: wait for it to show (or for the
+    # array to be whole, a tiny one may finish first) before following it to the end.
+    deadline = time.monotonic() + START_WAIT_S
+    while time.monotonic() < deadline:
+        now = find_array(system, device)  # type: ignore[arg-type]
+        if now is None or now.sync is not None or (not now.degraded and not getattr(args, "expect_sync", False)):
+            break
+        time.sleep(0.2)
     final = follow_sync(device, root=system, on_update=show)  # type: ignore[arg-type]
     if not args.json and seen["actions"]:
         print()
@@ -173,6 +185,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if plan.follows_recovery and not args.no_follow:
         if args.full_speed:
             report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
+        args.expect_sync = plan.action == "replace"
         report["recovery"] = _follow(array.dev_path, args, system)
         if not args.json:
             state = report["recovery"]["degraded"]
@@ -233,6 +246,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         return 0
     if args.full_speed:
         report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
+    args.expect_sync = True
     report["followed"] = _follow(array.dev_path, args, system)
     report["mismatch_sectors"] = mismatch_sectors(array.name, system)
     if args.json:
