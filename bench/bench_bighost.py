@@ -177,18 +177,19 @@ class Tmux:
     def run(self, *argv: str) -> str:
         return subprocess.run(["tmux", *argv], check=True, capture_output=True, text=True, timeout=10).stdout.strip()
 
-    def window(self, command: list[str]) -> tuple[str, int]:
-        """A new window of SIZE running command with the repo's environment; (target, pane pid)."""
+    def window(self, command: list[str], repo: Path | None = None) -> tuple[str, int]:
+        """A new window of SIZE running command with a repo's environment (this one's); (target, pane pid)."""
         self.count += 1
         name = f"w{self.count}"
         width, height = SIZE
-        env = ["env", f"PYTHONPATH={self.repo}", "TERM=xterm-256color", *command]
+        repo = repo or self.repo
+        env = ["env", f"PYTHONPATH={repo}", "TERM=xterm-256color", *command]
         if not self.started:
             # A window that stays, so the session outlives the measured windows it is killed between.
             self.run("new-session", "-d", "-s", self.session, "-n", "keep", "-x", str(width), "-y", str(height),
                      "sleep", "86400")  # fmt: skip
             self.started = True
-        self.run("new-window", "-d", "-t", self.session, "-n", name, "-c", str(self.repo), *env)
+        self.run("new-window", "-d", "-t", self.session, "-n", name, "-c", str(repo), *env)
         target = f"{self.session}:{name}"
         self.run("resize-window", "-t", target, "-x", str(width), "-y", str(height))
         return target, int(self.run("display-message", "-p", "-t", target, "#{pane_pid}"))
@@ -221,6 +222,7 @@ def bench_first_screen(repo: Path, tree: BigTree, runs: int) -> list[str]:
     tmux = Tmux(repo)
     lines = []
     try:
+
         def inventory_ready(screen: str, count: int = len(tree.disks)) -> bool:
             return f"Disks ({count})" in screen
 
@@ -346,36 +348,50 @@ class Advancer:
         self.thread.join()
 
 
-def bench_watch(repo: Path, tree: BigTree, seconds: float, warmup: float, repeats: int) -> list[str]:
-    tmux = Tmux(repo)
-    results: dict[str, list[float]] = {"one": [], "all": []}
+def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float, repeats: int) -> list[str]:
+    """Every repo's two dashboards run at once, over the same windows: their figures share the machine's load."""
+    tmux = Tmux(repos[0])
+    pids: dict[tuple[Path, str], int] = {}
+    targets: dict[tuple[Path, str], str] = {}
+    results: dict[tuple[Path, str], list[float]] = {}
     loads = []
     try:
         with Advancer(tree):
-            one_target, one_pid = tmux.window(mdtui_argv("--root", str(tree.base), "watch", "md1"))
-            all_target, all_pid = tmux.window(
-                [sys.executable, str(HERE / "bench_bighost.py"), "--child", "watch", str(tree.base), "disks"]
-            )
+            for repo in repos:
+                targets[repo, "one"], pids[repo, "one"] = tmux.window(
+                    mdtui_argv("--root", str(tree.base), "watch", "md1"), repo
+                )
+                targets[repo, "all"], pids[repo, "all"] = tmux.window(
+                    [sys.executable, str(HERE / "bench_bighost.py"), "--child", "watch", str(tree.base), "disks"], repo
+                )
             time.sleep(warmup)
             for _ in range(repeats):
-                figures = measure_cpu({"one": one_pid, "all": all_pid}, seconds)
+                figures = measure_cpu({f"{key}": pid for key, pid in pids.items()}, seconds)
                 loads.append(os.getloadavg()[0])
-                for label, value in figures.items():
-                    results[label].append(value)
-            shown_one, shown_all = tmux.capture(one_target), tmux.capture(all_target)
+                for key in pids:
+                    results.setdefault(key, []).append(figures[f"{key}"])
+            shown = {key: tmux.capture(target) for key, target in targets.items()}
     finally:
         tmux.close()
-    if "md1 raid10" not in shown_one or f"all disks · {len(tree.disks)}" not in shown_all:
-        raise SystemExit(f"the dashboards did not show their targets:\n{shown_one}\n{shown_all}")
-    one, every = statistics.median(results["one"]), statistics.median(results["all"])
+    for (repo, view), screen in shown.items():
+        wanted = "md1 raid10" if view == "one" else f"all disks · {len(tree.disks)}"
+        if wanted not in screen:
+            raise SystemExit(f"{repo}: the {view} dashboard did not show {wanted!r}:\n{screen}")
     spread = lambda values: ", ".join(f"{v:.2f}" for v in values)  # noqa: E731
     where = f"{repeats} windows of {seconds:g} s, load {statistics.median(loads):.2f}"
-    return [
-        f"watch dashboard, one array (md1, 4 members) of {len(tree.disks)} disks: median {one:.2f} % of a core "
-        f"({spread(results['one'])}; {where}), target <= {WATCH_ONE_TARGET:g} %: {verdict(one, WATCH_ONE_TARGET)}",
-        f"watch dashboard, all {len(tree.disks)} disks: median {every:.2f} % of a core "
-        f"({spread(results['all'])}; {where}), target <= {WATCH_ALL_TARGET:g} %: {verdict(every, WATCH_ALL_TARGET)}",
-    ]
+    lines = []
+    for repo in repos:
+        label = f" [{repo}]" if len(repos) > 1 else ""
+        one, every = statistics.median(results[repo, "one"]), statistics.median(results[repo, "all"])
+        lines += [
+            f"watch dashboard{label}, one array (md1, 4 members) of {len(tree.disks)} disks: median {one:.2f} % of a "
+            f"core ({spread(results[repo, 'one'])}; {where}), target <= {WATCH_ONE_TARGET:g} %: "
+            f"{verdict(one, WATCH_ONE_TARGET)}",
+            f"watch dashboard{label}, all {len(tree.disks)} disks: median {every:.2f} % of a core "
+            f"({spread(results[repo, 'all'])}; {where}), target <= {WATCH_ALL_TARGET:g} %: "
+            f"{verdict(every, WATCH_ALL_TARGET)}",
+        ]
+    return lines
 
 
 # -- side by side with iostat and glances on the live host ------------------------------------------
@@ -398,7 +414,7 @@ def glances_command() -> list[str] | None:
     return [str(binary), "--time", "1", "--disable-check-update"]
 
 
-def bench_side_by_side(repo: Path, seconds: float, warmup: float, repeats: int) -> list[str]:
+def bench_side_by_side(repos: list[Path], seconds: float, warmup: float, repeats: int) -> list[str]:
     missing = [tool for tool in ("iostat", "fio", "losetup") if shutil.which(tool) is None]
     if missing or os.geteuid() != 0:
         why = f"needs {', '.join(missing)}" if missing else "needs root for the loop device"
@@ -417,11 +433,15 @@ def bench_side_by_side(repo: Path, seconds: float, warmup: float, repeats: int) 
          "--readonly", "--output-format=json"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    tmux = Tmux(repo)
+    tmux = Tmux(repos[-1])
     results: dict[str, list[float]] = {}
     loads = []
+    mine = "mdtui watch"
     try:
-        pids = {"mdtui watch": tmux.window(mdtui_argv("watch"))[1]}
+        pids = {}
+        for repo in repos:
+            label = mine if repo == repos[-1] else f"mdtui watch [{repo}]"
+            pids[label] = tmux.window(mdtui_argv("watch"), repo)[1]
         pids["iostat -x 1"] = tmux.window(["iostat", "-x", "1"])[1]
         if glances is not None:
             pids["glances (1 s)"] = tmux.window(glances)[1]
@@ -437,14 +457,14 @@ def bench_side_by_side(repo: Path, seconds: float, warmup: float, repeats: int) 
         subprocess.run(["losetup", "--detach", device], capture_output=True)
         shutil.rmtree(directory, ignore_errors=True)
     medians = {label: statistics.median(values) for label, values in results.items()}
-    mdtui = medians["mdtui watch"]
+    mdtui = medians[mine]
     lines = [
         f"side by side on this host ({os.cpu_count()} CPUs, fio reading {device} at 100 MiB/s, {repeats} windows of "
         f"{seconds:g} s, load {statistics.median(loads):.2f}), % of one core:"
     ]
     for label, value in medians.items():
-        ratio = f"mdtui / this = {mdtui / value:.2f}" if label != "mdtui watch" and value > 0 else ""
-        lines.append(f"  {label:<14} {value:6.2f} %  {ratio}")
+        ratio = f"mdtui / this = {mdtui / value:.2f}" if label != mine and value > 0 else ""
+        lines.append(f"  {label:<28} {value:6.2f} %  {ratio}")
     if glances is None:
         lines.append("  glances: not measured (it could not be installed)")
     return lines
@@ -484,6 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", type=Path, default=REPO, help="the mdtui checkout to measure (default: this one)")
     parser.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
+    parser.add_argument(
+        "--compare", type=Path, action="append", default=[], metavar="DIR",
+        help="watch, side: also run this checkout's dashboards in the same windows (the before of a change)",
+    )  # fmt: skip
     parser.add_argument("--side-by-side", action="store_true", help="also compare with iostat and glances (root)")
     parser.add_argument("--runs", type=int, default=3, help="runs of each timed launch (default 3)")
     parser.add_argument("--samples", type=int, default=100, help="sampler: samples per round (default 100)")
@@ -510,8 +534,8 @@ def main(argv: list[str] | None = None) -> int:
             ("sampler", lambda: bench_sampler(repo, trees, args.samples, args.rounds)),
             ("paint", lambda: bench_first_screen(repo, trees[256], args.runs)),
             ("scroll", lambda: bench_scroll(repo, trees[1024], 60)),
-            ("watch", lambda: bench_watch(repo, trees[256], args.seconds, args.warmup, args.repeats)),
-            ("side", lambda: bench_side_by_side(repo, args.seconds, args.warmup, args.repeats)),
+            ("watch", lambda: bench_watch([*args.compare, repo], trees[256], args.seconds, args.warmup, args.repeats)),
+            ("side", lambda: bench_side_by_side([*args.compare, repo], args.seconds, args.warmup, args.repeats)),
         ]
         for name, step in steps:
             if name in parts:
