@@ -203,14 +203,14 @@ KNOBS: tuple[Knob, ...] = (
         "become full stripes. Costs pages × 4 KiB × members",
         lo=STRIPE_CACHE_MIN, hi=STRIPE_CACHE_MAX, unit="pages", levels=PARITY_LEVELS,
         default=str(STRIPE_CACHE_DEFAULT),
-        field=f"{KNOB_FIGURES}: 4096 vs 256 gave 1.99×, 1.23× and 0.94× the writes in three lab sessions "
-        "(raid5, emulated NVMe under TCG, a loaded host): within the spread, no figure yet for real hardware",
+        field=f"{KNOB_FIGURES}: 4096 vs 256 gave 1.99×, 1.23×, 0.94× and 1.32× the writes in four lab sessions "
+        "(raid5, emulated NVMe under TCG, a shared host): size of the gain not settled, none for real hardware",
     ),
     Knob(
         "group_thread_cnt", Scope.MD, "group_thread_cnt",
         "extra kernel threads that handle stripes besides mdX_raidN (per CPU group); 0 is one thread",
         lo=0, hi=GROUP_THREADS_MAX, unit="threads", levels=PARITY_LEVELS, default="0",
-        field=f"{KNOB_FIGURES}: 4 vs 0 gave 1.19×, 1.13× and 0.63× in three lab sessions (two emulated "
+        field=f"{KNOB_FIGURES}: 4 vs 0 gave 1.19×, 1.13×, 0.63× and 1.17× in four lab sessions (two emulated "
         "vCPUs): no figure yet for real hardware",
     ),
     Knob(
