@@ -94,6 +94,8 @@ def _uuid_of(root: SystemRoot, array: MdArray) -> str | None:
 
 
 def _holds(root: SystemRoot, array: MdArray, mounts: Sequence[tuple[str | None, str]]) -> tuple[str, ...]:
+    if not any(point in BOOT_MOUNTS for _, point in mounts):
+        return ()  # nothing boot-related is mounted: no array holds it (and no sysfs reads per array)
     numbers = {root.read_text(f"/sys/block/{array.name}/dev")}
     for entry in root.listdir(f"/sys/block/{array.name}"):
         if entry.startswith(array.name):

@@ -162,7 +162,7 @@ class SystemRoot:
 
     @property
     def is_live(self) -> bool:
-        return self.root.resolve() == Path("/")
+        return self._real_root() == Path("/")
 
     def path(self, absolute: str) -> Path:
         """Map an absolute system path such as "/sys/block" into this root."""
