@@ -22,8 +22,8 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
 from mdtui.plan.levels import RAID0, RAID1, RAID5, RAID6, RAID10, RaidLevel, level_from_name
 from mdtui.plan.rejected import PlanRejected
+from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import state_dir
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError

@@ -13,16 +13,7 @@ from pathlib import Path
 
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
-from mdtui.store.owner import current_owner, owner_alive
-
-
-def state_dir() -> Path:
-    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui."""
-    override = os.environ.get("MDTUI_STATE_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "mdtui"
+from mdtui.probe.owner import current_owner, owner_alive, state_dir
 
 
 class ActionLog:
@@ -122,7 +113,7 @@ class TemporaryArray:
 
     device: str  # /dev/md9
     purpose: str  # "chunk sweep", "level comparison": named in the notice if it is left behind
-    owner: str  # mdtui.store.owner token (boot ID, pid, start time) of the process that made it
+    owner: str  # mdtui.probe.owner token (boot ID, pid, start time) of the process that made it
     pid: int
     created_at: float
     members: tuple[str, ...] = ()
@@ -139,7 +130,7 @@ class TemporaryArrayJournal:
     """A file per temporary array, written (and synced) before the array is created and removed after its
     teardown; one whose owner is gone names an array a killed experiment left behind.
 
-    Owners are recorded as mdtui.store.owner tokens, so a reused pid or a reboot never passes for the owner.
+    Owners are recorded as mdtui.probe.owner tokens, so a reused pid or a reboot never passes for the owner.
     """
 
     def __init__(self, directory: Path | None = None) -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mdtui.probe.owner import current_owner, owner_alive
 from mdtui.store.errors import DamagedRunError, StoreBusyError, StoreError, StoreMissingError, UnknownRunError
-from mdtui.store.owner import current_owner, owner_alive
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
 from mdtui.store.spool import SpooledRun
@@ -467,7 +467,7 @@ class ResultsStore:
         return [run_id for run_id in wanted if run_id not in found]
 
     def last_run_of(self, owner: str, target: str) -> int | None:
-        """The newest run the process ``owner`` (an mdtui.store.owner token) began on ``target``, or None."""
+        """The newest run the process ``owner`` (an mdtui.probe.owner token) began on ``target``, or None."""
         with self._transaction("look up runs", write=False) as conn:
             row = conn.execute(
                 "SELECT id FROM runs WHERE owner = ? AND target = ? ORDER BY id DESC LIMIT 1", (owner, target)

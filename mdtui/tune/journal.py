@@ -21,64 +21,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mdtui.errors import MdtuiError
-from mdtui.probe.root import SystemRoot, read_attribute
+from mdtui.probe.owner import current_owner, owner_alive, state_dir
+from mdtui.probe.root import SystemRoot
 from mdtui.tune.catalogue import Knob, Scope, knob_named
 from mdtui.tune.read import parse_value, read_value
 
 log = logging.getLogger(__name__)
 
-_BOOT_ID = "/proc/sys/kernel/random/boot_id"
-_PID_MAX = 1 << 22
-
-
-def state_dir() -> Path:
-    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui (as mdtui.run.state)."""
-    override = os.environ.get("MDTUI_STATE_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "mdtui"
-
 
 def journal_dir() -> Path:
     return state_dir() / "knob-journal"
-
-
-# --- who owns a journal (the same token as mdtui.store.owner, which this layer may not import) -------
-
-
-def _start_ticks(pid: int) -> str:
-    stat = read_attribute(f"/proc/{pid}/stat")
-    if stat is None:
-        return ""
-    rest = stat.rsplit(")", 1)[-1].split()
-    return rest[19] if len(rest) > 19 else ""
-
-
-def current_owner() -> str:
-    pid = os.getpid()
-    return f"{read_attribute(_BOOT_ID) or ''}/{pid}/{_start_ticks(pid)}"
-
-
-def owner_alive(token: str) -> bool:
-    parts = token.split("/")
-    if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()) or len(parts[1]) > 10:
-        return False
-    boot_id, pid_text, ticks = parts
-    if boot_id and boot_id != (read_attribute(_BOOT_ID) or ""):
-        return False
-    pid = int(pid_text)
-    if not 0 < pid <= _PID_MAX:
-        return False
-    if ticks:
-        return _start_ticks(pid) == ticks
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- writing a knob -----------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""Which process owns a running run, in a form that survives PID reuse and reboots."""
+"""Which process owns something on disk (a running run, a temporary array, a knob journal), in a form that
+survives PID reuse and reboots; and where mdtui keeps such per-user state."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from mdtui.probe.root import read_attribute
 
@@ -53,3 +55,12 @@ def owner_alive(token: str | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def state_dir() -> Path:
+    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui."""
+    override = os.environ.get("MDTUI_STATE_DIR")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "mdtui"
