@@ -153,6 +153,26 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
 override_steps = _override
 
 
+def custom_steps(target: str, options: JobOptions, *, quick: bool) -> tuple[Step, ...]:
+    """The custom preset's one step on ``target``, from the user's job options and their defaults."""
+    return custom(
+        target,
+        rw=options.rw or RwMode.READ,
+        block_size_bytes=options.block_size_bytes or 4096,
+        iodepth=options.iodepth or 1,
+        numjobs=options.numjobs or 1,
+        runtime_s=options.runtime_s
+        if options.runtime_s is not None or options.size_bytes is not None
+        else CUSTOM_DEFAULT_RUNTIME_S,
+        size_bytes=options.size_bytes,
+        ioengine=options.ioengine or IoEngine.LIBAIO,
+        direct=True if options.direct is None else options.direct,
+        offset_bytes=options.offset_bytes or 0,
+        quick=quick,
+        name=options.name or "custom",
+    )
+
+
 def _members(
     request: BenchRequest, target: BenchTarget, inventory: Inventory, root: SystemRoot
 ) -> tuple[BenchTarget, ...]:
@@ -209,22 +229,7 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
             raise PlanError(f"the size of {target.path} is unknown, so the offsets cannot be placed")
         steps = offset_sweep(target.path, target.size_bytes, quick=quick)
     else:
-        steps = custom(
-            target.path,
-            rw=options.rw or RwMode.READ,
-            block_size_bytes=options.block_size_bytes or 4096,
-            iodepth=options.iodepth or 1,
-            numjobs=options.numjobs or 1,
-            runtime_s=options.runtime_s
-            if options.runtime_s is not None or options.size_bytes is not None
-            else CUSTOM_DEFAULT_RUNTIME_S,
-            size_bytes=options.size_bytes,
-            ioengine=options.ioengine or IoEngine.LIBAIO,
-            direct=True if options.direct is None else options.direct,
-            offset_bytes=options.offset_bytes or 0,
-            quick=quick,
-            name=options.name or "custom",
-        )
+        steps = custom_steps(target.path, options, quick=quick)
     if key != "custom":
         steps = _override(steps, options, key)
 

@@ -7,14 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdtui.bench.plan import override_steps
-from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest
+from mdtui.bench.plan import custom_steps, override_steps
+from mdtui.bench.requests import BenchRequest
 from mdtui.errors import PlanError, SafetyError
 from mdtui.fleet.client import client_argv, job_file
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_scan
-from mdtui.model.job import IoEngine, RwMode
-from mdtui.run.jobs import Step, custom, disk_mark, sync_random, weakest_link
+from mdtui.run.jobs import Step, disk_mark, sync_random, weakest_link
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
 
@@ -118,22 +117,7 @@ def _steps(request: BenchRequest, target: str, members: Sequence[str]) -> tuple[
         return override_steps(disk_mark(target, quick=quick), options, key)
     if key == "sync-random":
         return override_steps(sync_random(target, quick=quick), options, key)
-    return custom(
-        target,
-        rw=options.rw or RwMode.READ,
-        block_size_bytes=options.block_size_bytes or 4096,
-        iodepth=options.iodepth or 1,
-        numjobs=options.numjobs or 1,
-        runtime_s=options.runtime_s
-        if options.runtime_s is not None or options.size_bytes is not None
-        else CUSTOM_DEFAULT_RUNTIME_S,
-        size_bytes=options.size_bytes,
-        ioengine=options.ioengine or IoEngine.LIBAIO,
-        direct=True if options.direct is None else options.direct,
-        offset_bytes=options.offset_bytes or 0,
-        quick=quick,
-        name=options.name or "custom",
-    )
+    return custom_steps(target, options, quick=quick)
 
 
 def plan_fleet(
