@@ -154,6 +154,7 @@ class _Current:
     setup: RunSetup
     samples: list[SamplePoint] = field(default_factory=list)
     lost: str = ""  # the first store error that cost this run part of its record
+    degraded: str = ""  # the target array lost a member while this run measured it: what was seen, when
 
     @property
     def started_wall(self) -> float:
@@ -283,10 +284,24 @@ class _Session:
         if current is not None:
             point = SamplePoint(snapshot.timestamp - current.started_wall, values)
             current.samples.append(point)
+            if array is not None and not current.degraded:
+                current.degraded = self._lost_member(snapshot, array, point.t_s)
             if current.run_id is not None and self.store is not None:
                 await asyncio.to_thread(
                     self._record, "store samples", self.store.append_samples, current.run_id, [point], run=current
                 )
+
+    def _lost_member(self, snapshot: Snapshot, name: str, t_s: float) -> str:
+        """Why this run's figures are not the healthy array's, if the array lost a member since the plan saw it."""
+        seen, planned = snapshot.array(name), self.plan.target.array
+        if seen is None or planned is None or seen.degraded <= planned.degraded:
+            return ""
+        failed = [m.name for m in seen.members if m.faulty]
+        which = f" ({', '.join(failed)} failed)" if failed else ""
+        return (
+            f"{name} lost a member during this run{which}: degraded ({seen.degraded} missing) from {t_s:.1f} s, so "
+            "these figures are partly the degraded array's"
+        )
 
     async def _closing_sample(self) -> None:
         """One more sample as a step ends, so a step shorter than the interval still has its rates."""
@@ -380,6 +395,11 @@ class _Session:
             self._abandon(run_id, exc)
             raise
         error = outcome.error
+        degraded = self.current.degraded if self.current is not None else ""
+        if degraded:
+            error = degraded + (f"; {error}" if error else "")
+            if degraded not in self.notes:
+                self.notes.append(degraded)
         if status is JobStatus.CANCELLED:
             error = f"{_cancelled(self.cancel)}: the figures cover the part that ran" + (f"; {error}" if error else "")
         self._finish(

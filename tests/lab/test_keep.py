@@ -154,11 +154,16 @@ def test_unplug_during_a_write_benchmark_then_repair(guest: Guest) -> None:
         print("md0 after the unplug:", json.dumps(md0["members"]))
         result = bench.wait()
         TIMELINE["benchmark ended"] = round(time.monotonic() - unplugged, 1)
-        step = json.loads(result.stdout)["steps"][0]
+        document = json.loads(result.stdout)
+        step = document["steps"][0]
         TIMELINE["benchmark status"] = step["status"]
         TIMELINE["benchmark write MB/s"] = round((step["write_bytes_per_s"] or 0) / 1e6, 1)
         # md hides a lost member from the writer: the run goes on degraded and is stored with its figures.
         assert step["run_id"] is not None and step["write_bytes_per_s"], f"no stored figures: {step}"
+        # ... and says so: the sampler saw md0 lose a member while the run measured it (stored with the run too).
+        lost = [n for n in document["notes"] if n.startswith("md0 lost a member during this run")]
+        assert lost, document["notes"]
+        TIMELINE["run marked degraded"] = 1.0
 
         watch = json.loads(mdtui(guest, "watch", "--json", "md0", "--count", "1", "--interval", "0.5").stdout)
         watched = next(a for a in watch["arrays"] if a["name"] == "md0")

@@ -599,3 +599,41 @@ def test_metrics_sum_concurrent_jobs_from_fios_json() -> None:
     dd_spec = JobSpec("s0", "/dev/x", 16 * MIB, tool=Tool.DD, size_bytes=32 * MIB)
     dd = JobResult(dd_spec, JobStatus.COMPLETE, (), 0, 1.0, total=canned(specs[0], 70 * MB).total)
     assert metrics_from_results([dd]).read_bw_bytes_per_s == 70 * MB
+
+
+async def test_a_member_lost_during_a_run_is_said_with_the_run(
+    tmp_path: Path, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A copy of the captured tree whose md1 (raid1) has both members when the run is planned and rechecked;
+    # while the step runs the kernel's files change to what the capture holds, one member lost ([2/1] [U_]),
+    # and the sampler reads that.
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree, symlinks=True)
+    mdstat, degraded = tree / "proc" / "mdstat", tree / "sys" / "block" / "md1" / "md" / "degraded"
+    lost = mdstat.read_text()
+    mdstat.write_text(lost.replace("[2/1] [U_]", "[2/2] [UU]"))
+    degraded.write_text("0\n")
+    root = SystemRoot(tree)
+    runner = FakeRunner(lambda spec: (300 * MB, 0.0))
+
+    async def failing_member(step: Step, on_progress: Any = None, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.15)
+        mdstat.write_text(lost)
+        degraded.write_text("1\n")
+        await asyncio.sleep(0.3)  # long enough for the sampler (every 0.1 s) to read the tree again
+        return await runner(step, on_progress, **kwargs)
+
+    monkeypatch.setattr(session, "run_step", failing_member)
+    planned = plan(scan(root, privileged=True), root, "custom", "md1", quick=True)
+    assert planned.target.array is not None and planned.target.array.degraded == 0
+    result = await run_bench(planned, root=root, store=store, sample_interval_s=0.1)
+    assert result.status is RunStatus.COMPLETE
+    [note] = [n for n in result.notes if n.startswith("md1 lost a member during this run")]
+    assert "degraded (1 missing) from " in note, note
+    assert store.get_run(result.run_ids[0]).error == note
+    # Degraded when planned and still degraded: nothing was lost during the run.
+    again = await run_bench(
+        plan(scan(root, privileged=True), root, "custom", "md1", quick=True), root=root, store=store,
+        sample_interval_s=0.1,
+    )  # fmt: skip
+    assert not [n for n in again.notes if "lost a member" in n] and not store.get_run(again.run_ids[0]).error
