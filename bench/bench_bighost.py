@@ -254,8 +254,10 @@ def scroll_child(base: str, keys: int) -> None:
     """In the child: the inventory of a big tree under App.run_test; seconds per cursor key."""
     from mdtui.ui.app import MdtuiApp
 
+    database = Path(scratch_directory("mdtui-bighost-db-"))
+
     async def run() -> dict[str, float]:
-        app = MdtuiApp(base, privileged=True, db_path=Path(scratch_directory("mdtui-bighost-db-")) / "r.db")
+        app = MdtuiApp(base, privileged=True, db_path=database / "results.db")
         async with app.run_test(size=SIZE) as pilot:
             started = time.monotonic()
             while "Disks (" not in str(app.screen.query_one("#disks").border_title or ""):
@@ -283,7 +285,10 @@ def scroll_child(base: str, keys: int) -> None:
             figures["rescan"] = time.perf_counter() - before
             return figures
 
-    print(json.dumps(asyncio.run(run())))
+    try:
+        print(json.dumps(asyncio.run(run())))
+    finally:
+        shutil.rmtree(database, ignore_errors=True)
 
 
 def bench_scroll(repo: Path, tree: BigTree, keys: int) -> list[str]:
