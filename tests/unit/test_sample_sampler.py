@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -402,12 +404,26 @@ def test_forced_refresh_and_cpu_hotplug(tmp_path: Path) -> None:
 
 
 def test_close_releases_descriptors(tmp_path: Path, procfs_testdata: Path) -> None:
-    descriptors = Path("/proc/self/fd")
-    before = len(list(descriptors.iterdir()))
-    with Sampler(SystemRoot(procfs_testdata)) as sampler:
+    tree = tmp_path / "procfs"  # a copy of its own: no other test's sampler holds files in it
+    shutil.copytree(procfs_testdata, tree, symlinks=True)
+
+    def into_tree() -> list[str]:
+        """What this process holds open inside the copied tree."""
+        found = []
+        for fd in Path("/proc/self/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue  # closed between listing and reading
+            if target.startswith(str(tree.resolve())):
+                found.append(target)
+        return found
+
+    assert into_tree() == []
+    with Sampler(SystemRoot(tree)) as sampler:
         sampler.sample(now=0.0)
-        assert len(list(descriptors.iterdir())) > before
-    assert len(list(descriptors.iterdir())) == before
+        assert into_tree(), "the sampler keeps its files open between samples"
+    assert into_tree() == []
     # A closed sampler reopens what it needs when sampled again.
     sda = sampler.sample(now=1.0).device("sda")
     assert sda is not None and sda.read_bytes_per_s == 0.0
