@@ -9,6 +9,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
+from mdtui.probe.smart import SmartHealth
 from mdtui.run.mdadm import CreateOutcome
 
 
@@ -106,3 +107,12 @@ class TeardownFinished(Message, bubble=False):
     def __init__(self, device: str) -> None:
         super().__init__()
         self.device = device
+
+
+class SmartRead(Message, bubble=False):
+    """smartctl answered (or failed) for one disk, for the inventory that asked."""
+
+    def __init__(self, name: str, health: SmartHealth) -> None:
+        super().__init__()
+        self.name = name
+        self.health = health

@@ -14,6 +14,7 @@ from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link, LinkKind, pcie_generation
+from mdtui.probe.smart import SmartHealth
 
 WARNING_SIGN = "⚠"
 MISSING = "-"
@@ -157,8 +158,37 @@ def _link_line(link: Link, current: bool) -> str:
     return text
 
 
-def disk_detail(disk: Disk, palette: Palette) -> RenderableType:
-    """Every field of a disk, what decides its state first: in-use reasons, problems, the link."""
+SMART_PENDING = "reading SMART (smartctl -j -a)…"
+
+
+def smart_text(health: SmartHealth, palette: Palette) -> Text:
+    """One line of a disk's SMART health: the verdict and what an admin weighs, problems first in warning colour."""
+    if health.error and health.passed is None and health.temperature_c is None:
+        return Text(f"not available: {health.error}", style=palette.muted)
+    problems = health.problems
+    verdict = {True: "PASSED", False: "FAILED", None: "no verdict"}[health.passed]
+    parts = [verdict]
+    if health.temperature_c is not None:
+        parts.append(f"{health.temperature_c} °C")
+    if health.power_on_hours is not None:
+        parts.append(f"{health.power_on_hours:,} h on")
+    if health.media_errors is not None:
+        parts.append(f"media errors {health.media_errors:,}")
+    if health.crc_errors is not None:
+        parts.append(f"CRC errors {health.crc_errors:,}")
+    if health.percentage_used is not None:
+        parts.append(f"{health.percentage_used}% of its endurance used")
+    text = Text(" · ".join(parts), style=palette.warning if problems else palette.good)
+    for problem in problems:
+        text.append(f"\n{WARNING_SIGN} {problem}", style=palette.warning)
+    return text
+
+
+def disk_detail(
+    disk: Disk, palette: Palette, health: SmartHealth | None = None, *, health_pending: bool = False
+) -> RenderableType:
+    """Every field of a disk, what decides its state first: in-use reasons, problems, the link; then SMART
+    health when it was read (live, as root: the inventory reads it for the disk shown)."""
     title = Text.assemble((disk.name, palette.label), "  ", disk.dev_path, "  ", disk_state_cell(disk, palette))
     grid = _grid()
     if disk.in_use:
@@ -184,6 +214,10 @@ def disk_detail(disk: Disk, palette: Palette) -> RenderableType:
             _row(grid, "Finding", Text(f"{WARNING_SIGN} {finding}", style=palette.warning), palette)
         elif link.slot_limited:
             _row(grid, "Slot", Text("the slot cannot run this device's maximum link", style=palette.warning), palette)
+    if health is not None:
+        _row(grid, "Health", smart_text(health, palette), palette)
+    elif health_pending:
+        _row(grid, "Health", Text(SMART_PENDING, style=palette.muted), palette)
     _row(grid, "Bus", disk.transport.value, palette)
     size = iec_bytes(disk.size_bytes) + (f" ({disk.size_bytes:,} bytes)" if disk.size_bytes else "")
     _row(grid, "Size", size, palette)

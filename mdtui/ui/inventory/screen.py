@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shlex
+import shutil
+import time
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group, RenderableType
@@ -22,10 +24,12 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.smart import SmartHealth, read_smart
 from mdtui.ui.common.messages import (
     ActionFailed,
     InventoryScanned,
     ScanFailed,
+    SmartRead,
     TeardownFinished,
     TeardownPlanned,
     TeardownRefused,
@@ -77,6 +81,9 @@ def teardown_body(plan: DestroyPlan, palette: Palette) -> RenderableType:
     return Group(*parts)
 
 
+SMART_MAX_AGE_S = 60.0  # a disk's SMART line is read again when shown after this long
+
+
 def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
     """Boot, monitor and check rows for the array detail; nothing when they cannot be read, or for a captured
     tree (which holds no mdadm.conf)."""
@@ -121,6 +128,8 @@ class InventoryScreen(Screen[None]):
         self.privileged = privileged
         self._pane: Pane = "disks"
         self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
+        self._smart: dict[str, tuple[float, SmartHealth]] = {}  # disk → (when read, health), live and as root
+        self._smart_reading: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -264,9 +273,43 @@ class InventoryScreen(Screen[None]):
         palette = self.palette()
         if self._pane == "disks":
             disk = inventory.disk(key)
-            return (f"Disk {disk.name}", disk_detail(disk, palette)) if disk else None
+            if disk is None:
+                return None
+            health, pending = self._smart_of(disk.name, inventory)
+            return f"Disk {disk.name}", disk_detail(disk, palette, health, health_pending=pending)
         array = inventory.array(key)
         return (f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array))) if array else None
+
+    # -- SMART of the disk shown ------------------------------------------------------------------
+
+    def _smart_of(self, name: str, inventory: Inventory) -> tuple[SmartHealth | None, bool]:
+        """The disk's SMART health if read lately, else (None, True) and a read started; (None, False) where
+        smartctl cannot run (a captured tree, not root)."""
+        if not inventory.privileged or not SystemRoot(self.root).is_live or shutil.which("smartctl") is None:
+            return None, False
+        cached = self._smart.get(name)
+        if cached is not None and time.monotonic() - cached[0] < SMART_MAX_AGE_S:
+            return cached[1], False
+        if name not in self._smart_reading:
+            self._smart_reading.add(name)
+            self.read_smart_of(name)
+        return (cached[1] if cached else None), cached is None
+
+    @work(thread=True, exit_on_error=False, group="smart")
+    def read_smart_of(self, name: str) -> None:
+        """Thread worker: smartctl for one disk (up to its timeout), then the detail is redrawn if it shows it."""
+        try:
+            health = read_smart(f"/dev/{name}")
+        except Exception as exc:  # never a traceback for a health line
+            health = SmartHealth(f"/dev/{name}", error=str(exc) or type(exc).__name__)
+        self.post_message(SmartRead(name, health))
+
+    @on(SmartRead)
+    def _smart_read(self, message: SmartRead) -> None:
+        self._smart[message.name] = (time.monotonic(), message.health)
+        self._smart_reading.discard(message.name)
+        if self._pane == "disks" and self._table("disks").selected_key == message.name:
+            self._update_detail()
 
     def _update_detail(self) -> None:
         detail = self.query_one("#detail", VerticalScroll)
