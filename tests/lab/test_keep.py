@@ -40,6 +40,7 @@ STATE_ENV = {"MDTUI_STATE_DIR": "/tmp/mdtui-keep-state"}
 CONF = "/etc/mdadm/mdadm.conf"
 PATTERN_MIB = 32  # data written before the fault and checksummed after the recovery
 BENCH_OFFSET = "64m"  # the write benchmark stays clear of the checksummed region
+FIO_STARTS_WITHIN_S = 90.0  # mdtui bench's start in the guest (imports, scan, plan) before fio runs
 DEGRADED_WITHIN_S = 60.0  # md notices a vanished NVMe member within this (measured: see the timeline)
 TIMELINE: dict[str, float | str] = {}
 
@@ -187,11 +188,16 @@ def test_unplug_during_a_write_benchmark_then_repair(guest: Guest) -> None:
 
         bench = guest.spawn(
             [guest.python_exe, "-m", "mdtui", "bench", "--preset", "custom", "--target", "md0", "--rw", "write",
-             "--bs", "1m", "--iodepth", "4", "--runtime", "5", "--offset", BENCH_OFFSET, "--yes", "--json",
+             "--bs", "1m", "--iodepth", "4", "--runtime", "8", "--offset", BENCH_OFFSET, "--yes", "--json",
              "--db", "/tmp/keep.db"],
             env=STATE_ENV, timeout=120,
         )  # fmt: skip
-        time.sleep(2.0)
+        # Unplug while fio writes (mdtui's start in the guest takes seconds under TCG): the loss is during the run.
+        waited = time.monotonic()
+        while guest.run(["pgrep", "-x", "fio"], check=False).rc != 0:
+            assert time.monotonic() - waited < FIO_STARTS_WITHIN_S and not bench.done(), "fio never started"
+            time.sleep(0.2)
+        time.sleep(1.0)
         unplugged = time.monotonic()
         guest.unplug("KEEP1")
         TIMELINE["unplug"] = 0.0
