@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
@@ -161,3 +163,15 @@ def first_free_md(inventory: Inventory) -> str:
     if free is None:
         raise MdtuiError(f"every /dev/mdN up to md{MAX_MD_MINOR - 1} is taken; name a device with --device")
     return f"/dev/md{free}"
+
+
+def show_plan(args: argparse.Namespace, lines: Sequence[str], report: dict[str, Any]) -> bool:
+    """Print a plan's lines (with --json they stay out of stdout); True when --dry-run ends the verb here, after
+    printing the report as JSON if asked."""
+    if not args.json:
+        print("\n".join(lines))
+    if args.dry_run:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return True
+    return False

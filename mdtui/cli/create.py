@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mdtui.cli.common import confirm, find_disk, first_free_md
+from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import MdArray
@@ -72,11 +72,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     )
     plan = plan_create(request)
     report: dict = {"plan": create_plan_dict(plan)}
-    if not args.json:
-        print("\n".join(describe_create(plan)))
-    if args.dry_run:
-        if args.json:
-            print(json.dumps(report, indent=2))
+    if show_plan(args, describe_create(plan), report):
         return 0
     what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
     if not confirm(args, what, request.device):

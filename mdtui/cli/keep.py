@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from mdtui.cli.common import confirm
+from mdtui.cli.common import confirm, show_plan
 from mdtui.errors import MdtuiError
 
 # How long to wait for md to start a recovery or check after the command that asks for it.
@@ -45,11 +45,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
         "diff": plan.edit.diff(),
         "initramfs": None if args.no_initramfs else list(plan.initramfs_argv),
     }
-    if not args.json:
-        print("\n".join(describe_persist(plan)))
-    if args.dry_run:
-        if args.json:
-            print(json.dumps(report, indent=2))
+    if show_plan(args, describe_persist(plan), report):
         return 0
     token = plan.device.removeprefix("/dev/")
     if plan.edit.changed:
@@ -168,11 +164,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         component_bytes=component_kib * 1024 if component_kib else None,
     )
     report: dict = {"plan": [list(step.argv) for step in plan.steps], "warnings": list(plan.warnings)}
-    if not args.json:
-        print("\n".join(describe_repair(plan)))
-    if args.dry_run:
-        if args.json:
-            print(json.dumps(report, indent=2))
+    if show_plan(args, describe_repair(plan), report):
         return 0
     token = disk.name if disk is not None and action != "re-add" else array.name
     if not confirm(args, f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else ""), token):
