@@ -109,20 +109,14 @@ def sampler_child(base: str, samples: int, rounds: int) -> None:
     from mdtui.probe.root import SystemRoot
     from mdtui.sample.sampler import Sampler
 
+    try:
+        from bench.bench_sampler import measure
+    except ImportError:  # run by path, as the --repo children are
+        from bench_sampler import measure  # type: ignore[no-redef]
+
     tree = _reload_tree(base)
     sampler = Sampler(SystemRoot(base), history_length=samples)
-    sampler.sample(now=0.0)
-    means = []
-    tick = 0
-    for _ in range(rounds):
-        spent = 0.0
-        for _ in range(samples):
-            tick += 1
-            tree.advance(tick)
-            started = time.process_time()
-            sampler.sample(now=float(tick))
-            spent += time.process_time() - started
-        means.append(spent / samples)
+    means = measure(sampler, samples, rounds, between=tree.advance)  # advancing the tree is not timed
     snapshot = sampler.history.latest()
     assert snapshot is not None and len(snapshot.devices) >= len(tree.disks)
     print(json.dumps({"best": min(means), "median": statistics.median(means)}))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import string
 import sys
 import tempfile
 import time
@@ -15,20 +14,14 @@ from pathlib import Path
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
 
+try:
+    from bench.bigtree import sd_name
+except ImportError:  # run by path (python bench/bench_sampler.py)
+    from bigtree import sd_name  # type: ignore[no-redef]
+
 # CPU per sample by device count (issue 17): 0.5 ms with 64 devices is 0.05 % of a core at 1 s, 0.2 % at 0.25 s.
 TARGETS = {64: 0.0005, 256: 0.002}
 CPUS = 16  # a synthetic host's CPU count, each with /proc/stat and cpufreq like a real Intel box
-
-
-def device_name(index: int) -> str:
-    """sda … sdz, sdaa … as the sd driver names disks."""
-    letters = string.ascii_lowercase
-    name = ""
-    index += 1
-    while index:
-        index, remainder = divmod(index - 1, 26)
-        name = letters[remainder] + name
-    return "sd" + name
 
 
 def diskstats_text(names: list[str], tick: int) -> str:
@@ -56,7 +49,7 @@ def write(path: Path, text: str) -> None:
 
 def build_tree(base: Path, count: int) -> list[str]:
     """A /proc and /sys with count disks, CPUS CPUs with cpufreq, and one raid6 array with its thread."""
-    names = [device_name(i) for i in range(count)]
+    names = [sd_name(i) for i in range(count)]
     for number, name in enumerate(names):
         block = base / "sys" / "block" / name
         write(block / "dev", f"{8 + number // 16}:{(number % 16) * 16}\n")
