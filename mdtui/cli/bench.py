@@ -18,6 +18,7 @@ from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
 from mdtui.bench.session import BenchResult, StopRequest, run_bench
 from mdtui.cli.common import (
     Terminal,
+    confirm,
     ignore_late_signals,
     signal_exit_code,
     signals_restored,
@@ -25,7 +26,7 @@ from mdtui.cli.common import (
     stop_signals,
 )
 from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
-from mdtui.errors import PlanError, SafetyError
+from mdtui.errors import PlanError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
@@ -226,14 +227,7 @@ def render_result(result: BenchResult, db_path: str) -> str:
 
 def _confirm(plan: BenchPlan, args: argparse.Namespace) -> str | None:
     """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
-    if args.yes:
-        return plan.confirmation
-    if not sys.stdin.isatty():
-        raise SafetyError(
-            f"refusing to overwrite {plan.target.path} without confirmation: pass --yes, or run it at a terminal"
-        )
-    answer = input(f"This overwrites {plan.target.path}. Type {plan.confirmation} to go ahead: ")
-    return answer.strip() if answer.strip() == plan.confirmation else None
+    return plan.confirmation if confirm(args, f"overwrite {plan.target.path}", plan.confirmation) else None
 
 
 async def _run(

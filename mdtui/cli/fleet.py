@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 from mdtui.bench.requests import BenchRequest
 from mdtui.bench.session import StopRequest
-from mdtui.cli.common import signal_exit_code, stop_reason, stop_signals
-from mdtui.errors import PlanError, SafetyError
+from mdtui.cli.common import confirm, signal_exit_code, stop_reason, stop_signals
+from mdtui.errors import PlanError
 from mdtui.fleet.compare import export_fleet, fleet_ids, fleet_tables
 from mdtui.fleet.hosts import Host, parse_host, read_hosts_file, unique_hosts
 from mdtui.fleet.plan import FleetPlan, plan_fleet
@@ -157,15 +157,9 @@ def result_json(result: FleetResult) -> dict[str, Any]:
 
 
 def _confirm(plan: FleetPlan, args: argparse.Namespace) -> str | None:
-    if args.yes:
-        return plan.confirmation
-    if not sys.stdin.isatty():
-        raise SafetyError(
-            f"refusing to overwrite {plan.request.target} on {len(plan.hosts)} host(s) without confirmation: pass "
-            "--yes, or run it at a terminal"
-        )
-    answer = input(f"This overwrites {plan.request.target} on every host. Type {plan.confirmation} to go ahead: ")
-    return answer.strip() if answer.strip() == plan.confirmation else None
+    """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
+    what = f"overwrite {plan.request.target} on {len(plan.hosts)} host(s)"
+    return plan.confirmation if confirm(args, what, plan.confirmation) else None
 
 
 async def _run(
