@@ -66,8 +66,7 @@ def _weakest_link_arrays(inp: AdviceInput) -> set[str]:
 def _same_job_groups(inp: AdviceInput, disks: dict[str, str]) -> list[tuple[str, list[MemberRun]]]:
     """Complete runs of one job on the members, newest per member, grouped by job; "read"/"write" with each."""
     during_resync = resync_run_ids(inp)
-    groups: dict[tuple[Any, ...], dict[str, MemberRun]] = {}
-    directions: dict[tuple[Any, ...], str] = {}
+    groups: dict[tuple[Any, ...], dict[str, MemberRun]] = {}  # job key + direction → disk → its newest run
     for run in sorted(inp.runs, key=lambda r: r.id):
         if run.status is not RunStatus.COMPLETE or run.preset == WEAKEST_LINK_PRESET or run.id in during_resync:
             continue
@@ -76,10 +75,8 @@ def _same_job_groups(inp: AdviceInput, disks: dict[str, str]) -> list[tuple[str,
         name = disk.name if disk is not None else target
         if name not in disks or (figure := _figure(run)) is None:
             continue
-        key = (*_job_key(run), figure[0])
-        directions[key] = figure[0]
-        groups.setdefault(key, {})[name] = MemberRun(name, figure[1], run)  # newest run per member wins
-    return [(directions[key], list(by_disk.values())) for key, by_disk in groups.items() if len(by_disk) >= 2]
+        groups.setdefault((*_job_key(run), figure[0]), {})[name] = MemberRun(name, figure[1], run)  # newest wins
+    return [(key[-1], list(by_disk.values())) for key, by_disk in groups.items() if len(by_disk) >= 2]
 
 
 def rule_same_job_on_members(inp: AdviceInput) -> list[Finding]:
