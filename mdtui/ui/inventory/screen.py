@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from mdtui.errors import MdtuiError
 from mdtui.keep.summary import keep_lines
@@ -38,7 +38,7 @@ from mdtui.ui.common.messages import (
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
-from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable
+from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
     from mdtui.plan.destroy import DestroyPlan
@@ -139,7 +139,7 @@ class InventoryScreen(Screen[None]):
             yield ArrayTable(id="arrays")
         with VerticalScroll(id="detail"):
             yield Static(Text("Scanning…"), id="detail-body")
-        yield Footer(show_command_palette=False)
+        yield SteadyFooter(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#disks").border_title = "Disks"

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey
 
 from mdtui.model.array import MdArray
@@ -18,6 +19,40 @@ from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_c
 # The model/serial column gives way first so the state column always stays on screen.
 _IDENT_COLUMN = "ident"
 _MIN_IDENT_WIDTH = 3
+
+
+class SteadyFooter(Footer):
+    """A Footer that recomposes only when the keys it would show changed.
+
+    Textual's Footer rebuilds its key widgets on every bindings refresh (a focus change, a rescan),
+    and each rebuild restyles a dozen widgets: at launch that was five rebuilds of the same keys
+    (issue 17, launch time). What it would show is compared first; the same keys keep the widgets.
+    """
+
+    def __init__(self, *, show_command_palette: bool = True) -> None:
+        super().__init__(show_command_palette=show_command_palette)
+        self._composed: tuple[object, ...] | None = None
+
+    def _keys(self) -> tuple[object, ...]:
+        """What compose would show: each shown binding's key, label, action and state, in order."""
+        if not self._bindings_ready:
+            return ()
+        app = self.app
+        keys = [
+            (key, binding.action, binding.description, app.get_key_display(binding), enabled, tooltip, binding.show)
+            for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+            if binding.show or key == app.COMMAND_PALETTE_BINDING
+        ]
+        return (*keys, self.show_command_palette, self.compact)
+
+    def compose(self) -> ComposeResult:
+        self._composed = self._keys()
+        yield from super().compose()
+
+    async def recompose(self) -> None:
+        if self.is_attached and self._composed is not None and self._keys() == self._composed:
+            return
+        await super().recompose()
 
 
 class InventoryTable(DataTable[Text]):
