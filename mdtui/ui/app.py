@@ -9,12 +9,12 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from mdtui.run.leftovers import leftover_notices
-from mdtui.store.db import default_db_path
-from mdtui.tune.journal import knobs_at_start
+from mdtui.probe.root import SystemRoot
 from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 
-# Screens are imported when first opened: launching loads only what the first screen needs (issue 17).
+# Screens are imported when first opened, the results store when first used, and the start-up checks
+# of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
+# the first screen needs (issue 17).
 
 
 class MdtuiApp(App[None]):
@@ -47,7 +47,7 @@ class MdtuiApp(App[None]):
         self.root = root
         self.privileged = privileged
         # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
-        self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
+        self._db_path = Path(db_path).expanduser() if db_path is not None else None
         self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
         self._theme_problems: tuple[str, ...] = ()
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
@@ -56,6 +56,15 @@ class MdtuiApp(App[None]):
         self._show_guide = show_guide
         # Said once at the start: arrays a killed experiment left behind (mdtui.run.leftovers).
         self._notices = tuple(notices)
+
+    @property
+    def db_path(self) -> Path:
+        """The results database; found when first asked (the store's module is not loaded at launch)."""
+        if self._db_path is None:
+            from mdtui.store.db import default_db_path
+
+            self._db_path = default_db_path()
+        return self._db_path
 
     def on_mount(self) -> None:
         loaded = load_themes(self._theme_dirs)
@@ -99,11 +108,17 @@ class MdtuiApp(App[None]):
 
 def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
     """Run the app until the user quits; the exit code for the shell."""
-    from mdtui.advise.guide import should_show_guide
+    first_run = False
+    notices: list[str] = []
+    if SystemRoot(root).is_live:  # a captured tree (--root) has no results of its own, nor knobs to put back
+        from mdtui.advise.guide import should_show_guide
+        from mdtui.run.leftovers import leftover_notices
+        from mdtui.store.db import default_db_path
+        from mdtui.tune.journal import knobs_at_start
 
-    first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
-    # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
-    notices = [*knobs_at_start(root), *leftover_notices(root)]
+        first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
+        # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
+        notices = [*knobs_at_start(root), *leftover_notices(root)]
     app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run, notices=notices)
     app.run()
     return app.return_code or 0

@@ -18,13 +18,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from mdtui.errors import MdtuiError
-from mdtui.keep.summary import keep_lines
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
-from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.probe.smart import SmartHealth, read_smart
 from mdtui.ui.common.messages import (
     ActionFailed,
     InventoryScanned,
@@ -36,16 +33,16 @@ from mdtui.ui.common.messages import (
     failure_reason,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
-from mdtui.ui.dialogs.confirm import ConfirmScreen
-from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
     from mdtui.plan.destroy import DestroyPlan
+    from mdtui.probe.smart import SmartHealth
     from mdtui.ui.create.screen import Created
 
-# The screens this one opens (create, bench, watch, knobs, resync) and the teardown's planner and
-# runner are imported when first used: the first screen needs none of them (issue 17, launch time).
+# The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
+# confirmation), the teardown's planner and runner, the boot/monitor rows of an array's detail and
+# smartctl are imported when first used: the first screen needs none of them (issue 17, launch time).
 
 Pane = Literal["disks", "arrays"]
 
@@ -90,6 +87,8 @@ def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
     try:
         if not SystemRoot(root).is_live:
             return []
+        from mdtui.keep.summary import keep_lines
+
         return [(line.label, line.text, line.problem) for line in keep_lines(SystemRoot(root), array)]
     except (MdtuiError, OSError):
         return []
@@ -298,6 +297,8 @@ class InventoryScreen(Screen[None]):
     @work(thread=True, exit_on_error=False, group="smart")
     def read_smart_of(self, name: str) -> None:
         """Thread worker: smartctl for one disk (up to its timeout), then the detail is redrawn if it shows it."""
+        from mdtui.probe.smart import SmartHealth, read_smart
+
         try:
             health = read_smart(f"/dev/{name}")
         except Exception as exc:  # never a traceback for a health line
@@ -339,6 +340,8 @@ class InventoryScreen(Screen[None]):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         chosen = self.selected()
         if chosen is not None:
+            from mdtui.ui.dialogs.detail import DetailScreen
+
             self.app.push_screen(DetailScreen(*chosen))
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -412,6 +415,8 @@ class InventoryScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
     def plan_teardown(self, array: MdArray, inventory: Inventory) -> None:
         """Thread worker: ask the core whether the array may go (mounted? made by mdtui?) and post the plan."""
+        from mdtui.plan.rejected import PlanRejected
+
         try:
             plan = teardown_plan(self.root, array, inventory)
         except PlanRejected as exc:
@@ -430,10 +435,14 @@ class InventoryScreen(Screen[None]):
         body = Text(f"mdtui will not tear down {message.device}:\n\n", style="bold")
         for problem in message.problems:
             body.append(f"• {problem}\n", style=palette.error)
+        from mdtui.ui.dialogs.detail import DetailScreen
+
         self.app.push_screen(DetailScreen(f"Cannot tear down {message.device}", body))
 
     @on(TeardownPlanned)
     def _teardown_planned(self, message: TeardownPlanned) -> None:
+        from mdtui.ui.dialogs.confirm import ConfirmScreen
+
         plan = message.plan
         dialog = ConfirmScreen(f"Tear down {plan.array}", teardown_body(plan, self.palette()), plan.array, "Destroy")
 
