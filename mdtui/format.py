@@ -53,7 +53,7 @@ def duration(seconds: float | None) -> str:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Dataclasses, enums and tuples into plain JSON types, with computed link facts added."""
+    """Dataclasses, NamedTuples, enums and tuples into plain JSON types, with computed link facts added."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
         for extra in getattr(type(value), "__json_extras__", ()):
@@ -61,6 +61,8 @@ def to_jsonable(value: Any) -> Any:
         return out
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: an object, not a list
+        return {name: to_jsonable(item) for name, item in zip(value._fields, value, strict=True)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):

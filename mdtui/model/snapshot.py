@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from mdtui.model.array import MdArray
 
@@ -10,9 +11,12 @@ from mdtui.model.array import MdArray
 # that wrapped or reset, or a kernel that does not report the counter. None is never shown as 0.
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceRates:
-    """I/O rates of one block device over the last interval, as iostat -x computes them."""
+class DeviceRates(NamedTuple):
+    """I/O rates of one block device over the last interval, as iostat -x computes them.
+
+    A NamedTuple (immutable, like the dataclasses beside it) because the sampler builds one per
+    device per tick: hundreds of them are made in one C-level pass (sample.rates.device_rates_columns).
+    """
 
     name: str
     read_bytes_per_s: float | None = None
@@ -29,9 +33,11 @@ class DeviceRates:
     write_bytes: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CoreState:
-    """One logical CPU: load over the last interval and its cpufreq settings at the sample."""
+class CoreState(NamedTuple):
+    """One logical CPU: load over the last interval and its cpufreq settings at the sample.
+
+    A NamedTuple for the same reason as DeviceRates: one per CPU per tick, 32 to 256 of them.
+    """
 
     cpu: int
     busy_percent: float | None = None

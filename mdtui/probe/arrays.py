@@ -5,15 +5,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.numbers import U64_MAX, parse_int
+from mdtui.probe.kept import KeptFile
 from mdtui.probe.mdstat import (
     MAX_DEVICES,
     RAID0_LAYOUT_NAMES,
     algorithm_name,
+    is_progress_line,
     parse_mdstat,
+    parse_progress_line,
     raid10_layout_name,
 )
 from mdtui.probe.root import SystemRoot
@@ -73,60 +77,117 @@ class ArrayReader:
     A resync, check or rebuild rewrites its array's progress line in mdstat every tick, and a full
     read_arrays parses every array's entry and re-reads dozens of sysfs files per array (every
     member's slot and state). Here mdstat is split into its entries: an entry identical to last
-    tick's keeps last tick's array as it was; one that changed only in its progress (same members,
-    roles, states and geometry) keeps its sysfs details and re-reads only its three sync files, as
-    read_arrays would; anything else is read in full. ``full=True`` re-reads everything, so
-    sysfs-only details (clean/active flips) lag by at most the caller's rescan period, as they do
-    when mdstat does not change at all.
+    tick's keeps last tick's array as it was; one whose other lines are as they were (same members,
+    roles, states and geometry) parses only its progress line, keeps its sysfs details and re-reads
+    only its three sync files (through descriptors kept open), as read_arrays would; anything else is
+    read in full. ``full=True`` re-reads everything, so sysfs-only details (clean/active flips) lag by
+    at most the caller's rescan period, as they do when mdstat does not change at all.
     """
+
+    # Past this many kept sync files (three per syncing array) they are opened per read instead.
+    MAX_KEPT_FILES = 192
 
     def __init__(self, root: SystemRoot) -> None:
         self.root = root
         self._entries: dict[str, tuple[MdArray, ...]] = {}  # an mdstat entry's text -> its arrays
         self._shapes: dict[str, tuple[MdArray, MdArray]] = {}  # name -> (as mdstat gave it, as returned)
+        self._outlines: dict[str, str] = {}  # name -> its entry without the progress line (one-array entries)
+        self._files: dict[str, KeptFile] = {}
 
     def read(self, text: str | None, *, full: bool = False) -> list[MdArray]:
         if text is None:
-            self._entries, self._shapes = {}, {}
+            self._entries, self._shapes, self._outlines = {}, {}, {}
             return []
         if full or not self._entries:
             # read_arrays, with mdstat parsed entry by entry to remember each entry's arrays.
             parsed = [(entry, parse_mdstat(entry)) for entry in _entries(text)]
             arrays = _complete(self.root, [array for _, found in parsed for array in found])
             by_name = {array.name: array for array in arrays}
-            self._entries, self._shapes = {}, {}
+            self._entries, self._shapes, self._outlines = {}, {}, {}
             for entry, found in parsed:
                 self._entries[entry] = tuple(by_name[a.name] for a in found if a.name in by_name)
                 for array in found:
                     if array.name in by_name:
                         self._shapes[array.name] = (array, by_name[array.name])
+                if len(found) == 1:
+                    self._outlines[found[0].name] = _outline(entry)[0]
             return arrays
-        entries, shapes = self._entries, self._shapes
-        self._entries, self._shapes = {}, {}
+        entries, shapes, outlines = self._entries, self._shapes, self._outlines
+        self._entries, self._shapes, self._outlines = {}, {}, {}
         result: dict[str, MdArray] = {}  # by name: a name mdstat lists twice counts once, the last, as in read_arrays
         for entry in _entries(text):
             known = entries.get(entry)
             if known is None:
-                known = tuple(self._refresh(array, shapes.get(array.name)) for array in parse_mdstat(entry))
+                known = self._changed(entry, shapes, outlines)
             else:
                 for array in known:
                     self._shapes[array.name] = shapes[array.name]
+                    if array.name in outlines:
+                        self._outlines[array.name] = outlines[array.name]
             self._entries[entry] = known
             result.update((array.name, array) for array in known)
         return sorted(result.values(), key=lambda a: _natural_key(a.name))
+
+    def _changed(
+        self, entry: str, shapes: dict[str, tuple[MdArray, MdArray]], outlines: dict[str, str]
+    ) -> tuple[MdArray, ...]:
+        """An entry that is not last tick's: its progress alone changed, or it is read in full."""
+        name = entry.split(None, 1)[0] if entry else ""
+        outline, progress = _outline(entry)
+        before = shapes.get(name)
+        if before is not None and outlines.get(name) == outline:
+            # Only the progress line moved: that line is all mdstat has new, the sync files all sysfs has.
+            parsed = dataclasses.replace(before[0], sync=parse_progress_line(progress) if progress else None)
+            enriched = before[1]
+            if enriched.state not in ("inactive", "clear"):
+                md = f"/sys/block/{name}/md"
+                enriched = dataclasses.replace(enriched, sync=_sync(self.root, md, parsed.sync, self._read_kept))
+            self._shapes[name] = (parsed, enriched)
+            self._outlines[name] = outline
+            return (enriched,)
+        found = parse_mdstat(entry)
+        if len(found) == 1:
+            self._outlines[found[0].name] = outline
+        return tuple(self._refresh(array, shapes.get(array.name)) for array in found)
+
+    def _read_kept(self, absolute: str) -> str | None:
+        """A sysfs file as _text reads it, through a descriptor kept open for the next tick."""
+        file = self._files.get(absolute)
+        if file is None:
+            keep = len(self._files) < self.MAX_KEPT_FILES
+            file = KeptFile(str(self.root.path(absolute)), keep)
+            if keep:
+                self._files[absolute] = file
+        text = file.read()
+        return (text.strip() or None) if text is not None else None
+
+    def close(self) -> None:
+        """Close the kept sync files; they are opened again when read."""
+        for file in self._files.values():
+            file.close()
+        self._files = {}
 
     def _refresh(self, array: MdArray, before: tuple[MdArray, MdArray] | None) -> MdArray:
         if before is None or dataclasses.replace(before[0], sync=None) != dataclasses.replace(array, sync=None):
             enriched = _enrich(self.root, array)
         else:
             enriched = before[1]
-            md = f"/sys/block/{array.name}/md"
-            if enriched.state not in ("inactive", "clear") and self.root.path(md).is_dir():
-                enriched = dataclasses.replace(enriched, sync=_sync(self.root, md, array.sync))
-            elif enriched.state not in ("inactive", "clear"):
-                enriched = dataclasses.replace(enriched, sync=array.sync)
+            if enriched.state not in ("inactive", "clear"):
+                # Missing sync files (no md directory) leave mdstat's reading, as _sync does.
+                md = f"/sys/block/{array.name}/md"
+                enriched = dataclasses.replace(enriched, sync=_sync(self.root, md, array.sync, self._read_kept))
         self._shapes[array.name] = (array, enriched)
         return enriched
+
+
+def _outline(entry: str) -> tuple[str, str | None]:
+    """An mdstat entry without its progress line, and that line (None when it has none or several)."""
+    lines = entry.split("\n")
+    progress = [index for index, line in enumerate(lines) if is_progress_line(line)]
+    if len(progress) != 1:
+        return entry, None
+    line = lines.pop(progress[0])
+    return "\n".join(lines), line
 
 
 def _entries(text: str) -> list[str]:
@@ -233,8 +294,19 @@ def _bitmap(root: SystemRoot, md: str, known: str | None) -> str | None:
     return known
 
 
-def _sync(root: SystemRoot, md: str, known: SyncStatus | None) -> SyncStatus | None:
-    action_text = _text(root, f"{md}/sync_action")
+def _sync(
+    root: SystemRoot, md: str, known: SyncStatus | None, read: Callable[[str], str | None] | None = None
+) -> SyncStatus | None:
+    """The running sync from md's sysfs files (known, mdstat's reading, where they say nothing).
+
+    read: how a file is read (stripped text, None when missing or empty); the sampler's ArrayReader
+    passes one that keeps the three files open, as a resync rewrites them every tick.
+    """
+
+    def text(path: str) -> str | None:
+        return read(path) if read is not None else _text(root, path)
+
+    action_text = text(f"{md}/sync_action")
     if action_text is None:
         return known
     action = action_text.split()[0]
@@ -247,7 +319,7 @@ def _sync(root: SystemRoot, md: str, known: SyncStatus | None) -> SyncStatus | N
     same = known if known is not None and _SAME_SYNC.get(action, action) == known.action else None
     state = same.state if same is not None else "running"
     done = total = None
-    completed = _text(root, f"{md}/sync_completed")
+    completed = text(f"{md}/sync_completed")
     if completed == "delayed":
         state = "delayed"
     elif completed is not None and (m := re.fullmatch(r"([0-9]+)\s*/\s*([0-9]+)", completed, re.ASCII)):
@@ -258,7 +330,8 @@ def _sync(root: SystemRoot, md: str, known: SyncStatus | None) -> SyncStatus | N
     if done is None and same is not None:
         done, total = same.done_sectors, same.total_sectors
 
-    kib_per_s = root.read_int(f"{md}/sync_speed", hi=MAX_SECTORS)
+    speed_text = text(f"{md}/sync_speed")
+    kib_per_s = parse_int(speed_text.split(maxsplit=1)[0], hi=MAX_SECTORS) if speed_text else None
     speed = kib_per_s * 1024 if kib_per_s is not None else (same.speed_bytes_per_s if same else None)
     eta = same.eta_seconds if same is not None else None
     if kib_per_s and done is not None and total is not None:

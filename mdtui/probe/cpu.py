@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
-from mdtui.numbers import parse_counters, parse_int
+from mdtui.numbers import U64_MAX, parse_counters, parse_int
 from mdtui.probe.root import SystemRoot, read_attribute
 
 PROC_STAT = "/proc/stat"
@@ -72,7 +74,11 @@ def parse_proc_stat(text: str) -> ProcStatCpu:
     while text.startswith("cpu", end):
         newline = text.find("\n", end)
         end = newline + 1 if newline >= 0 else len(text)
-    for line in text[start:end].splitlines():
+    block = text[start:end]
+    fast = _parse_cpu_block(block)
+    if fast is not None:
+        return fast
+    for line in block.splitlines():
         label, *values = line.split()
         numbers = parse_counters(values[:10])
         if numbers is None:
@@ -84,6 +90,54 @@ def parse_proc_stat(text: str) -> ProcStatCpu:
         elif label[3:].isdigit() and (number := parse_int(label[3:], hi=MAX_CPUS)) is not None:
             per_cpu[number] = times
     return ProcStatCpu(total, per_cpu)
+
+
+def _parse_cpu_block(block: str) -> ProcStatCpu | None:
+    """The cpu lines when every one has ten counters, converted field by field: a map(int) per field
+    for all CPUs instead of a loop per line (a 256-CPU host prints 257 lines a tick). None when a line
+    is not like that (older kernels print fewer fields), so the caller goes line by line.
+    """
+    if not block.isascii():  # no Unicode digits, which int() would accept
+        return None
+    words = block.split()
+    lines = block.count("\n") + (0 if block.endswith("\n") else 1)
+    if not words or len(words) != 11 * lines:
+        return None
+    numbers = _cpu_numbers(tuple(words[0::11]))
+    if numbers is None:
+        return None
+    try:
+        columns = [list(map(int, words[field::11])) for field in range(1, 11)]
+    except ValueError:  # a word that is not a number (int() refuses it), or one of over 4300 digits
+        return None
+    # int() also takes a sign and underscores, which no kernel prints: a negative is refused.
+    if min(map(min, columns)) < 0 or max(map(max, columns)) > U64_MAX:
+        return None
+    rows = list(map(_new_tuple, repeat(CpuTimes), zip(*columns, strict=True)))
+    total = None
+    per_cpu: dict[int, CpuTimes] = {}
+    for number, times in zip(numbers, rows, strict=True):
+        if number < 0:
+            total = times
+        else:
+            per_cpu[number] = times
+    return ProcStatCpu(total, per_cpu)
+
+
+@functools.lru_cache(maxsize=8)
+def _cpu_numbers(labels: tuple[str, ...]) -> tuple[int, ...] | None:
+    """Each cpu line's CPU number (-1 for the aggregate "cpu" line); None when a label is not one."""
+    numbers = []
+    for label in labels:
+        if label == "cpu":
+            numbers.append(-1)
+        else:
+            digits = label[3:] if label.startswith("cpu") else ""
+            number = parse_int(digits, hi=MAX_CPUS) if digits.isdigit() else None
+            if number is None:
+                return None
+            numbers.append(number)
+    return tuple(numbers)
 
 
 _ZEROS = (0,) * len(CpuTimes._fields)

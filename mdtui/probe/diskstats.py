@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import NamedTuple
 
-from mdtui.numbers import parse_counters, parse_int
+from mdtui.numbers import U64_MAX, parse_counters, parse_int
 from mdtui.probe.root import SystemRoot
 
 DISKSTATS = "/proc/diskstats"
@@ -105,6 +105,90 @@ def parse_diskstats_lines(lines: list[str]) -> list[DiskCounters | None]:
                     result.append(_new_tuple(DiskCounters, (parts[2], *values, *padding)))
             return result
     return [parse_diskstats_line(line) for line in lines]
+
+
+# Counter positions (after the three identity fields) that rates need, in DiskCounters' order.
+READS, SECTORS_READ, READ_MS = 0, 2, 3
+WRITES, SECTORS_WRITTEN, WRITE_MS = 4, 6, 7
+IN_FLIGHT, IO_MS, WEIGHTED_MS = 8, 9, 10
+SECTORS_DISCARDED = 13
+RATE_COUNTERS = (READS, SECTORS_READ, READ_MS, WRITES, SECTORS_WRITTEN, WRITE_MS, IN_FLIGHT, IO_MS, WEIGHTED_MS)
+
+
+class DiskstatsColumns(NamedTuple):
+    """A whole /proc/diskstats text column by column: one list per field instead of one object per line.
+
+    ``names``, ``majors`` and ``minors`` are the identity words as printed (compared as text between
+    ticks: equal lists mean the same devices in the same order); ``counters`` holds the converted
+    counters that rates need (RATE_COUNTERS, plus SECTORS_DISCARDED when the kernel prints it), each
+    a list in line order; the other counters are not converted.
+    """
+
+    width: int  # words per line: 14, 18 or 20
+    names: list[str]
+    majors: list[str]
+    minors: list[str]
+    counters: dict[int, list[int]]
+
+    def same_devices(self, other: DiskstatsColumns) -> bool:
+        """The same devices (name and major:minor) on the same lines with the same fields as other."""
+        return (
+            self.width == other.width
+            and self.names == other.names
+            and self.majors == other.majors
+            and self.minors == other.minors
+        )
+
+
+def parse_diskstats_columns(text: str, previous: DiskstatsColumns | None = None) -> DiskstatsColumns | None:
+    """/proc/diskstats as columns, in a few C calls per field; None when the text is not regular.
+
+    Regular: ASCII, every line with the same number of fields (14, 18 or 20), every name with a
+    non-digit, major and minor in range, and the counters rates use (RATE_COUNTERS, SECTORS_DISCARDED)
+    plain numbers within u64. Anything else (a short or long line, a bad word, a kernel mixing field
+    counts, a blank line) returns None and the caller parses line by line, where a bad line costs only
+    that device. The other counters (merges, discard and flush counts and times) are not converted
+    and so not checked here: nothing is computed from them on this path. A host's hundreds of busy
+    devices cost a split and a ``map(int)`` per field instead of a Python loop per line. The identity
+    columns are checked only when they differ from ``previous`` (last tick's table), which passed.
+    """
+    if not text.isascii():  # no Unicode digits, which int() would accept
+        return None
+    words = text.split()
+    lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+    if not lines or len(words) % lines:
+        return None
+    width = len(words) // lines
+    if width not in (3 + _MIN_COUNTERS, 3 + 15, 3 + _MAX_COUNTERS):
+        return None
+    names, majors, minors = words[2::width], words[0::width], words[1::width]
+    if previous is not None and previous.names == names:
+        names = previous.names  # the same list object tells later ticks nothing moved
+    # A line with a word too few and a later one with a word too many put a number into the name
+    # column (refused here) or a name into a number column (int() refuses it below).
+    elif any(map(str.isdigit, names)):
+        return None
+    if previous is None or previous.majors != majors or previous.minors != minors:
+        try:
+            if not (0 <= min(map(int, majors)) <= max(map(int, majors)) <= MAX_MAJOR):
+                return None
+            if not (0 <= min(map(int, minors)) <= max(map(int, minors)) <= MAX_MINOR):
+                return None
+        except ValueError:
+            return None
+    wanted = (*RATE_COUNTERS, SECTORS_DISCARDED) if width > 3 + _MIN_COUNTERS else RATE_COUNTERS
+    counters: dict[int, list[int]] = {}
+    try:
+        for field in wanted:
+            values = list(map(int, words[3 + field :: width]))
+            # int() also takes a sign and underscores, which no kernel prints: a negative is refused,
+            # "+5" and "1_0" read as the numbers they spell.
+            if min(values) < 0 or max(values) > U64_MAX:
+                return None
+            counters[field] = values
+    except ValueError:  # a word that is not a number, or one of more than 4300 digits
+        return None
+    return DiskstatsColumns(width, names, majors, minors, counters)
 
 
 def parse_diskstats(text: str, names: Container[str] | None = None) -> dict[str, DiskCounters]:

@@ -257,11 +257,24 @@ def _parse_detail(block: _Block, line: str) -> None:
         block.working = parse_int(m["working"], hi=MAX_DEVICES)
         block.status_map = m["map"]
 
-    if "=" in line:
-        if (m := _PROGRESS_RE.search(line)) is not None:
-            block.sync = _parse_progress(m["action"], line)
-        elif (m := _WAITING_RE.search(line)) is not None:
-            block.sync = SyncStatus(action=_SYNC_ACTIONS[m["action"]], state=m["state"].lower())
+    if (sync := parse_progress_line(line)) is not None:
+        block.sync = sync
+
+
+def is_progress_line(line: str) -> bool:
+    """Whether an mdstat line is a sync's progress or waiting line (the one line a running sync rewrites)."""
+    return "=" in line and (_PROGRESS_RE.search(line) is not None or _WAITING_RE.search(line) is not None)
+
+
+def parse_progress_line(line: str) -> SyncStatus | None:
+    """The sync an mdstat progress or waiting line describes, as parse_mdstat reads it; None for other lines."""
+    if "=" not in line:
+        return None
+    if (m := _PROGRESS_RE.search(line)) is not None:
+        return _parse_progress(m["action"], line)
+    if (m := _WAITING_RE.search(line)) is not None:
+        return SyncStatus(action=_SYNC_ACTIONS[m["action"]], state=m["state"].lower())
+    return None
 
 
 def _chunk_bytes(kib_text: str) -> int | None:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Iterator
+from itertools import repeat
 from operator import attrgetter
 
 from mdtui.errors import MdtuiError
@@ -18,11 +19,26 @@ from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, 
 from mdtui.numbers import parse_int
 from mdtui.probe.arrays import ArrayReader
 from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
-from mdtui.probe.diskstats import DiskCounters, parse_diskstats_lines, read_block_stats
+from mdtui.probe.diskstats import (
+    IN_FLIGHT,
+    READS,
+    WRITES,
+    DiskCounters,
+    DiskstatsColumns,
+    parse_diskstats_columns,
+    parse_diskstats_lines,
+    read_block_stats,
+)
 from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
 from mdtui.probe.root import TABLE_LIMIT, SystemRoot
-from mdtui.sample.files import KeptFile
-from mdtui.sample.rates import cpu_percentages, device_rates, thread_cpu_percent
+from mdtui.probe.kept import KeptFile
+from mdtui.sample.rates import (
+    cpu_percentages,
+    cpu_percentages_rows,
+    device_rates,
+    device_rates_columns,
+    thread_cpu_percent,
+)
 
 DEFAULT_INTERVAL_S = 1.0
 MIN_INTERVAL_S = 0.1
@@ -133,9 +149,16 @@ class Sampler:
         self._proc = root.path("/proc")
 
         self._previous_time: float | None = None
-        self._disks: dict[str, DiskCounters] = {}
+        # Last tick's diskstats: as columns when it was regular (the usual case), as text, and as
+        # counters per device only when that tick (or a line-by-line one after it) needed them.
+        self._table: DiskstatsColumns | None = None
+        self._table_text: str | None = None
+        self._disks: dict[str, DiskCounters] | None = {}
         self._lines: dict[str, DiskCounters] = {}
-        self._idle_rates: dict[str, DeviceRates] = {}
+        # Which lines are shown, in name order, for the names list they were worked out for.
+        self._order_names: list[str] | None = None
+        self._order: list[int] = []
+        self._named: list[int] | None = None
         self._cpu_total: CpuTimes | None = None
         self._cpus: dict[int, CpuTimes] = {}
         self._thread_ticks: dict[int, int] = {}
@@ -149,6 +172,13 @@ class Sampler:
         self._settings_read_at: float | None = None
         self._settings_forced = False
         self._drivers_for: dict[int, PolicySettings] | None = None
+        # The CPUs of the last layout (hotplug and settings reads change it), with their fixed columns.
+        self._core_cpus: list[int] | None = None
+        self._core_has_times = False
+        self._core_fixed: tuple[list[float | None], list[float | None], list[str | None], list[str | None]] = (
+            [], [], [], []
+        )
+        self._core_policy: list[bool] = []
         self._drivers: str | None = None
         self._mdstat_text: str | None = None
         self._arrays: tuple[MdArray, ...] = ()
@@ -209,9 +239,45 @@ class Sampler:
 
     def _sample_devices(self, interval: float | None) -> tuple[DeviceRates, ...]:
         text = self._diskstats.read()
-        # Captured trees may hold only sysfs; /sys/block/*/stat costs a file per device but is exact.
-        current = self._parse_diskstats(text) if text is not None else read_block_stats(self.root, self._names)
-        previous = self._disks
+        if text is None:
+            # Captured trees may hold only sysfs; /sys/block/*/stat costs a file per device but is exact.
+            self._table = self._table_text = None
+            return self._rates_by_line(read_block_stats(self.root, self._names), interval)
+        # The usual tick: the same devices on the same lines as last tick, converted and turned into
+        # rates field by field for all of them at once. Anything else goes line by line.
+        previous, previous_text = self._table, self._table_text
+        table = parse_diskstats_columns(text, previous)
+        self._table, self._table_text = table, text
+        if table is not None and previous is not None and interval is not None:
+            rates = device_rates_columns(table, previous, interval)
+            if rates is not None:
+                self._disks = None  # rebuilt from previous_text if a later tick goes line by line
+                return tuple(map(rates.__getitem__, self._chosen_lines(table)))
+        if self._disks is None and previous_text is not None:
+            self._disks = self._parse_diskstats(previous_text)
+        return self._rates_by_line(self._parse_diskstats(text), interval)
+
+    def _chosen_lines(self, table: DiskstatsColumns) -> list[int]:
+        """The lines of the devices this sampler shows, in name order."""
+        if table.names is not self._order_names:
+            # Same devices as last tick (device_rates_columns checked): the order is the same too.
+            if self._order_names is None or table.names != self._order_names:
+                self._order = sorted(range(len(table.names)), key=table.names.__getitem__)
+                names = self._names
+                self._named = [i for i in self._order if table.names[i] in names] if names is not None else None
+            self._order_names = table.names
+        if self._named is not None:
+            return self._named
+        names = table.names
+        if self._predicate is not None:
+            predicate = self._predicate
+            return [i for i in self._order if predicate(names[i])]
+        counters = table.counters
+        reads, writes, in_flight = counters[READS], counters[WRITES], counters[IN_FLIGHT]
+        return [i for i in self._order if reads[i] or writes[i] or in_flight[i]]
+
+    def _rates_by_line(self, current: dict[str, DiskCounters], interval: float | None) -> tuple[DeviceRates, ...]:
+        previous = self._disks or {}
         self._disks = current
         if self._predicate is not None:
             chosen = [c for name, c in current.items() if self._predicate(name)]
@@ -220,21 +286,7 @@ class Sampler:
         else:
             chosen = [c for c in current.values() if _ever_used(c)]
         chosen.sort(key=attrgetter("name"))
-
-        rates = []
-        idle_rates = self._idle_rates
-        self._idle_rates = {}
-        for counters in chosen:
-            before = previous.get(counters.name)
-            if before is counters and interval is not None:
-                # The same line as last tick: an idle device, whose all-zero rates do not depend
-                # on the interval, so last tick's object is reused (most disks idle most of the time).
-                result = idle_rates.get(counters.name) or device_rates(counters, before, interval)
-                self._idle_rates[counters.name] = result
-            else:
-                result = device_rates(counters, before, interval)
-            rates.append(result)
-        return tuple(rates)
+        return tuple(device_rates(counters, previous.get(counters.name), interval) for counters in chosen)
 
     def _parse_diskstats(self, text: str) -> dict[str, DiskCounters]:
         """parse_diskstats, but a line identical to one seen last tick reuses that tick's counters."""
@@ -277,41 +329,51 @@ class Sampler:
         elif settings_due:
             reader.refresh_settings()
         settings = reader.settings()
-        current = self._read_frequencies()
-        if settings is not self._drivers_for:
+        if settings is not self._drivers_for or self._core_cpus is None or per_cpu.keys() != previous.keys():
             self._drivers_for = settings
             self._drivers = ", ".join(sorted({s.driver for s in settings.values() if s.driver})) or None
+            self._lay_out_cores(per_cpu, settings)
+        cpus, has_times, fixed = self._core_cpus or [], self._core_has_times, self._core_fixed
 
-        cores = []
-        for cpu in sorted(per_cpu.keys() | settings.keys()):
-            times = per_cpu.get(cpu)
-            busy, iowait = cpu_percentages(times, previous.get(cpu)) if times is not None else (None, None)
-            policy = settings.get(cpu)
-            if policy is None:
-                cores.append(CoreState(cpu, busy, iowait))
-                continue
-            khz = current.get(cpu)
-            cores.append(
-                CoreState(
-                    cpu,
-                    busy,
-                    iowait,
-                    khz / 1000.0 if khz is not None else None,
-                    _mhz(policy.cpuinfo_max_khz),
-                    _mhz(policy.scaling_max_khz),
-                    policy.governor,
-                    policy.epp,
-                )
+        # Field by field for all CPUs: each column is one C-level map, not a Python loop per CPU.
+        if has_times:
+            load = cpu_percentages_rows([per_cpu[cpu] for cpu in cpus], [previous.get(cpu) for cpu in cpus])
+        else:
+            load = [
+                cpu_percentages(times, previous.get(cpu)) if (times := per_cpu.get(cpu)) else (None, None)
+                for cpu in cpus
+            ]
+        mhz = self._read_frequencies(cpus)
+        cores = tuple(
+            map(
+                tuple.__new__,
+                repeat(CoreState),
+                zip(cpus, *zip(*load, strict=True), mhz, *fixed, strict=True) if cpus else (),
             )
+        )
         return CpuState(
             reader.available,
-            tuple(cores),
+            cores,
             total_busy,
             total_iowait,
             self._drivers,
             reader.pstate_driver,
             reader.pstate_status,
         )
+
+    def _lay_out_cores(self, per_cpu: dict[int, CpuTimes], settings: dict[int, PolicySettings]) -> None:
+        """The CPUs shown, in order, and what stays the same for each between settings reads."""
+        cpus = sorted(per_cpu.keys() | settings.keys())
+        self._core_cpus = cpus
+        self._core_has_times = all(cpu in per_cpu for cpu in cpus)
+        policies = [settings.get(cpu) for cpu in cpus]
+        self._core_fixed = (
+            [_mhz(p.cpuinfo_max_khz) if p else None for p in policies],
+            [_mhz(p.scaling_max_khz) if p else None for p in policies],
+            [p.governor if p else None for p in policies],
+            [p.epp if p else None for p in policies],
+        )
+        self._core_policy = [p is not None for p in policies]
 
     def _open_frequency_files(self) -> None:
         for file, _ in self._frequency_files:
@@ -334,14 +396,17 @@ class Sampler:
         text = file.read()
         return (text.strip() or None) if text is not None else None
 
-    def _read_frequencies(self) -> dict[int, int | None]:
-        """CPU number → current kHz, read through the kept-open scaling_cur_freq files."""
-        current: dict[int, int | None] = {}
-        for file, cpus in self._frequency_files:
-            khz = parse_int(file.read(), hi=MAX_KHZ)
-            for cpu in cpus:
-                current[cpu] = khz
-        return current
+    def _read_frequencies(self, cpus: list[int]) -> list[float | None]:
+        """Each CPU's current MHz (None without a policy or a reading), read through the kept-open files."""
+        khz: dict[int, int | None] = {}
+        for file, sharing in self._frequency_files:
+            value = parse_int(file.read(), hi=MAX_KHZ)
+            for cpu in sharing:
+                khz[cpu] = value
+        return [
+            value / 1000.0 if policy and (value := khz.get(cpu)) is not None else None
+            for cpu, policy in zip(cpus, self._core_policy, strict=True)
+        ]
 
     def close(self) -> None:
         """Close the kept-open kernel files; the sampler reopens them if sampled again."""
@@ -353,6 +418,7 @@ class Sampler:
             file.close()
         for _, file in self._threads:
             file.close()
+        self._array_reader.close()
 
     def __enter__(self) -> Sampler:
         return self

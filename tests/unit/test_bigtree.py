@@ -147,6 +147,41 @@ def test_the_array_reader_rereads_an_array_whose_entry_changed(tmp_path) -> None
     assert [a for a in after if a.name != "md2"] == [a for a in before if a.name != "md2"]
 
 
+def test_a_sync_starting_progressing_and_ending_reads_as_read_arrays_does(tmp_path) -> None:
+    """Only md2's progress line comes and goes: each tick equals a full read, sync files kept open."""
+    root_dir = tmp_path / "root"
+    shutil.copytree(REPO / "tests" / "fixtures" / "trees" / "real-links", root_dir, symlinks=True)
+    root = SystemRoot(root_dir)
+    reader = ArrayReader(root)
+    mdstat = root_dir / "proc" / "mdstat"
+    md = root_dir / "sys" / "devices" / "virtual" / "block" / "md2" / "md"
+    quiet = mdstat.read_text()
+    geometry = "      1046528 blocks super 1.2 512K chunks 2 far-copies [2/2] [UU]\n"
+    assert reader.read(quiet) == read_arrays(root, quiet)
+
+    def tick(text: str, action: str, completed: str, speed: str) -> list:
+        for name, value in (("sync_action", action), ("sync_completed", completed), ("sync_speed", speed)):
+            (md / name).write_text(value + "\n")
+        mdstat.write_text(text)
+        incremental = reader.read(text)
+        assert incremental == read_arrays(root, text)
+        return incremental
+
+    seen = []
+    for done in (1024, 4096, 9000):
+        line = f"      [=>...]  check = {done * 100 / 1046528:4.1f}% ({done}/1046528) finish=1.0min speed=5000K/sec\n"
+        arrays = tick(quiet.replace(geometry, geometry + line), "check", f"{done * 2} / 2093056", "5000")
+        md2 = next(a for a in arrays if a.name == "md2")
+        assert md2.sync is not None and md2.sync.action == "check"
+        seen.append(md2.sync.done_sectors)
+    assert seen == [2048, 8192, 18000]  # sysfs's sectors, read through the kept files each tick
+    kept = {path.rsplit("/", 1)[-1] for path in reader._files}
+    assert {"sync_action", "sync_completed", "sync_speed"} <= kept
+    ended = tick(quiet, "idle", "none", "none")
+    assert next(a for a in ended if a.name == "md2").sync is None
+    reader.close()
+
+
 def test_changed_diskstats_lines_convert_together_as_they_do_one_by_one(tree) -> None:
     lines = tree.diskstats(7).splitlines()
     assert parse_diskstats_lines(lines) == [parse_diskstats_line(line) for line in lines]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mdtui.sample.files import KeptFile
+from mdtui.probe.kept import KeptFile
 
 
 def test_procfs_regenerates_on_every_read() -> None:
