@@ -143,9 +143,6 @@ class DiskProber:
             names.append(name)
         return names
 
-    def probe_all(self) -> list[Disk]:
-        return [self.probe(name) for name in self.candidates()]
-
     def probe(self, name: str) -> Disk:
         root = self.root
         base = f"/sys/block/{name}"

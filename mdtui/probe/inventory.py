@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from mdtui.errors import ProbeError
 from mdtui.model.inventory import Inventory
@@ -12,6 +13,19 @@ from mdtui.probe.root import SystemRoot
 
 def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None) -> Inventory:
     """Discover disks and arrays under ``root`` ("/" by default). Never raises on odd sysfs content."""
+    *_, (inventory, _pending) = scan_in_steps(root, privileged=privileged)
+    return inventory
+
+
+def scan_in_steps(
+    root: SystemRoot | str | None = None, *, privileged: bool | None = None, first: int | None = None
+) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
+    """The scan of :func:`scan`, given early for a quick first screen: (inventory so far, disks not yet probed).
+
+    With ``first``, a host with more candidate disks than that gives a first step with every array,
+    the notes and the first ``first`` disks probed (the names of the others still pending), then the
+    whole scan. The last step has nothing pending and is what :func:`scan` returns.
+    """
     from mdtui.probe.arrays import md_available, read_arrays
 
     system = root if isinstance(root, SystemRoot) else SystemRoot(root or "/")
@@ -24,7 +38,9 @@ def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None
     if privileged is None:
         privileged = os.geteuid() == 0 if system.is_live else True
     prober = DiskProber(system, privileged=privileged)
-    disks = tuple(prober.probe_all())
+    names = prober.candidates()
+    head = len(names) if first is None else max(first, 0)
+    disks = [prober.probe(name) for name in names[:head]]
     arrays = tuple(read_arrays(system))
     notes = []
     has_md = md_available(system)
@@ -38,7 +54,14 @@ def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None
             "programs and md superblocks cannot be checked, and nothing can be created or benchmarked "
             "with writes. Run as root for the full picture."
         )
-    return Inventory(
-        disks=disks, arrays=arrays, privileged=privileged, udev=prober.udev.available,
-        md_available=has_md, notes=tuple(notes),
-    )
+
+    def inventory() -> Inventory:
+        return Inventory(
+            disks=tuple(disks), arrays=arrays, privileged=privileged, udev=prober.udev.available,
+            md_available=has_md, notes=tuple(notes),
+        )  # fmt: skip
+
+    if head < len(names):
+        yield inventory(), tuple(names[head:])
+        disks += [prober.probe(name) for name in names[head:]]
+    yield inventory(), ()
