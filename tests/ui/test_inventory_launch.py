@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
+from mdtui.model.inventory import Inventory
+from mdtui.probe import inventory as core_inventory
+from mdtui.probe.inventory import scan_in_steps
 from mdtui.ui.app import MdtuiApp
-from mdtui.ui.inventory.widgets import SteadyFooter
+from mdtui.ui.common.render import Palette, disk_cells
+from mdtui.ui.inventory.screen import FIRST_DISKS, InventoryScreen
+from mdtui.ui.inventory.widgets import PENDING, DiskTable, SteadyFooter
 
-from .conftest import settle
+from .conftest import plain, settle
 
 MakeApp = Callable[..., MdtuiApp]
 
@@ -37,3 +46,105 @@ async def test_the_footer_keeps_its_keys_when_a_refresh_changes_nothing(make_app
         await pilot.press("shift+tab")
         await pilot.pause()
         assert "Tear down" not in [key.description for key in footer_keys(app)]
+
+
+FIRST = 4  # disks in the first step of the controlled scans below
+
+
+class SteppedScan:
+    """The core's scan_in_steps with FIRST disks first, held after the first step until released."""
+
+    def __init__(self, fail_after_first: bool = False) -> None:
+        self.first_posted = threading.Event()
+        self.release = threading.Event()
+        self.fail_after_first = fail_after_first
+        self.calls: list[int | None] = []
+
+    def __call__(
+        self, root: str, *, privileged: bool | None = None, first: int | None = None
+    ) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
+        self.calls.append(first)
+        for inventory, pending in scan_in_steps(root, privileged=privileged, first=FIRST):
+            if not pending:
+                assert self.release.wait(30), "the test never released the scan"
+                if self.fail_after_first:
+                    raise OSError(5, "Input/output error", "/sys/block/sdx/size")
+            yield inventory, pending
+            if pending:
+                self.first_posted.set()
+
+
+async def wait_for(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
+    for _ in range(400):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the screen never got there")
+
+
+def cells(table: DiskTable, key: str) -> list[str]:
+    return [cell.plain for cell in table.get_row(key)]
+
+
+async def test_the_first_scan_shows_the_first_disks_then_fills_in_the_rest(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stepped = SteppedScan()
+    monkeypatch.setattr(core_inventory, "scan_in_steps", stepped)
+    names = [disk.name for disk in tree_inventory.disks]
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:  # wide enough for every cell in full
+        table = app.screen.query_one("#disks", DiskTable)
+        await wait_for(pilot, lambda: table.row_count == len(names))
+        # Every disk has its row and the title counts them all; the first ones are complete, the rest wait.
+        assert [table.get_row_at(index)[0].plain for index in range(table.row_count)] == names
+        assert table.border_title == f"Disks ({len(names)})"
+        assert cells(table, names[0]) == [cell.plain for cell in disk_cells(tree_inventory.disks[0], Palette())]
+        assert cells(table, names[-1]) == [names[-1], *[PENDING] * 6]
+        assert "scanning" in str(app.screen.sub_title)
+        # Keys work meanwhile: the cursor goes down to a disk not probed yet, whose detail says so.
+        await pilot.press(*["down"] * FIRST)
+        assert table.selected_key == names[FIRST]
+        assert "probing" in plain(app.screen.query_one("#detail-body", Static).content)
+        # Creating an array waits for the whole scan.
+        await pilot.press("c")
+        assert isinstance(app.screen, InventoryScreen)
+        assert any("Still probing" in str(n.message) for n in app._notifications)
+        stepped.release.set()
+        await settle(pilot)
+        # The rest arrived: every row as a whole scan shows it, the cursor still on the same disk.
+        for disk in tree_inventory.disks:
+            assert cells(table, disk.name) == [cell.plain for cell in disk_cells(disk, Palette())]
+        assert table.selected_key == names[FIRST]
+        assert tree_inventory.disks[FIRST].dev_path in plain(app.screen.query_one("#detail-body", Static).content)
+        assert "scanning" not in str(app.screen.sub_title)
+        # A rescan replaces what is shown in one step: no rows go back to waiting.
+        await pilot.press("r")
+        await settle(pilot)
+        assert stepped.calls == [max(FIRST_DISKS, 50), None]
+        assert PENDING not in cells(table, names[-1])
+
+
+async def test_a_failure_after_the_first_step_is_a_message_and_r_scans_again(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stepped = SteppedScan(fail_after_first=True)
+    monkeypatch.setattr(core_inventory, "scan_in_steps", stepped)
+    names = [disk.name for disk in tree_inventory.disks]
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.screen.query_one("#disks", DiskTable)
+        await wait_for(pilot, stepped.first_posted.is_set)
+        stepped.release.set()
+        await settle(pilot)
+        banner = app.screen.query_one('#banner', Static)
+        assert "Input/output error" in plain(banner.content)
+        assert "Traceback" not in plain(banner.content)
+        assert "scan failed" in str(app.screen.sub_title)
+        assert cells(table, names[-1]) == [names[-1], *[PENDING] * 6]
+        # r scans again (the core's scan this time) and fills every row.
+        monkeypatch.setattr(core_inventory, "scan_in_steps", scan_in_steps)
+        await pilot.press("r")
+        await settle(pilot)
+        assert "Input/output error" not in plain(banner.content)
+        assert all(PENDING not in cells(table, name) for name in names)

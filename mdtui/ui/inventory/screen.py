@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group, RenderableType
@@ -13,13 +14,16 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
+from textual.worker import get_current_worker
 
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.probe import inventory as core_inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.messages import (
@@ -94,9 +98,30 @@ def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
         return []
 
 
-def scan_root(root: str, privileged: bool | None) -> Inventory:
-    """Scan ``root``; the core refuses a path that is not a system root with a sentence to act on."""
-    return scan(root, privileged=privileged)
+# The first scan probes this many disks (or a screenful, if more) before the table is first filled;
+# the rest follow in one more step (issue 17: the first paint of a host with hundreds of disks).
+FIRST_DISKS = 64
+
+
+def scan_steps(root: str, privileged: bool | None, first: int | None) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
+    """Scan ``root`` in steps (core scan_in_steps): (inventory so far, names not probed yet), the last complete.
+
+    The core refuses a path that is not a system root with a sentence to act on. A scan function put
+    in place of the core's (the tests' crafted inventories) is called once, for the whole result.
+    """
+    if scan is not core_inventory.scan:
+        yield scan(root, privileged=privileged), ()
+        return
+    yield from core_inventory.scan_in_steps(root, privileged=privileged, first=first)
+
+
+class InventoryProbing(Message, bubble=False):
+    """The first scan's early step: every array and the first disks; ``pending`` names the disks still probed."""
+
+    def __init__(self, inventory: Inventory, pending: tuple[str, ...]) -> None:
+        super().__init__()
+        self.inventory = inventory
+        self.pending = pending
 
 
 class InventoryScreen(Screen[None]):
@@ -129,6 +154,8 @@ class InventoryScreen(Screen[None]):
         self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
         self._smart: dict[str, tuple[float, SmartHealth]] = {}  # disk → (when read, health), live and as root
         self._smart_reading: set[str] = set()
+        # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
+        self._pending: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -152,26 +179,36 @@ class InventoryScreen(Screen[None]):
 
     def action_rescan(self) -> None:
         self.scanning = True
-        self.run_scan()
+        # The first scan shows the first screenful of disks early; a rescan replaces what is shown at once.
+        first = max(FIRST_DISKS, self.app.size.height) if self.inventory is None else None
+        self.run_scan(first)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
-    def run_scan(self) -> None:
-        """Thread worker: call the core and post the result; never touches a widget."""
+    def run_scan(self, first: int | None) -> None:
+        """Thread worker: call the core and post each step; never touches a widget."""
+        worker = get_current_worker()
         try:
-            inventory = scan_root(self.root, self.privileged)
+            for inventory, pending in scan_steps(self.root, self.privileged, first):
+                if worker.is_cancelled:  # a newer scan was started (r): its steps are the ones to show
+                    return
+                self.post_message(InventoryProbing(inventory, pending) if pending else InventoryScanned(inventory))
         except MdtuiError as exc:
             self.post_message(ScanFailed(str(exc)))
             return
         except Exception as exc:  # a scan must never take the UI down with a traceback
             self.log.error(f"scan of {self.root} failed", exc)
             self.post_message(ScanFailed(f"Scan of {self.root} failed: {exc.__class__.__name__}: {exc}"))
-            return
-        self.post_message(InventoryScanned(inventory))
+
+    @on(InventoryProbing)
+    def _probing(self, message: InventoryProbing) -> None:
+        self._pending = message.pending
+        self.inventory = message.inventory
 
     @on(InventoryScanned)
     def _scanned(self, message: InventoryScanned) -> None:
         self.scanning = False
         self.scan_error = None
+        self._pending = ()
         self.inventory = message.inventory
 
     @on(ScanFailed)
@@ -205,9 +242,9 @@ class InventoryScreen(Screen[None]):
         palette = self.palette()
         disks = self.query_one("#disks", DiskTable)
         arrays = self.query_one("#arrays", ArrayTable)
-        disks.show(inventory.disks, palette)
+        disks.show(inventory.disks, palette, self._pending)
         arrays.show(inventory.arrays, palette)
-        disks.border_title = f"Disks ({len(inventory.disks)})"
+        disks.border_title = f"Disks ({len(inventory.disks) + len(self._pending)})"
         self._teardown_offered = None
         self.refresh_bindings()
         # The arrays title repeats a missing md driver where users look for arrays.
@@ -221,7 +258,7 @@ class InventoryScreen(Screen[None]):
             parts.append("scanning…")
         elif self.inventory is not None:
             inv = self.inventory
-            parts.append(f"{len(inv.disks)} disks, {len(inv.arrays)} arrays")
+            parts.append(f"{len(inv.disks) + len(self._pending)} disks, {len(inv.arrays)} arrays")
             if not inv.privileged:
                 parts.append("read-only")
         if self.scan_error:
@@ -271,6 +308,8 @@ class InventoryScreen(Screen[None]):
             return None
         palette = self.palette()
         if self._pane == "disks":
+            if key in self._pending:
+                return f"Disk {key}", Text(f"{key}: probing… (the scan has not reached it yet)", style=palette.muted)
             disk = inventory.disk(key)
             if disk is None:
                 return None
@@ -363,9 +402,18 @@ class InventoryScreen(Screen[None]):
         key = self._table("arrays").selected_key
         return self.inventory.array(key) if key is not None else None
 
-    def action_create(self) -> None:
+    def _scanned_whole(self) -> bool:
+        """True once a scan has probed every disk; else says why an action waits, and False."""
         if self.inventory is None:
             self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+            return False
+        if self._pending:
+            self.notify(f"Still probing {len(self._pending)} disks; try again in a moment.", severity="warning")
+            return False
+        return True
+
+    def action_create(self) -> None:
+        if not self._scanned_whole() or self.inventory is None:
             return
         from mdtui.ui.create.screen import CreateScreen
 
@@ -395,8 +443,7 @@ class InventoryScreen(Screen[None]):
 
     def action_bench(self) -> None:
         """The benchmark screen, with the selected array or disk as the target."""
-        if self.inventory is None:
-            self.notify("Nothing scanned yet; press r to scan.", severity="warning")
+        if not self._scanned_whole() or self.inventory is None:
             return
         focused = self.focused
         pane = focused.id if isinstance(focused, InventoryTable) else self._pane
@@ -408,7 +455,7 @@ class InventoryScreen(Screen[None]):
 
     def action_teardown(self) -> None:
         array = self.selected_array()
-        if array is None or self.inventory is None:
+        if array is None or not self._scanned_whole() or self.inventory is None:
             return
         self.plan_teardown(array, self.inventory)
 

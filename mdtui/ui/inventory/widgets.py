@@ -14,7 +14,7 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey
 
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
-from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells
+from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells, truncate
 
 # The model/serial column gives way first so the state column always stays on screen.
 _IDENT_COLUMN = "ident"
@@ -129,17 +129,23 @@ def _look(cell: Text) -> tuple[object, ...]:
 
 
 class DiskTable(InventoryTable):
+    """Disks, and while the first scan is still probing, the names of the disks it has not reached yet."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._disks: tuple[Disk, ...] = ()
+        self._pending: tuple[str, ...] = ()
         self._palette = Palette()
         self._ident_width: int | None = None
-        self._cells: list[tuple[Text, ...]] = []  # each disk's cells at full width, made once per show()
+        self._cells: list[tuple[Text, ...]] = []  # each row's cells at full width, made once per show()
 
-    def show(self, disks: Sequence[Disk], palette: Palette) -> None:
+    def show(self, disks: Sequence[Disk], palette: Palette, pending: Sequence[str] = ()) -> None:
+        """The disks, then a row per name in ``pending`` (not probed yet: its cells wait with "…")."""
         self._disks = tuple(disks)
+        self._pending = tuple(pending)
         self._palette = palette
         self._cells = [disk_cells(disk, palette) for disk in self._disks]
+        self._cells += [pending_cells(name, palette) for name in self._pending]
         self._redraw()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -164,10 +170,28 @@ class DiskTable(InventoryTable):
         return max(_MIN_IDENT_WIDTH, min(ident_need, budget))
 
     def _redraw(self) -> None:
-        self._ident_width = self._ident_budget()
-        columns = [(key, label, self._ident_width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS]
-        rows = [(disk.name, disk_cells(disk, self._palette, self._ident_width)) for disk in self._disks]
-        self._fill(columns, rows)
+        self._ident_width = width = self._ident_budget()
+        columns = [(key, label, width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS]
+        names = [disk.name for disk in self._disks] + list(self._pending)
+        self._fill(columns, [(name, _cut_ident(cells, width)) for name, cells in zip(names, self._cells, strict=True)])
+
+
+_IDENT_INDEX = [key for key, _ in DISK_COLUMNS].index(_IDENT_COLUMN)
+PENDING = "…"
+
+
+def pending_cells(name: str, palette: Palette) -> tuple[Text, ...]:
+    """A disk the scan has not probed yet: its name, and "…" where its other cells will be."""
+    return (Text(name, style=palette.label), *(Text(PENDING, style=palette.muted) for _ in DISK_COLUMNS[1:]))
+
+
+def _cut_ident(cells: tuple[Text, ...], width: int | None) -> tuple[Text, ...]:
+    """The row's cells with model/serial cut to ``width`` (as disk_cells cuts it), the others as they are."""
+    ident = cells[_IDENT_INDEX]
+    if width is None or cell_len(ident.plain) <= width:
+        return cells
+    cut = Text(truncate(ident.plain, width), style=ident.style, justify=ident.justify)
+    return (*cells[:_IDENT_INDEX], cut, *cells[_IDENT_INDEX + 1 :])
 
 
 class ArrayTable(InventoryTable):
