@@ -6,8 +6,10 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
 from mdtui.model.inventory import Inventory
@@ -16,7 +18,7 @@ from mdtui.probe.inventory import scan_in_steps
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import Palette, disk_cells
 from mdtui.ui.inventory.screen import FIRST_DISKS, InventoryScreen
-from mdtui.ui.inventory.widgets import PENDING, DiskTable, SteadyFooter
+from mdtui.ui.inventory.widgets import PENDING, DiskTable, InventoryTable, SteadyFooter
 
 from .conftest import plain, settle
 
@@ -148,3 +150,44 @@ async def test_a_failure_after_the_first_step_is_a_message_and_r_scans_again(
         await settle(pilot)
         assert "Input/output error" not in plain(banner.content)
         assert all(PENDING not in cells(table, name) for name in names)
+
+
+class TwoTables(App[None]):
+    """The same rows in Textual's DataTable and in an InventoryTable (which sizes its columns itself)."""
+
+    def __init__(self, rows: list[tuple[str, list[Text]]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="textual")
+        yield InventoryTable(id="ours")
+
+    def on_mount(self) -> None:
+        columns = [("name", "Disk", None), ("size", "Size", None), ("ident", "Model / serial", 12), ("x", "", None)]
+        self.query_one("#ours", InventoryTable)._fill(columns, self.rows)
+        theirs = self.query_one("#textual", DataTable)
+        for key, label, width in columns:
+            theirs.add_column(Text(label), key=key, width=width)
+        for key, cells in self.rows:
+            theirs.add_row(*cells, key=key)
+
+
+async def test_the_tables_columns_are_as_wide_as_datatable_measures_them() -> None:
+    rows = [
+        (f"sd{index}", [Text(f"sd{index}", style="bold"), Text("1.8 TiB" * (index % 3), justify="right"),
+                        Text("Example 4TB / WD-" + "0" * index), Text("日本語" * (index % 5))])
+        for index in range(40)
+    ]  # fmt: skip
+    app = TwoTables(rows)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        theirs, ours = app.query_one("#textual", DataTable), app.query_one("#ours", InventoryTable)
+        assert [column.content_width for column in ours.columns.values()] == [
+            column.content_width for column in theirs.columns.values()
+        ]
+        assert [column.get_render_width(ours) for column in ours.columns.values()] == [
+            column.get_render_width(theirs) for column in theirs.columns.values()
+        ]
+        assert ours.virtual_size == theirs.virtual_size
+        assert ours.virtual_size.height == 41
