@@ -19,6 +19,8 @@ PROC_STAT = "/proc/stat"
 CPU_SYSFS = "/sys/devices/system/cpu"
 PSTATE_DRIVERS = ("intel_pstate", "amd_pstate")
 
+# The run of lines starting "cpu" (the last may lack its newline).
+_CPU_LINES_RE = re.compile(r"(?:cpu[^\n]*(?:\n|\Z))*")
 _CPU_DIR_RE = re.compile(r"cpu([0-9]+)", re.ASCII)
 _POLICY_DIR_RE = re.compile(r"policy[0-9]+", re.ASCII)
 # Linux allows at most 8192 CPUs (NR_CPUS); a larger number in a file is damage, not a CPU.
@@ -70,11 +72,8 @@ def parse_proc_stat(text: str) -> ProcStatCpu:
     per_cpu: dict[int, CpuTimes] = {}
     # The kernel prints every cpu line first, so only the text before the first other line is split.
     start = 0 if text.startswith("cpu") else text.find("\ncpu") + 1
-    end = start
-    while text.startswith("cpu", end):
-        newline = text.find("\n", end)
-        end = newline + 1 if newline >= 0 else len(text)
-    block = text[start:end]
+    match = _CPU_LINES_RE.match(text, start)
+    block = match[0] if match is not None else ""
     fast = _parse_cpu_block(block)
     if fast is not None:
         return fast
@@ -97,7 +96,8 @@ def _parse_cpu_block(block: str) -> ProcStatCpu | None:
     for all CPUs instead of a loop per line (a 256-CPU host prints 257 lines a tick). None when a line
     is not like that (older kernels print fewer fields), so the caller goes line by line.
     """
-    if not block.isascii():  # no Unicode digits, which int() would accept
+    # No Unicode digits, signs or underscores, which int() would accept and no kernel prints.
+    if not block.isascii() or "-" in block or "+" in block or "_" in block:
         return None
     words = block.split()
     lines = block.count("\n") + (0 if block.endswith("\n") else 1)
@@ -106,14 +106,16 @@ def _parse_cpu_block(block: str) -> ProcStatCpu | None:
     numbers = _cpu_numbers(tuple(words[0::11]))
     if numbers is None:
         return None
+    del words[0::11]  # the counters alone, ten per line
     try:
-        columns = [list(map(int, words[field::11])) for field in range(1, 11)]
+        values = list(map(int, words))
     except ValueError:  # a word that is not a number (int() refuses it), or one of over 4300 digits
         return None
-    # int() also takes a sign and underscores, which no kernel prints: a negative is refused.
-    if min(map(min, columns)) < 0 or max(map(max, columns)) > U64_MAX:
+    if max(values) > U64_MAX:
         return None
-    rows = list(map(_new_tuple, repeat(CpuTimes), zip(*columns, strict=True)))
+    rows = list(map(_new_tuple, repeat(CpuTimes), zip(*[iter(values)] * 10, strict=True)))
+    if numbers[0] < 0 and min(numbers[1:], default=0) >= 0:  # the aggregate line first, as the kernel prints
+        return ProcStatCpu(rows[0], dict(zip(numbers[1:], rows[1:], strict=True)))
     total = None
     per_cpu: dict[int, CpuTimes] = {}
     for number, times in zip(numbers, rows, strict=True):
@@ -242,10 +244,13 @@ def read_policy_settings(
     )
 
 
-def read_pstate_status(root: SystemRoot) -> tuple[str | None, str | None]:
+def read_pstate_status(
+    root: SystemRoot, read: Callable[[str], str | None] | None = None
+) -> tuple[str | None, str | None]:
     """(driver, mode) from intel_pstate/status or amd_pstate/status; (None, None) when neither exists."""
+    read = read or _read_small
     for driver in PSTATE_DRIVERS:
-        status = _read_small(str(root.path(f"{CPU_SYSFS}/{driver}/status")))
+        status = read(str(root.path(f"{CPU_SYSFS}/{driver}/status")))
         if status:
             return driver, status
     return None, None
@@ -291,8 +296,12 @@ class CpufreqReader:
     def refresh_settings(self) -> None:
         """Re-read governors, frequency caps, EPP and the pstate driver mode."""
         read = self._read_setting
-        self._settings = {d: read_policy_settings(self.root, d, known, read) for d, known in self._settings.items()}
-        self._finish_settings()
+        settings = {d: read_policy_settings(self.root, d, known, read) for d, known in self._settings.items()}
+        if any(settings[d] is not known for d, known in self._settings.items()):
+            self._settings = settings
+            self._cpu_settings = {cpu: settings[d] for cpu, d in self._dirs.items()}
+        # Otherwise settings() keeps returning the same dict, which tells a caller nothing changed.
+        self.pstate_driver, self.pstate_status = read_pstate_status(self.root, read)
 
     def _finish_settings(self) -> None:
         self._cpu_settings = {cpu: self._settings[d] for cpu, d in self._dirs.items()}

@@ -178,12 +178,14 @@ def parse_diskstats_columns(text: str, previous: DiskstatsColumns | None = None)
             return None
     wanted = (*RATE_COUNTERS, SECTORS_DISCARDED) if width > 3 + _MIN_COUNTERS else RATE_COUNTERS
     counters: dict[int, list[int]] = {}
+    # int() also takes a sign and underscores, which no kernel prints: a negative is refused, "+5"
+    # and "1_0" read as the numbers they spell. Without a "-" anywhere (device-mapper names have one)
+    # no value can be negative, and the check is skipped.
+    signed = "-" in text
     try:
         for field in wanted:
             values = list(map(int, words[3 + field :: width]))
-            # int() also takes a sign and underscores, which no kernel prints: a negative is refused,
-            # "+5" and "1_0" read as the numbers they spell.
-            if min(values) < 0 or max(values) > U64_MAX:
+            if max(values) > U64_MAX or (signed and min(values) < 0):
                 return None
             counters[field] = values
     except ValueError:  # a word that is not a number, or one of more than 4300 digits

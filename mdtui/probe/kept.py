@@ -54,6 +54,26 @@ class KeptFile:
                 raise
             return None
 
+    def read_small(self, size: int = 64) -> bytes | None:
+        """A short file's bytes in one pread (a frequency, a sync counter): what read() returns, undecoded.
+
+        For files read every tick whose text is a few bytes: one system call when the descriptor is
+        open and the text is shorter than size; anything else goes through read().
+        """
+        fd = self._fd
+        if fd is None or not self.keep_open or self.table:
+            text = self.read()
+            return text.encode() if text is not None else None
+        try:
+            data = os.pread(fd, size, 0)
+        except OSError:
+            self.close()
+            return None
+        if len(data) < size:
+            return data
+        text = self.read()
+        return text.encode() if text is not None else None
+
     def close(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None

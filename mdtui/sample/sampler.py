@@ -16,7 +16,6 @@ from operator import attrgetter
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
-from mdtui.numbers import parse_int
 from mdtui.probe.arrays import ArrayReader
 from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
 from mdtui.probe.diskstats import (
@@ -29,9 +28,9 @@ from mdtui.probe.diskstats import (
     parse_diskstats_lines,
     read_block_stats,
 )
+from mdtui.probe.kept import KeptFile
 from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_stat
 from mdtui.probe.root import TABLE_LIMIT, SystemRoot
-from mdtui.probe.kept import KeptFile
 from mdtui.sample.rates import (
     cpu_percentages,
     cpu_percentages_rows,
@@ -393,14 +392,18 @@ class Sampler:
             file = KeptFile(path, keep_open)
             if keep_open:
                 self._setting_files[path] = file
-        text = file.read()
-        return (text.strip() or None) if text is not None else None
+        data = file.read_small()
+        return (data.decode(errors="replace").strip() or None) if data is not None else None
 
     def _read_frequencies(self, cpus: list[int]) -> list[float | None]:
         """Each CPU's current MHz (None without a policy or a reading), read through the kept-open files."""
         khz: dict[int, int | None] = {}
         for file, sharing in self._frequency_files:
-            value = parse_int(file.read(), hi=MAX_KHZ)
+            data = file.read_small()
+            # A plain ASCII number, as parse_int demands (int() alone would take "+5", "1_0" or "٤").
+            value = int(data) if data is not None and data.strip().isdigit() and len(data) < 32 else None
+            if value is not None and value > MAX_KHZ:
+                value = None
             for cpu in sharing:
                 khz[cpu] = value
         return [
