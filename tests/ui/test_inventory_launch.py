@@ -191,3 +191,29 @@ async def test_the_tables_columns_are_as_wide_as_datatable_measures_them() -> No
         ]
         assert ours.virtual_size == theirs.virtual_size
         assert ours.virtual_size.height == 41
+
+
+async def test_the_table_draws_the_cursor_and_hover_rows_where_they_are_after_moves(make_app: MakeApp) -> None:
+    """Lines are kept by whether the cursor is on their row: after moves and hovers the table looks as drawn anew."""
+    moved, fresh = make_app(), make_app()
+    async with moved.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = moved.screen.query_one("#disks", DiskTable)
+        await pilot.hover("#disks", offset=(3, 4))
+        await pilot.press("down", "down", "down", "up", "end", "home", "down", "down")
+        await pilot.hover("#disks", offset=(3, 2))
+        await pilot.press("down")
+        await pilot.hover("#disks", offset=(3, 6))  # last, as below: a key hides the hover row until the mouse moves
+        await settle(pilot)
+        cursor, hover = table.cursor_coordinate.row, table.hover_coordinate.row
+        assert cursor > 0 and hover > 0 and cursor != hover
+        after_moves = moved.export_screenshot()
+    async with fresh.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = fresh.screen.query_one("#disks", DiskTable)
+        table.move_cursor(row=cursor)
+        await pilot.hover("#disks", offset=(3, 6))
+        await settle(pilot)
+        assert (table.cursor_coordinate.row, table.hover_coordinate.row) == (cursor, hover)
+        assert fresh.export_screenshot() == after_moves
+

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.strip import Strip
 from textual.widgets import DataTable, Footer
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
@@ -65,6 +67,8 @@ class InventoryTable(DataTable[Text]):
         # What the table shows: its columns, each row's cells as _look sees them, the row keys in order.
         self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, tuple[object, ...]], list[str]] | None
         self._shown = None
+        # Rendered lines by what they show (see _render_line), dropped whenever the table changes.
+        self._lines: dict[tuple[object, ...], Strip] = {}
 
     @property
     def selected_key(self) -> str | None:
@@ -74,6 +78,32 @@ class InventoryTable(DataTable[Text]):
             return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         except CellDoesNotExist:  # the cursor can point past a table that just shrank
             return None
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """A line of the table, kept by what it shows: with a row cursor, whether the cursor is on its row.
+
+        DataTable keeps rendered lines by the cursor's coordinate, so every cursor move rendered every
+        visible line again (forty rows of cells per key, issue 17: scrolling a thousand disks). A row's
+        line looks the same wherever the cursor is, as long as it is not on that row (nor the mouse).
+        """
+        if self.cursor_type != "row":
+            return super()._render_line(y, x1, x2, base_style)
+        try:
+            row_key, _ = self._get_offsets(y)
+        except LookupError:
+            return super()._render_line(y, x1, x2, base_style)
+        row = self._row_locations.get(row_key)  # None for the header
+        key = (
+            y, x1, x2, self.size.width, base_style, row == self.cursor_coordinate.row,
+            row == self.hover_coordinate.row, self.show_cursor, self._show_hover_cursor,
+            self._update_count, self._pseudo_class_state,
+        )  # fmt: skip
+        line = self._lines.get(key)
+        if line is None:
+            if len(self._lines) > 4000:
+                self._lines.clear()
+            line = self._lines[key] = super()._render_line(y, x1, x2, base_style)
+        return line
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Column widths for new rows from each cell's length, then DataTable's own sizing.
