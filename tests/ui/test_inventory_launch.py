@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
@@ -217,3 +218,14 @@ async def test_the_table_draws_the_cursor_and_hover_rows_where_they_are_after_mo
         assert (table.cursor_coordinate.row, table.hover_coordinate.row) == (cursor, hover)
         assert fresh.export_screenshot() == after_moves
 
+
+async def test_the_detail_follows_a_burst_of_keys_to_the_last_row(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for _ in range(5):  # queued at once, as a held key's repeats pile up on a busy screen
+            app.post_message(events.Key("down", None))
+        await settle(pilot)
+        assert app.screen.query_one("#disks", DiskTable).cursor_row == 5
+        detail = plain(app.screen.query_one("#detail-body", Static).content)
+        assert f"{tree_inventory.disks[5].name}  {tree_inventory.disks[5].dev_path}" in detail

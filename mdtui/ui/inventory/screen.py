@@ -156,6 +156,7 @@ class InventoryScreen(Screen[None]):
         self._smart_reading: set[str] = set()
         # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
         self._pending: tuple[str, ...] = ()
+        self._detail_due = False  # the detail is to follow the cursor once the queued moves are handled
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -351,6 +352,10 @@ class InventoryScreen(Screen[None]):
         if self._pane == "disks" and self._table("disks").selected_key == message.name:
             self._update_detail()
 
+    def _follow_cursor(self) -> None:
+        self._detail_due = False
+        self._update_detail()
+
     def _update_detail(self) -> None:
         detail = self.query_one("#detail", VerticalScroll)
         body = self.query_one("#detail-body", Static)
@@ -367,7 +372,12 @@ class InventoryScreen(Screen[None]):
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == self._pane:
-            self._update_detail()
+            # The detail follows once the moves already queued are handled: keys that come faster than
+            # they are handled (an arrow key held on a thousand disks) move the cursor without a detail
+            # laid out for every row passed (issue 17, scrolling).
+            if not self._detail_due:
+                self._detail_due = True
+                self.call_later(self._follow_cursor)
             # The footer depends on whether an array is selected, not on which row: redrawing it on every
             # cursor move cost more than the move itself on a long table (issue 17, scrolling).
             offered = self.selected_array() is not None
