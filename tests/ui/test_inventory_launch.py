@@ -229,3 +229,23 @@ async def test_the_detail_follows_a_burst_of_keys_to_the_last_row(make_app: Make
         assert app.screen.query_one("#disks", DiskTable).cursor_row == 5
         detail = plain(app.screen.query_one("#detail-body", Static).content)
         assert f"{tree_inventory.disks[5].name}  {tree_inventory.disks[5].dev_path}" in detail
+
+
+async def test_rows_drawn_before_they_are_sized_are_drawn_again_at_their_widths() -> None:
+    """DataTable sizes new rows when idle; a line drawn before that must not stay cut to the headings' widths.
+
+    The rebuild below ends as wide as the table was before it: no resize comes to redraw the table.
+    """
+    app = TwoTables([])
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#ours", InventoryTable)
+        row = ("nvme0n1", [Text("nvme0n1"), Text("QEMU NVMe Ctrl / NVME0")])
+        table._fill([("name", "Disk", None), ("ident", "Model", 21)], [row])
+        await pilot.pause()
+        await pilot.pause()
+        table._fill([("name", "Disk", None), ("ident", "Model", None)], [row])
+        assert table.render_line(1).text.split() == ["nvme", "QEMU"]  # drawn at once: cut to the headings
+        await pilot.pause()
+        await pilot.pause()
+        assert table.render_line(1).text.split() == ["nvme0n1", "QEMU", "NVMe", "Ctrl", "/", "NVME0"]

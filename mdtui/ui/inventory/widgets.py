@@ -111,19 +111,27 @@ class InventoryTable(DataTable[Text]):
         DataTable measures every cell of every new row through Rich (console options built per cell):
         7000 cells at each fill of a thousand disks, the most of a fill's time (issue 17). Every cell
         here is one line of Text, whose measure is its cell length; anything else is left to DataTable.
+
+        DataTable sizes new rows when idle, and may have drawn them before at their columns' old widths:
+        its caches of drawn cells and lines do not know the widths, so they are dropped when one changed
+        (else the table could stay drawn with every column cut to its heading's width).
         """
         rows = list(new_rows)
+        before = [column.content_width for column in self.ordered_columns]
         data = self._data
         cells = [data.get(key, {}) for key in rows]
         if any(not isinstance(cell, Text) or "\n" in cell.plain for row in cells for cell in row.values()):
             super()._update_dimensions(rows)
-            return
-        for row in cells:
-            for column_key, cell in row.items():
-                column = self.columns.get(column_key)
-                if column is not None:
-                    column.content_width = max(column.content_width, cell_len(cell.plain))
-        super()._update_dimensions(())
+        else:
+            for row in cells:
+                for column_key, cell in row.items():
+                    column = self.columns.get(column_key)
+                    if column is not None:
+                        column.content_width = max(column.content_width, cell_len(cell.plain))
+            super()._update_dimensions(())
+        if [column.content_width for column in self.ordered_columns] != before:
+            self._update_count += 1  # every DataTable cache is keyed by it
+            self.refresh()
 
     def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
         if self._update_in_place(columns, rows):
