@@ -62,21 +62,41 @@ class ProcStatCpu(NamedTuple):
     per_cpu: dict[int, CpuTimes]
 
 
+class CpuLines(NamedTuple):
+    """The cpu lines of /proc/stat as flat numbers: what a sampler keeps between ticks.
+
+    ``numbers`` holds each line's CPU number (-1 for the aggregate "cpu" line) and is the same tuple
+    object for as long as the kernel prints the same lines, so ``is`` tells a tick that no CPU came
+    or went; ``values`` holds the ten counters of every line, line after line.
+    """
+
+    numbers: tuple[int, ...]
+    values: list[int]
+
+    def times(self) -> ProcStatCpu:
+        rows = map(_new_tuple, repeat(CpuTimes), zip(*[iter(self.values)] * 10, strict=True))
+        total = None
+        per_cpu: dict[int, CpuTimes] = {}
+        for number, times in zip(self.numbers, rows, strict=True):
+            if number < 0:
+                total = times
+            else:
+                per_cpu[number] = times
+        return ProcStatCpu(total, per_cpu)
+
+
 def parse_proc_stat(text: str) -> ProcStatCpu:
     """The cpu lines of /proc/stat; the rest (intr can be tens of kilobytes) is never split.
 
     A line whose label or counters are not plain numbers (Unicode digits, too many digits, a sign) is
     skipped: that CPU is unknown.
     """
+    block = _cpu_block(text)
+    regular = _block_lines(block)
+    if regular is not None:
+        return regular.times()
     total: CpuTimes | None = None
     per_cpu: dict[int, CpuTimes] = {}
-    # The kernel prints every cpu line first, so only the text before the first other line is split.
-    start = 0 if text.startswith("cpu") else text.find("\ncpu") + 1
-    match = _CPU_LINES_RE.match(text, start)
-    block = match[0] if match is not None else ""
-    fast = _parse_cpu_block(block)
-    if fast is not None:
-        return fast
     for line in block.splitlines():
         label, *values = line.split()
         numbers = parse_counters(values[:10])
@@ -91,11 +111,22 @@ def parse_proc_stat(text: str) -> ProcStatCpu:
     return ProcStatCpu(total, per_cpu)
 
 
-def _parse_cpu_block(block: str) -> ProcStatCpu | None:
-    """The cpu lines when every one has ten counters, converted field by field: a map(int) per field
-    for all CPUs instead of a loop per line (a 256-CPU host prints 257 lines a tick). None when a line
-    is not like that (older kernels print fewer fields), so the caller goes line by line.
+def _cpu_block(text: str) -> str:
+    """The cpu lines: the kernel prints them first, so only the text before the first other line."""
+    start = 0 if text.startswith("cpu") else text.find("\ncpu") + 1
+    match = _CPU_LINES_RE.match(text, start)
+    return match[0] if match is not None else ""
+
+
+def parse_cpu_lines(text: str) -> CpuLines | None:
+    """/proc/stat's cpu lines when every one has ten counters, converted in one map(int) for all CPUs
+    (a 256-CPU host prints 257 lines a tick); None when a line is not like that (older kernels print
+    fewer fields, or a word is damaged), and parse_proc_stat goes line by line.
     """
+    return _block_lines(_cpu_block(text))
+
+
+def _block_lines(block: str) -> CpuLines | None:
     # No Unicode digits, signs or underscores, which int() would accept and no kernel prints.
     if not block.isascii() or "-" in block or "+" in block or "_" in block:
         return None
@@ -113,17 +144,7 @@ def _parse_cpu_block(block: str) -> ProcStatCpu | None:
         return None
     if max(values) > U64_MAX:
         return None
-    rows = list(map(_new_tuple, repeat(CpuTimes), zip(*[iter(values)] * 10, strict=True)))
-    if numbers[0] < 0 and min(numbers[1:], default=0) >= 0:  # the aggregate line first, as the kernel prints
-        return ProcStatCpu(rows[0], dict(zip(numbers[1:], rows[1:], strict=True)))
-    total = None
-    per_cpu: dict[int, CpuTimes] = {}
-    for number, times in zip(numbers, rows, strict=True):
-        if number < 0:
-            total = times
-        else:
-            per_cpu[number] = times
-    return ProcStatCpu(total, per_cpu)
+    return CpuLines(numbers, values)
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import repeat
-from operator import mul, sub, truediv
+from operator import itemgetter, mul, sub, truediv
 
 from mdtui.model.snapshot import DeviceRates
-from mdtui.probe.cpu import CpuTimes
+from mdtui.probe.cpu import CpuLines, CpuTimes
 from mdtui.probe.diskstats import (
     IN_FLIGHT,
     IO_MS,
@@ -193,25 +193,24 @@ def cpu_percentages(current: CpuTimes, previous: CpuTimes | None) -> tuple[float
     return (total - idle - iowait) * 100.0 / total, iowait * 100.0 / total
 
 
-def cpu_percentages_rows(
-    current: Sequence[CpuTimes], previous: Sequence[CpuTimes | None]
-) -> list[tuple[float | None, float | None]]:
-    """cpu_percentages for many CPUs at once, equal to it CPU by CPU; field by field when every CPU
-    has an earlier reading and no field went backwards (the usual tick), else CPU by CPU."""
-    if not current:
-        return []
-    if None in previous:
-        return [cpu_percentages(now, before) for now, before in zip(current, previous, strict=True)]
-    columns = zip(zip(*current, strict=True), zip(*previous, strict=True), strict=True)  # type: ignore[misc]
-    deltas = [list(map(sub, now, before)) for now, before in columns]
-    if min(map(min, deltas)) < 0:
-        return [cpu_percentages(now, before) for now, before in zip(current, previous, strict=True)]
+def cpu_percentages_lines(current: CpuLines, previous: CpuLines) -> list[tuple[float | None, float | None]] | None:
+    """cpu_percentages for every cpu line of two readings of the same lines, in line order, equal to it
+    line by line; from the flat counters in a few C calls. None when the lines differ (a CPU came or
+    went) or some field went backwards on some line: the caller then goes CPU by CPU."""
+    if current.numbers is not previous.numbers and current.numbers != previous.numbers:
+        return None
+    deltas = list(map(sub, current.values, previous.values))
+    if not deltas or min(deltas) < 0:
+        return None if deltas else []
     # The same sum as CpuTimes.total (user to steal; guest time is already inside user and nice).
-    totals = list(map(sum, zip(*deltas[:8], strict=True)))
+    totals = map(sum, map(_USER_TO_STEAL, zip(*[iter(deltas)] * 10, strict=True)))
     return [
         ((total - idle - iowait) * 100.0 / total, iowait * 100.0 / total) if total > 0 else (None, None)
-        for total, idle, iowait in zip(totals, deltas[3], deltas[4], strict=True)
+        for total, idle, iowait in zip(totals, deltas[3::10], deltas[4::10], strict=True)
     ]
+
+
+_USER_TO_STEAL = itemgetter(slice(0, 8))
 
 
 def thread_cpu_percent(

@@ -17,7 +17,15 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
 from mdtui.probe.arrays import ArrayReader
-from mdtui.probe.cpu import MAX_KHZ, CpufreqReader, CpuTimes, PolicySettings, parse_proc_stat
+from mdtui.probe.cpu import (
+    MAX_KHZ,
+    CpufreqReader,
+    CpuLines,
+    PolicySettings,
+    ProcStatCpu,
+    parse_cpu_lines,
+    parse_proc_stat,
+)
 from mdtui.probe.diskstats import (
     IN_FLIGHT,
     READS,
@@ -33,7 +41,7 @@ from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_s
 from mdtui.probe.root import TABLE_LIMIT, SystemRoot
 from mdtui.sample.rates import (
     cpu_percentages,
-    cpu_percentages_rows,
+    cpu_percentages_lines,
     device_rates,
     device_rates_columns,
     thread_cpu_percent,
@@ -158,8 +166,9 @@ class Sampler:
         self._order_names: list[str] | None = None
         self._order: list[int] = []
         self._named: list[int] | None = None
-        self._cpu_total: CpuTimes | None = None
-        self._cpus: dict[int, CpuTimes] = {}
+        # Last tick's cpu lines (flat when regular) and the CPU number of each line.
+        self._cpu_previous: CpuLines | ProcStatCpu = ProcStatCpu(None, {})
+        self._cpu_numbers: tuple[int, ...] | None = None
         self._thread_ticks: dict[int, int] = {}
 
         # Governor, cap and EPP files are re-read every settings_refresh_s through kept descriptors,
@@ -172,7 +181,9 @@ class Sampler:
         self._settings_forced = False
         self._drivers_for: dict[int, PolicySettings] | None = None
         # The CPUs of the last layout (hotplug and settings reads change it), with their fixed columns.
-        self._core_cpus: list[int] | None = None
+        self._core_cpus: list[int] = []
+        self._core_lines: list[int | None] = []
+        self._total_line: int | None = None
         self._core_has_times = False
         self._core_fixed: tuple[list[float | None], list[float | None], list[str | None], list[str | None]] = (
             [], [], [], []
@@ -315,39 +326,52 @@ class Sampler:
 
     def _sample_cpu(self, settings_due: bool) -> CpuState:
         text = self._stat.read()
-        total, per_cpu = parse_proc_stat(text) if text is not None else (None, {})
-        total_busy, total_iowait = cpu_percentages(total, self._cpu_total) if total else (None, None)
-        previous = self._cpus
-        self._cpu_total, self._cpus = total, per_cpu
+        # The usual tick: the same cpu lines as last tick, every one regular, turned into percentages
+        # from the flat counters; anything else goes CPU by CPU.
+        current: CpuLines | ProcStatCpu = ProcStatCpu(None, {})
+        if text is not None:
+            current = parse_cpu_lines(text) or parse_proc_stat(text)
+        previous, self._cpu_previous = self._cpu_previous, current
+        load = None
+        if isinstance(current, CpuLines) and isinstance(previous, CpuLines):
+            load = cpu_percentages_lines(current, previous)
+        if load is not None:
+            numbers = current.numbers
+        else:
+            now = current.times() if isinstance(current, CpuLines) else current
+            before = previous.times() if isinstance(previous, CpuLines) else previous
+            numbers = ((-1,) if now.total is not None else ()) + tuple(now.per_cpu)
+            load = [cpu_percentages(now.total, before.total)] if now.total is not None else []
+            load += [cpu_percentages(times, before.per_cpu.get(cpu)) for cpu, times in now.per_cpu.items()]
 
         reader = self._cpufreq
-        if previous and per_cpu.keys() != previous.keys():
+        cpus_changed = numbers != self._cpu_numbers
+        if cpus_changed and self._cpu_numbers is not None:
             # CPUs went on- or offline, and their cpufreq policies may have come or gone with them.
             reader.discover()
             self._open_frequency_files()
         elif settings_due:
             reader.refresh_settings()
         settings = reader.settings()
-        if settings is not self._drivers_for or self._core_cpus is None or per_cpu.keys() != previous.keys():
+        if cpus_changed or settings is not self._drivers_for:
+            self._cpu_numbers = numbers
             self._drivers_for = settings
             self._drivers = ", ".join(sorted({s.driver for s in settings.values() if s.driver})) or None
-            self._lay_out_cores(per_cpu, settings)
-        cpus, has_times, fixed = self._core_cpus or [], self._core_has_times, self._core_fixed
+            self._lay_out_cores(numbers, settings)
+        cpus, fixed = self._core_cpus, self._core_fixed
 
-        # Field by field for all CPUs: each column is one C-level map, not a Python loop per CPU.
-        if has_times:
-            load = cpu_percentages_rows([per_cpu[cpu] for cpu in cpus], [previous.get(cpu) for cpu in cpus])
+        total_busy, total_iowait = load[self._total_line] if self._total_line is not None else (None, None)
+        core_lines = self._core_lines
+        if self._core_has_times:
+            core_load = list(map(load.__getitem__, core_lines))
         else:
-            load = [
-                cpu_percentages(times, previous.get(cpu)) if (times := per_cpu.get(cpu)) else (None, None)
-                for cpu in cpus
-            ]
+            core_load = [load[line] if line is not None else (None, None) for line in core_lines]
         mhz = self._read_frequencies(cpus)
         cores = tuple(
             map(
                 tuple.__new__,
                 repeat(CoreState),
-                zip(cpus, *zip(*load, strict=True), mhz, *fixed, strict=True) if cpus else (),
+                zip(cpus, *zip(*core_load, strict=True), mhz, *fixed, strict=True) if cpus else (),
             )
         )
         return CpuState(
@@ -360,11 +384,14 @@ class Sampler:
             reader.pstate_status,
         )
 
-    def _lay_out_cores(self, per_cpu: dict[int, CpuTimes], settings: dict[int, PolicySettings]) -> None:
-        """The CPUs shown, in order, and what stays the same for each between settings reads."""
-        cpus = sorted(per_cpu.keys() | settings.keys())
+    def _lay_out_cores(self, numbers: tuple[int, ...], settings: dict[int, PolicySettings]) -> None:
+        """The CPUs shown, in order, the line of each, and what stays the same for each between settings reads."""
+        line_of = {number: line for line, number in enumerate(numbers)}
+        self._total_line = line_of.pop(-1, None)
+        cpus = sorted(line_of.keys() | settings.keys())
         self._core_cpus = cpus
-        self._core_has_times = all(cpu in per_cpu for cpu in cpus)
+        self._core_lines = [line_of.get(cpu) for cpu in cpus]
+        self._core_has_times = None not in self._core_lines
         policies = [settings.get(cpu) for cpu in cpus]
         self._core_fixed = (
             [_mhz(p.cpuinfo_max_khz) if p else None for p in policies],

@@ -13,10 +13,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdtui.probe.cpu import CpuTimes, parse_proc_stat
+from mdtui.probe.cpu import CpuTimes, parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import parse_diskstats, parse_diskstats_columns
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.rates import cpu_percentages, cpu_percentages_rows, device_rates, device_rates_columns
+from mdtui.sample.rates import cpu_percentages, cpu_percentages_lines, device_rates, device_rates_columns
 from mdtui.sample.sampler import Sampler
 
 COUNTER = st.integers(min_value=0, max_value=2**64 - 1)
@@ -126,11 +126,21 @@ def cpu_ticks(draw: st.DrawFn) -> tuple[str, str]:
 
 @settings(max_examples=200, deadline=None)
 @given(cpu_ticks())
-def test_cpu_rows_give_the_percentages_of_cpu_by_cpu(ticks: tuple[str, str]) -> None:
+def test_cpu_lines_give_the_percentages_of_cpu_by_cpu(ticks: tuple[str, str]) -> None:
     before, after = parse_proc_stat(ticks[0]), parse_proc_stat(ticks[1])
-    cpus = sorted(after.per_cpu)
-    rows = cpu_percentages_rows([after.per_cpu[c] for c in cpus], [before.per_cpu[c] for c in cpus])
-    assert rows == [cpu_percentages(after.per_cpu[c], before.per_cpu[c]) for c in cpus]
+    lines_before, lines_after = parse_cpu_lines(ticks[0]), parse_cpu_lines(ticks[1])
+    assert lines_before is not None and lines_after is not None
+    assert lines_after.numbers is lines_before.numbers  # the same lines: the same tuple, tick after tick
+    assert lines_after.times() == after
+    by_line = cpu_percentages_lines(lines_after, lines_before)
+    expected = [cpu_percentages(after.total, before.total)] + [
+        cpu_percentages(after.per_cpu[c], before.per_cpu[c]) for c in sorted(after.per_cpu)
+    ]
+    if by_line is None:
+        # Only when some field stepped back on some line.
+        assert any(now < then for now, then in zip(lines_after.values, lines_before.values, strict=True))
+    else:
+        assert by_line == expected
 
 
 def test_proc_stat_block_path_equals_line_by_line() -> None:
