@@ -98,9 +98,9 @@ def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
         return []
 
 
-# The first scan probes this many disks (or a screenful, if more) before the table is first filled;
-# the rest follow in one more step (issue 17: the first paint of a host with hundreds of disks).
-FIRST_DISKS = 64
+# The first scan probes a screenful of disks (the terminal's height, at least this many) before the
+# table is first filled; the rest follow in one more step (issue 17: the first paint of a big host).
+FIRST_DISKS = 24
 
 
 def scan_steps(root: str, privileged: bool | None, first: int | None) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
