@@ -27,7 +27,9 @@ NOT_LAUNCHES = (
     ["--version"],
     ["--ro", "/tmp/tree"],
 )
-# Modules the first screen does not need: every CLI verb, and the screens opened from the inventory.
+# Modules the first screen does not need: every CLI verb, the screens and dialogs opened from the
+# inventory, the results store, the boot/monitor rows of an array's detail, and the start-up checks
+# that only the live system runs (knobs and arrays a killed run left behind, the first-run guide).
 NOT_AT_LAUNCH = (
     "mdtui.cli.main",
     "mdtui.cli.bench",
@@ -38,6 +40,14 @@ NOT_AT_LAUNCH = (
     "mdtui.ui.help.screen",
     "mdtui.ui.guide.screen",
     "mdtui.ui.results.screen",
+    "mdtui.ui.dialogs.detail",
+    "mdtui.ui.dialogs.confirm",
+    "mdtui.store.db",
+    "sqlite3",
+    "mdtui.keep.summary",
+    "mdtui.tune.journal",
+    "mdtui.run.leftovers",
+    "mdtui.advise.guide",
 )
 
 
