@@ -49,7 +49,13 @@ class MdtuiApp(App[None]):
         # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
         self._db_path = Path(db_path).expanduser() if db_path is not None else None
         self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
-        self._theme_problems: tuple[str, ...] = ()
+        # The theme is set before the app starts, so its CSS is parsed once with the theme's colours:
+        # set at mount, it parsed every rule a second time and restyled every widget (issue 17, launch).
+        loaded = load_themes(self._theme_dirs)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        self._theme_problems = loaded.problems
+        self.theme = pick_default([theme.name for theme in loaded.themes])
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
         self._start_screen = start_screen
         # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
@@ -67,12 +73,7 @@ class MdtuiApp(App[None]):
         return self._db_path
 
     def on_mount(self) -> None:
-        loaded = load_themes(self._theme_dirs)
-        for theme in loaded.themes:
-            self.register_theme(theme)
-        self._theme_problems = loaded.problems
-        self.theme = pick_default([theme.name for theme in loaded.themes])
-        for problem in loaded.problems:
+        for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=10)
         for notice in self._notices:
             self.notify(notice, title="Left behind", severity="warning", timeout=30)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from rich.text import Text
@@ -20,6 +21,7 @@ from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import Palette, disk_cells
 from mdtui.ui.inventory.screen import FIRST_DISKS, InventoryScreen
 from mdtui.ui.inventory.widgets import PENDING, DiskTable, InventoryTable, SteadyFooter
+from mdtui.ui.themes import DEFAULT_THEME, repo_themes_dir
 
 from .conftest import plain, settle
 
@@ -249,3 +251,18 @@ async def test_rows_drawn_before_they_are_sized_are_drawn_again_at_their_widths(
         await pilot.pause()
         await pilot.pause()
         assert table.render_line(1).text.split() == ["nvme0n1", "QEMU", "NVMe", "Ctrl", "/", "NVME0"]
+
+
+async def test_the_theme_is_the_apps_from_the_first_screen_and_a_bad_theme_file_is_said(
+    tree_root: Path, tmp_path: Path
+) -> None:
+    """Themes are loaded before the app starts (its CSS is parsed once, in the theme's colours)."""
+    (tmp_path / "mdtui-dark.tcss").write_text("$primary: #FF0000;\n$background: #102030;\n")
+    (tmp_path / "broken.tcss").write_text("$primary: not-a-colour;\n")
+    app = MdtuiApp(str(tree_root), privileged=True, theme_dirs=(repo_themes_dir(), tmp_path))
+    assert app.theme == DEFAULT_THEME
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.styles.background.hex.upper() == "#102030"
+        assert app.current_theme.primary.upper() == "#FF0000"
+        assert any("broken.tcss" in str(notice.message) for notice in app._notifications)
