@@ -105,6 +105,7 @@ class WholeDisks:
         self._seen: frozenset[str] = frozenset()
         self._whole: frozenset[str] = frozenset()
         self._listed = False
+        self._last: frozenset[str] = frozenset()
 
     def names(self, devices: Iterable[str]) -> frozenset[str]:
         current = frozenset(devices)
@@ -113,7 +114,12 @@ class WholeDisks:
             self._listed = True
             self._seen = self._seen | current
         whole = self._whole
-        return frozenset(name for name in current if (not whole or name in whole) and not _STACKED.fullmatch(name))
+        names = frozenset(name for name in current if (not whole or name in whole) and not _STACKED.fullmatch(name))
+        # The same set as last time is handed back as the same object: kept totals check it by identity first.
+        if names == self._last:
+            return self._last
+        self._last = names
+        return names
 
 
 def _member_role(states: tuple[str, ...], slot: int | None) -> str:
@@ -230,7 +236,7 @@ class DiskTotals:
 
     def total(self, snapshot: Snapshot, disks: frozenset[str]) -> DeviceRates | None:
         kept = self._totals.get(id(snapshot))
-        if kept is not None and kept[0] is snapshot and kept[1] == disks:
+        if kept is not None and kept[0] is snapshot and (kept[1] is disks or kept[1] == disks):
             return kept[2]
         rates = summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
         self._totals[id(snapshot)] = (snapshot, disks, rates)
@@ -281,25 +287,62 @@ def target_series(
     return Series(tuple(ages), tuple(reads), tuple(writes), tuple(read_iops), tuple(write_iops))
 
 
+class CoreFrequencies:
+    """Each snapshot's per-core MHz (and its min, mean and max), worked out once per snapshot.
+
+    The frequency chart redraws its whole window every tick: without this that is window x cores
+    lookups per tick (3,840 on a 32-core host at 1 s). A screen owns one (not thread-safe).
+    """
+
+    def __init__(self) -> None:
+        # id(snapshot) -> (the snapshot, which keeps the id from being reused; MHz per core; (min, mean, max))
+        self._kept: dict[int, tuple[Snapshot, dict[int, float], tuple[float, float, float] | None]] = {}
+
+    def of(self, snapshot: Snapshot) -> tuple[dict[int, float], tuple[float, float, float] | None]:
+        kept = self._kept.get(id(snapshot))
+        if kept is not None and kept[0] is snapshot:
+            return kept[1], kept[2]
+        mhz = {core.cpu: core.freq_mhz for core in snapshot.cpu.cores if core.freq_mhz is not None}
+        values = list(mhz.values())
+        spread = (min(values), statistics.fmean(values), max(values)) if values else None
+        self._kept[id(snapshot)] = (snapshot, mhz, spread)
+        return mhz, spread
+
+    def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
+        """Forget the snapshots that left the window."""
+        wanted = {id(snapshot) for snapshot in snapshots}
+        for key in [key for key in self._kept if key not in wanted]:
+            del self._kept[key]
+
+
 def frequency_series(
-    snapshots: Sequence[Snapshot], window_s: float = DEFAULT_WINDOW_S, max_lines: int = MAX_CORE_LINES
+    snapshots: Sequence[Snapshot],
+    window_s: float = DEFAULT_WINDOW_S,
+    max_lines: int = MAX_CORE_LINES,
+    cores: CoreFrequencies | None = None,
 ) -> FrequencySeries:
-    """Each core's MHz over the window; past max_lines cores, the min, mean and max across them."""
+    """Each core's MHz over the window; past max_lines cores, the min, mean and max across them.
+
+    cores: the screen's CoreFrequencies, so each tick works out only the newest snapshot's.
+    """
     chosen = [s for s in _window(snapshots, window_s) if s.cpu.cpufreq_available]
     if not chosen:
         return FrequencySeries()
+    if cores is None:
+        cores = CoreFrequencies()
+    else:
+        cores.keep_only(chosen)
     latest = chosen[-1].timestamp
     ages = tuple(s.timestamp - latest for s in chosen)
-    cores = sorted({core.cpu for s in chosen for core in s.cpu.cores if core.freq_mhz is not None})
-    per_tick = [{core.cpu: core.freq_mhz for core in s.cpu.cores} for s in chosen]
-    if len(cores) <= max_lines:
-        lines = tuple((f"cpu{cpu}", tuple(tick.get(cpu) for tick in per_tick)) for cpu in cores)
+    per_tick = [cores.of(s) for s in chosen]
+    names = sorted(set().union(*(mhz for mhz, _ in per_tick)))
+    if len(names) <= max_lines:
+        lines = tuple((f"cpu{cpu}", tuple(mhz.get(cpu) for mhz, _ in per_tick)) for cpu in names)
         return FrequencySeries(ages, lines)
-    known = [[mhz for mhz in tick.values() if mhz is not None] for tick in per_tick]
     spread = (
-        ("max", tuple(max(values) if values else None for values in known)),
-        ("mean", tuple(statistics.fmean(values) if values else None for values in known)),
-        ("min", tuple(min(values) if values else None for values in known)),
+        ("max", tuple(s[2] if s else None for _, s in per_tick)),
+        ("mean", tuple(s[1] if s else None for _, s in per_tick)),
+        ("min", tuple(s[0] if s else None for _, s in per_tick)),
     )
     return FrequencySeries(ages, spread)
 
@@ -335,16 +378,22 @@ def build_view(
         found = [d for d in latest.devices if d.name in disks]
         members = tuple(MemberLoad(d.name, "disk", d) for d in found)
         threads = latest.md_threads
-        total = summed_rates(ALL_DISKS, found)
+        total = totals.total(latest, disks) if totals is not None else summed_rates(ALL_DISKS, found)
         expected_read = expected_write = None
-    member_rates = [m.rates for m in members if m.rates is not None and m.role != "spare"]
+    if array is None:  # every disk is a member and the total is their sum: no second pass over hundreds of disks
+        member_read = total.read_bytes_per_s if total is not None else None
+        member_write = total.write_bytes_per_s if total is not None else None
+    else:
+        member_rates = [m.rates for m in members if m.rates is not None and m.role != "spare"]
+        member_read = _sum(r.read_bytes_per_s for r in member_rates)
+        member_write = _sum(r.write_bytes_per_s for r in member_rates)
     return TargetView(
         name=target if array is not None else ALL_DISKS,
         array=array,
         total=total,
         members=members,
-        member_read_bytes_per_s=_sum(r.read_bytes_per_s for r in member_rates),
-        member_write_bytes_per_s=_sum(r.write_bytes_per_s for r in member_rates),
+        member_read_bytes_per_s=member_read,
+        member_write_bytes_per_s=member_write,
         expected_read_factor=expected_read,
         expected_write_factor=expected_write,
         threads=threads,
@@ -355,6 +404,7 @@ def build_view(
 __all__ = [
     "ALL_DISKS",
     "DEFAULT_WINDOW_S",
+    "CoreFrequencies",
     "DiskTotals",
     "FrequencySeries",
     "MemberLoad",

@@ -11,6 +11,8 @@ from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, 
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
     ALL_DISKS,
+    CoreFrequencies,
+    DiskTotals,
     MemberLoad,
     WholeDisks,
     build_view,
@@ -170,6 +172,33 @@ def test_frequency_series_per_core_and_spread() -> None:
     assert frequency_series([snapshot(1.0, ())]).lines == ()  # no cpufreq: nothing to draw, not zeros
 
 
+def test_kept_core_frequencies_give_the_same_series_and_work_out_each_snapshot_once() -> None:
+    def cores(count: int, base: float) -> tuple[CoreState, ...]:
+        # cpu3 reports no frequency: left out of the spread, not counted as 0 MHz.
+        return tuple(CoreState(cpu, freq_mhz=None if cpu == 3 else base + cpu * 10) for cpu in range(count))
+
+    history = [snapshot(float(t), (), cores=cores(12, 1000.0 + t)) for t in range(10)]
+    kept = CoreFrequencies()
+    for end in range(1, len(history) + 1):
+        assert frequency_series(history[:end], window_s=4.0, cores=kept) == frequency_series(history[:end], 4.0)
+    assert len(kept._kept) == 5  # the window's five snapshots; those that left it are forgotten
+    worked_out = kept.of(history[-1])
+    assert kept.of(history[-1])[0] is worked_out[0]  # not worked out again
+    assert worked_out[1] == pytest.approx((1009.0, 1009.0 + 630 / 11, 1009.0 + 110))  # min, mean, max; no cpu3
+
+
+def test_all_disks_view_takes_its_totals_from_the_kept_ones() -> None:
+    history = [snapshot(float(t), (rates("sda", mb=float(t)), rates("sdb", mb=1.0))) for t in range(1, 4)]
+    totals = DiskTotals()
+    disks = frozenset({"sda", "sdb"})
+    view = build_view(history, ALL_DISKS, disks, totals=totals)
+    assert view.total is totals.total(history[-1], disks)  # the same object: summed once this tick
+    assert view.total is not None and view.total.read_bytes_per_s == 4e6
+    assert view.member_read_bytes_per_s == 4e6 and view.member_write_bytes_per_s == 0.0
+    assert view.series.read_bytes_per_s == (2e6, 3e6, 4e6)
+    assert build_view(history, ALL_DISKS, disks) == view  # the same view without kept totals
+
+
 def test_targets_pick_and_cycle() -> None:
     md0, md1 = array("raid0"), MdArray("md1", "clean", "raid1")
     inactive = MdArray("md2", "inactive", None)
@@ -189,5 +218,7 @@ def test_whole_disks_leave_out_partitions_and_stacked_devices(tmp_path: Path) ->
     (tmp_path / "sys" / "block" / "sdb").mkdir()
     assert disks.names(["sda", "sda1"]) == {"sda"}  # no new name: /sys/block is not listed again
     assert disks.names(["sda", "sdb"]) == {"sda", "sdb"}  # a new name: listed again
+    # The same disks as last time come back as the same set, which kept totals compare by identity.
+    assert disks.names(["sdb", "sda", "sda1"]) is disks.names(["sda", "sdb"])
     # A tree without /sys/block: every unstacked device counts.
     assert WholeDisks(SystemRoot(tmp_path / "none")).names(["vda", "md0"]) == {"vda"}
