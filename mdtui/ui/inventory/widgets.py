@@ -114,24 +114,32 @@ class InventoryTable(DataTable[Text]):
 
         DataTable sizes new rows when idle, and may have drawn them before at their columns' old widths:
         its caches of drawn cells and lines do not know the widths, so they are dropped when one changed
-        (else the table could stay drawn with every column cut to its heading's width).
+        (else the table could stay drawn with every column cut to its heading's width). _fill sizes its
+        rows at once, so this finds nothing to change after it.
         """
         rows = list(new_rows)
         before = [column.content_width for column in self.ordered_columns]
-        data = self._data
-        cells = [data.get(key, {}) for key in rows]
-        if any(not isinstance(cell, Text) or "\n" in cell.plain for row in cells for cell in row.values()):
-            super()._update_dimensions(rows)
-        else:
-            for row in cells:
-                for column_key, cell in row.items():
-                    column = self.columns.get(column_key)
-                    if column is not None:
-                        column.content_width = max(column.content_width, cell_len(cell.plain))
+        if self._size_columns([self._data.get(key, {}) for key in rows]):
             super()._update_dimensions(())
+        else:
+            super()._update_dimensions(rows)
         if [column.content_width for column in self.ordered_columns] != before:
             self._update_count += 1  # every DataTable cache is keyed by it
             self.refresh()
+
+    def _size_columns(self, rows: Iterable[dict[ColumnKey, object]]) -> bool:
+        """Widen each column to its longest cell in ``rows`` (cells by column); False, and nothing done,
+        if a cell is not one line of Text."""
+        rows = list(rows)
+        if any(not isinstance(cell, Text) or "\n" in cell.plain for row in rows for cell in row.values()):
+            return False
+        columns = self.columns
+        for row in rows:
+            for column_key, cell in row.items():
+                column = columns.get(column_key)
+                if column is not None and isinstance(cell, Text):
+                    column.content_width = max(column.content_width, cell_len(cell.plain))
+        return True
 
     def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
         if self._update_in_place(columns, rows):
@@ -143,6 +151,8 @@ class InventoryTable(DataTable[Text]):
             self.add_column(Text(label), key=key, width=width)
         for key, cells in rows:
             self.add_row(*cells, key=key)
+        # Sized now, not when idle: the first draw of the rows has their widths.
+        self._size_columns(dict(zip(self.columns, cells, strict=False)) for _, cells in rows)
         keys = [key for key, _ in rows]
         if keep in keys:
             self.move_cursor(row=keys.index(keep), animate=False, scroll=True)
