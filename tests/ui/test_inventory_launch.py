@@ -268,3 +268,29 @@ async def test_the_theme_is_the_apps_from_the_first_screen_and_a_bad_theme_file_
         assert app.screen.styles.background.hex.upper() == "#102030"
         assert app.current_theme.primary.upper() == "#FF0000"
         assert any("broken.tcss" in str(notice.message) for notice in app._notifications)
+
+
+async def test_the_detail_is_drawn_again_only_when_what_it_shows_changed(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        body = app.screen.query_one("#detail-body", Static)
+        drawn: list[object] = []
+        update = body.update
+        body.update = lambda content="", **kwargs: drawn.append(content) or update(content, **kwargs)  # type: ignore[method-assign]
+        table = app.screen.query_one("#disks", DiskTable)
+        table.move_cursor(row=0)  # the row already shown, highlighted again
+        await pilot.press("tab", "shift+tab")  # to the arrays and back: drawn for each pane once
+        await settle(pilot)
+        assert len(drawn) == 2
+        await pilot.press("down")
+        await settle(pilot)
+        assert len(drawn) == 3 and tree_inventory.disks[1].dev_path in plain(body.content)
+        await pilot.press("r")  # a new scan of the same disks: drawn again from it
+        await settle(pilot)
+        assert len(drawn) == 4 and tree_inventory.disks[1].dev_path in plain(body.content)
+        app.theme = "mdtui-light"
+        await settle(pilot)
+        assert len(drawn) == 5

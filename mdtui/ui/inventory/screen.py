@@ -157,6 +157,9 @@ class InventoryScreen(Screen[None]):
         # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
         self._pending: tuple[str, ...] = ()
         self._detail_due = False  # the detail is to follow the cursor once the queued moves are handled
+        # What the detail was drawn from (_detail_source), and from which scan.
+        self._detail_shown: tuple[object, ...] | None = None
+        self._detail_inventory: Inventory | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -229,6 +232,7 @@ class InventoryScreen(Screen[None]):
         self._update_banner()
         self._update_title()
         if self.inventory is None:
+            self._detail_shown = None
             self.query_one("#detail-body", Static).update(Text(self.scan_error or ""))
 
     def watch_scanning(self) -> None:
@@ -356,7 +360,21 @@ class InventoryScreen(Screen[None]):
         self._detail_due = False
         self._update_detail()
 
+    def _detail_source(self) -> tuple[object, ...]:
+        """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
+        whether it is fresh, and the theme's palette."""
+        key = self._table(self._pane).selected_key if self.inventory is not None else None
+        smart = self._smart.get(key) if key is not None else None
+        fresh = smart is not None and time.monotonic() - smart[0] < SMART_MAX_AGE_S
+        return (self._pane, key, key in self._pending, smart, fresh, self.palette())
+
     def _update_detail(self) -> None:
+        # The same row of the same scan is not laid out again: a table fill, a focus change or a
+        # highlight of the row already shown would each have redrawn it (a layout of the whole screen).
+        source = self._detail_source()
+        if source == self._detail_shown and self.inventory is self._detail_inventory:
+            return
+        self._detail_shown, self._detail_inventory = source, self.inventory
         detail = self.query_one("#detail", VerticalScroll)
         body = self.query_one("#detail-body", Static)
         chosen = self.selected()
