@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from rich.style import Style
 from textual.pilot import Pilot
-from textual.widgets import Static
 
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import ALL_DISKS, WholeDisks
@@ -21,9 +20,9 @@ from mdtui.ui.common.render import palette_from_variables
 from mdtui.ui.inventory.screen import InventoryScreen
 from mdtui.ui.watch.render import NO_CPUFREQ, members_table
 from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
-from mdtui.ui.watch.widgets import FrequencyChart, RateChart, segments, thin
+from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
-from .conftest import THEME_DIRS, plain, settle
+from .conftest import THEME_DIRS, settle
 from .watch_tree import MEMBERS, WatchTree
 
 MakeApp = Callable[..., MdtuiApp]
@@ -50,7 +49,7 @@ async def feed(pilot: Pilot[None], tree: WatchTree, ticks: int = 5) -> WatchScre
 
 
 def text(screen: WatchScreen, widget_id: str) -> str:
-    return plain(screen.query_one(widget_id, Static).content)
+    return screen.query_one(widget_id, TextLines).text.plain + "\n"
 
 
 async def test_array_rates_and_members_from_the_sampler(tmp_path: Path) -> None:
@@ -217,14 +216,6 @@ async def test_live_worker_samples_a_tree_in_a_thread(tmp_path: Path) -> None:
 def test_newer_snapshot_message_replaces_a_queued_one() -> None:
     older, newer = SnapshotTaken((), frozenset()), SnapshotTaken((), frozenset())
     assert newer.can_replace(older)
-
-
-def test_segments_leave_gaps_for_unknown_rates_and_thin_keeps_the_newest() -> None:
-    assert segments([-3, -2, -1, 0], [1.0, None, 2.0, 3.0]) == [([-3], [1.0]), ([-1, 0], [2.0, 3.0])]
-    xs = list(range(-479, 1))
-    thinned_x, thinned_y = thin(xs, [float(x) for x in xs], 100)
-    assert len(thinned_x) <= 100 and thinned_x[-1] == 0 and thinned_y[-1] == 0.0
-    assert thin(xs[:50], xs[:50], 100) == (xs[:50], xs[:50])
 
 
 async def test_a_failing_sampler_is_a_message_not_a_traceback(

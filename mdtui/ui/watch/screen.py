@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Sequence
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,12 +15,14 @@ from textual.css.scalar import Unit
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widget import Widget
+from textual.widgets import Footer, Header
 
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
+    CoreFrequencies,
     DiskTotals,
     TargetView,
     WholeDisks,
@@ -35,7 +36,7 @@ from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
-from mdtui.ui.watch.widgets import FrequencyChart, RateChart
+from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
 
 class SnapshotTaken(Message, bubble=False):
@@ -61,21 +62,18 @@ class SamplerFailed(Message, bubble=False):
 
 
 # Charts need no more than a redraw a second (a braille dot is ~0.8 s of a two-minute window on a wide
-# terminal), and plotext builds a whole figure per draw: at 0.25 s the tables update every tick and the
-# charts every fourth.
+# terminal): at 0.25 s the tables update every tick and the charts every fourth.
 CHART_PERIOD_S = 1.0
-
-
-def _rows(text: Text, width: int) -> int:
-    """Rows the text takes at width (lines wrap): while that stays the same no layout pass is needed."""
-    if width <= 0:
-        return -1
-    return sum(max(1, -(-cell_len(line) // width)) for line in text.plain.split("\n"))
 
 
 def _legend(title: str, palette_colours: Sequence[str], labels: Sequence[str]) -> str:
     keys = " ".join(f"[{colour}]━ {label}[/]" for colour, label in zip(palette_colours, labels, strict=True))
     return f"{title}  {keys}"
+
+
+def _same(old: Text | None, new: Text) -> bool:
+    """The same text and styles: an update with it would repaint the pane for nothing."""
+    return old is not None and old.plain == new.plain and old.spans == new.spans and old.style == new.style
 
 
 class WatchScreen(Screen[None]):
@@ -116,22 +114,24 @@ class WatchScreen(Screen[None]):
         self._snapshots: tuple[Snapshot, ...] = ()
         self._disks: frozenset[str] = frozenset()
         self._totals = DiskTotals()  # each snapshot's all-disks total, made once (big hosts, issue 17)
+        self._cores = CoreFrequencies()  # likewise each snapshot's per-core frequencies
         self._stop = threading.Event()
         self._palette = Palette()
         self._freq_colours: tuple[str, ...] = ()
-        self._rows: dict[str, int] = {}
+        self._shown: dict[str, Text] = {}  # what each text pane shows, so an unchanged one is left alone
+        self._titles: dict[str, str] = {}  # each pane's border title, likewise
         self._charts_at: float | None = None  # timestamp of the snapshot the charts last showed
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
-        yield Static(Text("Waiting for the first sample…"), id="watch-summary")
+        yield TextLines(Text("Waiting for the first sample…"), id="watch-summary")
         with Horizontal(id="watch-charts"):
             yield RateChart(id="rate-chart")
             yield RateChart(id="iops-chart")
-        yield Static(id="watch-members")
+        yield TextLines(wrap=False, id="watch-members")
         with Horizontal(id="watch-cpu"):
             yield FrequencyChart(id="freq-chart")
-            yield Static(id="cpu-text")
+            yield TextLines(id="cpu-text")
         yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -151,15 +151,15 @@ class WatchScreen(Screen[None]):
         self._palette = palette_from_variables(variables)
         read, write = variables.get("primary", "blue"), variables.get("accent", "yellow")
         rate, iops = self.query_one("#rate-chart", RateChart), self.query_one("#iops-chart", RateChart)
-        rate.border_title = _legend("MB/s", (read, write), ("read", "write"))
-        iops.border_title = _legend("IOPS", (read, write), ("read", "write"))
+        self._set_title(rate, _legend("MB/s", (read, write), ("read", "write")))
+        self._set_title(iops, _legend("IOPS", (read, write), ("read", "write")))
         for chart in (rate, iops):
             chart.set_colours("primary", "accent")
         freq = self.query_one("#freq-chart", FrequencyChart)
         names = ("primary", "accent", "success", "secondary", "warning", "error", "foreground", "panel")
         freq.set_colours(*names)
         self._freq_colours = tuple(variables.get(name, "white") for name in names)
-        freq.border_title = "CPU GHz"
+        self._set_title(freq, "CPU GHz")
         self._redraw()
 
     # -- sampling --------------------------------------------------------------------------------
@@ -195,20 +195,26 @@ class WatchScreen(Screen[None]):
 
     @on(SamplerFailed)
     def _failed(self, message: SamplerFailed) -> None:
-        self.query_one("#watch-summary", Static).update(Text(f"✖ {message.reason}", style=self._palette.error))
+        self.query_one("#watch-summary", TextLines).update(Text(f"✖ {message.reason}", style=self._palette.error))
 
     # -- drawing ---------------------------------------------------------------------------------
 
     def _show(self, widget_id: str, text: Text) -> None:
-        # A layout pass costs more than the rest of a redraw; it is needed only when a pane's height changes.
-        static = self.query_one(widget_id, Static)
-        rows = _rows(text, static.size.width)
-        static.update(text, layout=rows < 0 or rows != self._rows.get(widget_id))
-        self._rows[widget_id] = rows
+        # The pane repaints the lines that changed (and lays out only when its height changes).
+        if _same(self._shown.get(widget_id), text):
+            return
+        self._shown[widget_id] = text
+        self.query_one(widget_id, TextLines).update(text)
+
+    def _set_title(self, widget: Widget, title: str) -> None:
+        # Setting a border title repaints the whole widget, even when it is the title it had.
+        if self._titles.get(widget.id or "") != title:
+            widget.border_title = title
+            self._titles[widget.id or ""] = title
 
     def _member_lines(self) -> int | None:
         """Lines the members pane can show (its max-height less its border), so a big host lays out only those."""
-        members = self.query_one("#watch-members", Static)
+        members = self.query_one("#watch-members", TextLines)
         limit = members.styles.max_height
         if limit is None or limit.unit is not Unit.CELLS:
             return None
@@ -220,8 +226,10 @@ class WatchScreen(Screen[None]):
         if not snapshots:
             return
         latest = snapshots[-1]
-        # Snapshot time, not the wall clock: tests that feed fixed snapshots draw the same every run.
-        if not charts_due and (self._charts_at is None or latest.timestamp - self._charts_at >= CHART_PERIOD_S - 1e-3):
+        # Snapshot time, not the wall clock: tests that feed fixed snapshots draw the same every run. Half
+        # an interval of slack: ticks a hair under a second apart still draw every tick at 1 s.
+        since = None if self._charts_at is None else latest.timestamp - self._charts_at
+        if not charts_due and (since is None or since >= CHART_PERIOD_S - self.interval / 2):
             charts_due = True
         self.target = pick_target(latest, self.wanted)
         view = self.view = build_view(snapshots, self.target, self._disks, self.window_s, self._totals)
@@ -233,9 +241,9 @@ class WatchScreen(Screen[None]):
         show_chart = cpu.cpufreq_available and self.has_class("-tall")
         self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
         self._show("#cpu-text", cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide))
-        members = self.query_one("#watch-members", Static)
+        members = self.query_one("#watch-members", TextLines)
         check = traffic_check(view)
-        members.border_title = ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else "")
+        self._set_title(members, ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else ""))
         if not charts_due:
             return
         self._charts_at = latest.timestamp
@@ -248,11 +256,10 @@ class WatchScreen(Screen[None]):
             freq = self.query_one("#freq-chart", FrequencyChart)
             freq.window_s = self.window_s
             tops = [core.max_freq_mhz for core in cpu.cores if core.max_freq_mhz]
-            series = frequency_series(snapshots, self.window_s)
+            series = frequency_series(snapshots, self.window_s, cores=self._cores)
             freq.show(series, max(tops) / 1000 if tops else None)
-            freq.border_title = _legend(
-                "CPU GHz", self._freq_colours[: len(series.lines)], [label for label, _ in series.lines]
-            )
+            labels = [label for label, _ in series.lines]
+            self._set_title(freq, _legend("CPU GHz", self._freq_colours[: len(series.lines)], labels))
 
     def on_resize(self) -> None:
         # A breakpoint change shows charts that were hidden, and hidden charts were not kept drawn.
