@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
@@ -20,7 +21,7 @@ from mdtui.probe.inventory import scan_in_steps
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import Palette, disk_cells
 from mdtui.ui.inventory.screen import FIRST_DISKS, InventoryScreen
-from mdtui.ui.inventory.widgets import PENDING, DiskTable, InventoryTable, SteadyFooter
+from mdtui.ui.inventory.widgets import PENDING, DetailBody, DiskTable, Drawn, InventoryTable, SteadyFooter
 from mdtui.ui.themes import DEFAULT_THEME, repo_themes_dir
 
 from .conftest import plain, settle
@@ -110,7 +111,7 @@ async def test_the_first_scan_shows_the_first_disks_then_fills_in_the_rest(
         # Keys work meanwhile: the cursor goes down to a disk not probed yet, whose detail says so.
         await pilot.press(*["down"] * FIRST)
         assert table.selected_key == names[FIRST]
-        assert "probing" in plain(app.screen.query_one("#detail-body", Static).content)
+        assert "probing" in detail_text(app)
         # Creating an array waits for the whole scan.
         await pilot.press("c")
         assert isinstance(app.screen, InventoryScreen)
@@ -121,7 +122,7 @@ async def test_the_first_scan_shows_the_first_disks_then_fills_in_the_rest(
         for disk in tree_inventory.disks:
             assert cells(table, disk.name) == [cell.plain for cell in disk_cells(disk, Palette())]
         assert table.selected_key == names[FIRST]
-        assert tree_inventory.disks[FIRST].dev_path in plain(app.screen.query_one("#detail-body", Static).content)
+        assert tree_inventory.disks[FIRST].dev_path in detail_text(app)
         assert "scanning" not in str(app.screen.sub_title)
         # A rescan replaces what is shown in one step: no rows go back to waiting.
         await pilot.press("r")
@@ -229,7 +230,7 @@ async def test_the_detail_follows_a_burst_of_keys_to_the_last_row(make_app: Make
             app.post_message(events.Key("down", None))
         await settle(pilot)
         assert app.screen.query_one("#disks", DiskTable).cursor_row == 5
-        detail = plain(app.screen.query_one("#detail-body", Static).content)
+        detail = detail_text(app)
         assert f"{tree_inventory.disks[5].name}  {tree_inventory.disks[5].dev_path}" in detail
 
 
@@ -274,28 +275,49 @@ async def test_the_detail_is_drawn_again_only_when_what_it_shows_changed(
     make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drawn: list[object] = []
-    update = Static.update
+    show = DetailBody.show
 
-    def counted(static: Static, content: object = "", **kwargs: bool) -> None:
-        if static.id == "detail-body":
-            drawn.append(content)
-        update(static, content, **kwargs)  # type: ignore[arg-type]
+    def counted(body: DetailBody, renderable: RenderableType) -> None:
+        drawn.append(renderable)
+        show(body, renderable)
 
-    monkeypatch.setattr(Static, "update", counted)
+    monkeypatch.setattr(DetailBody, "show", counted)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert len(drawn) == 1, "the first disk was drawn more than once at launch"
-        body = app.screen.query_one("#detail-body", Static)
         await pilot.press("tab", "shift+tab")  # to the arrays and back: drawn for each pane once
         await settle(pilot)
         assert len(drawn) == 3
         await pilot.press("down")
         await settle(pilot)
-        assert len(drawn) == 4 and tree_inventory.disks[1].dev_path in plain(body.content)
+        assert len(drawn) == 4 and tree_inventory.disks[1].dev_path in detail_text(app)
         await pilot.press("r")  # a new scan of the same disks: drawn again from it, once
         await settle(pilot)
-        assert len(drawn) == 5 and tree_inventory.disks[1].dev_path in plain(body.content)
+        assert len(drawn) == 5 and tree_inventory.disks[1].dev_path in detail_text(app)
         app.theme = "mdtui-light"
         await settle(pilot)
         assert len(drawn) == 6
+
+
+async def test_the_detail_is_drawn_at_the_panes_width_and_again_when_it_changes(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
+    """The detail is drawn once per content and width: what it shows is the content, at the pane's width."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        body = app.screen.query_one("#detail-body", DetailBody)
+        line = f"{tree_inventory.disks[0].name}  {tree_inventory.disks[0].dev_path}"
+        assert isinstance(body.content, Drawn) and body.content.source is body.source
+        narrow = body.size.width
+        assert body.content.width == narrow and line in plain(body.content)
+        await pilot.resize_terminal(140, 30)
+        await settle(pilot)
+        assert body.size.width > narrow
+        assert body.content.width == body.size.width and line in plain(body.content)
+        assert line in body.render_line(0).text
+
+
+def detail_text(app: MdtuiApp) -> str:
+    return plain(app.screen.query_one("#detail-body", DetailBody).source)

@@ -17,7 +17,7 @@ from mdtui.ui.common.messages import InventoryScanned
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.help.screen import HelpScreen
 from mdtui.ui.inventory import screen as inventory_screen
-from mdtui.ui.inventory.widgets import ArrayTable, DiskTable
+from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable
 
 from .conftest import plain, settle
 
@@ -25,7 +25,7 @@ MakeApp = Callable[..., MdtuiApp]
 
 
 def detail_text(app: MdtuiApp) -> str:
-    return plain(app.screen.query_one("#detail-body", Static).content)
+    return plain(app.screen.query_one("#detail-body", DetailBody).source)
 
 
 def banner_text(app: MdtuiApp) -> str:

@@ -37,7 +37,7 @@ from mdtui.ui.common.messages import (
     failure_reason,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
-from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable, SteadyFooter
+from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
     from mdtui.plan.destroy import DestroyPlan
@@ -160,6 +160,7 @@ class InventoryScreen(Screen[None]):
         # What the detail was drawn from (_detail_source), and from which scan.
         self._detail_shown: tuple[object, ...] | None = None
         self._detail_inventory: Inventory | None = None
+        self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -168,7 +169,7 @@ class InventoryScreen(Screen[None]):
             yield DiskTable(id="disks")
             yield ArrayTable(id="arrays")
         with VerticalScroll(id="detail"):
-            yield Static(Text("Scanning…"), id="detail-body")
+            yield DetailBody(Text("Scanning…"), id="detail-body")
         yield SteadyFooter(show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -223,7 +224,11 @@ class InventoryScreen(Screen[None]):
     # -- drawing ---------------------------------------------------------------------------------
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
+        """The theme's state colours, worked out once per theme (the detail asks at every cursor move)."""
+        theme = self.app.theme
+        if self._palette is None or self._palette[0] != theme:
+            self._palette = (theme, palette_from_variables(self.app.get_css_variables()))
+        return self._palette[1]
 
     def watch_inventory(self) -> None:
         self._redraw()
@@ -233,7 +238,7 @@ class InventoryScreen(Screen[None]):
         self._update_title()
         if self.inventory is None:
             self._detail_shown = None
-            self.query_one("#detail-body", Static).update(Text(self.scan_error or ""))
+            self.query_one("#detail-body", DetailBody).show(Text(self.scan_error or ""))
 
     def watch_scanning(self) -> None:
         self._update_title()
@@ -376,16 +381,16 @@ class InventoryScreen(Screen[None]):
             return
         self._detail_shown, self._detail_inventory = source, self.inventory
         detail = self.query_one("#detail", VerticalScroll)
-        body = self.query_one("#detail-body", Static)
+        body = self.query_one("#detail-body", DetailBody)
         chosen = self.selected()
         if chosen is None:
             empty = "No disks found." if self._pane == "disks" else "No md arrays."
             detail.border_title = "Detail"
-            body.update(Text(empty))
+            body.show(Text(empty))
             return
         title, renderable = chosen
         detail.border_title = title
-        body.update(renderable)
+        body.show(renderable)
 
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:

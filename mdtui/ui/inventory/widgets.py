@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.strip import Strip
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
 from mdtui.model.array import MdArray
@@ -304,3 +307,56 @@ class ArrayTable(InventoryTable):
             cells = array_cells(array, self._palette)
             rows.append((array.name, [cells[i] for i in indexes]))
         self._fill(columns, rows)
+
+
+class Drawn:
+    """A Rich renderable drawn once at a width: its lines, given back as they are (see DetailBody)."""
+
+    def __init__(self, source: RenderableType, lines: list[list[Segment]], width: int) -> None:
+        self.source = source
+        self.lines = lines
+        self.width = width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        new_line = Segment.line()
+        for line in self.lines:
+            yield from line
+            yield new_line
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(self.width, self.width)
+
+
+class DetailBody(Static):
+    """The detail pane's text, drawn once for each content and width.
+
+    A disk's or an array's detail is a Rich table: Static drew it twice each time the cursor moved,
+    once to measure its height and once to show it (the most of a cursor move's time on a long table,
+    issue 17). It is drawn here once at the pane's width, and again only when that width changes (a
+    resize, the scrollbar coming or going). ``source`` is what was given to show.
+    """
+
+    def __init__(self, content: RenderableType, *, id: str | None = None) -> None:
+        super().__init__(content, id=id)
+        self.source: RenderableType = content
+        self._drawn_width = 0
+
+    def show(self, renderable: RenderableType) -> None:
+        self.source = renderable
+        self._draw()
+
+    def _draw(self) -> None:
+        width = self.size.width
+        self._drawn_width = width
+        if width <= 0 or isinstance(self.source, Text):  # not laid out yet; Text is measured cheaply
+            self.update(self.source)
+            return
+        app = self.app
+        options = app.console_options.update(highlight=False, width=width).update_width(width)
+        segments = app.console.render(self.source, options)
+        lines = list(Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False))
+        self.update(Drawn(self.source, lines, width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._drawn_width:
+            self._draw()
