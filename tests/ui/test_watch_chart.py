@@ -21,7 +21,7 @@ from mdtui.ui.watch.chart import (
     x_ticks,
 )
 from mdtui.ui.watch.screen import WatchScreen
-from mdtui.ui.watch.widgets import RateChart, TextLines, text_rows
+from mdtui.ui.watch.widgets import RateChart, TextLines, _changed_cells, text_rows
 
 from .test_watch_screen import feed, watch_app
 from .watch_tree import WatchTree
@@ -61,7 +61,7 @@ def test_a_gap_breaks_the_line_and_dots_off_the_canvas_are_dropped() -> None:
     canvas.trace([(0, 0), (1, 0), None, (4, 0), (5, 0), (9, 0), (5, -7)], 1)
     # Nothing joins x=1 to x=4; the line towards x=9 stops at the edge, the one to y=-7 at the top.
     assert canvas_text(canvas) == [braille((0, 0), (1, 0)) + " " + braille((0, 0), (1, 0))]
-    assert [key for _, key in canvas.row(0)] == [1, None, 1]
+    assert canvas.row(0) == [(canvas_text(canvas)[0], 1)]  # the space between goes with the series' run
 
 
 def test_where_lines_cross_the_later_one_colours_the_cell() -> None:
@@ -169,6 +169,15 @@ def test_text_rows_split_spans_by_line() -> None:
     text = Text("ab\ncd\nef", style="dim")
     text.stylize("bold", 1, 4)  # b, the newline, c
     assert text_rows(text) == [("ab", ((1, 2, "bold"),), "dim"), ("cd", ((0, 1, "bold"),), "dim"), ("ef", (), "dim")]
+
+
+def test_a_changed_row_repaints_from_its_first_changed_cell_to_its_last() -> None:
+    region = _changed_cells(3, ("nvme0n1    100   0.2", ""), ("nvme0n1     99   0.2", ""))
+    assert (region.x, region.y, region.width, region.height) == (11, 3, 3, 1)  # "100" -> " 99"
+    shorter = _changed_cells(0, ("busy 100%", ""), ("busy 9%", ""))
+    assert (shorter.x, shorter.width) == (5, 4)  # to the end of the longer text: the old cells are cleared
+    recoloured = _changed_cells(0, ("⠉⠉⠉⠉", "AAAA"), ("⠉⠉⠉⠉", "AABA"))
+    assert (recoloured.x, recoloured.width) == (2, 1)  # same dots, another series' colour
 
 
 class Panes(App[None]):

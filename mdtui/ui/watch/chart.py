@@ -16,6 +16,7 @@ from dataclasses import dataclass
 BRAILLE_BLANK = 0x2800
 # The bit of the dot at (row 0-3, column 0-1) of a cell, as Unicode numbers braille dots 1-8.
 DOT_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+CELL_TEXT = (" ", *(chr(BRAILLE_BLANK + bits) for bits in range(1, 256)))  # a cell's text by its dots
 # SPAN_BITS[column][first][last]: the bits of dot rows first..last (0-3) of one column of a cell.
 SPAN_BITS = tuple(
     tuple(
@@ -96,71 +97,85 @@ class Canvas:
         """Dots joined by lines, left to right; None breaks the line. Off-canvas dots are dropped.
 
         Each dot column between two points gets the rows the line moves through since the column
-        before it, so the line is one dot thick where flat and unbroken where steep. One loop with
-        no calls per dot: this runs for every point of every chart each tick.
+        before it, so the line is one dot thick where flat and unbroken where steep. This runs for
+        every point of every chart each tick: first the rows each column gets, then the cells' bits.
         """
-        width, bottom = self.width, self.height * 4 - 1
-        across = width * 2
-        bits, owner, span_bits = self.bits, self.owner, SPAN_BITS
-        px = py = -1
+        spans: list[tuple[int, int, int]] = []  # (dot column, first row, last row)
+        add = spans.append
+        px = py = 0
         joined = False  # whether the point before this one is on the line (not after a gap)
         for point in points:
             if point is None:
                 joined = False
                 continue
             x, y = point
-            if joined and x > px:
-                first_x, run, rise, previous = px + 1, x - px, y - py, py
+            if joined and x == px + 1:  # the commonest step: the next column
+                add((x, py + 1, y) if y > py else (x, y, py - 1) if y < py else (x, y, y))
+            elif joined and x > px:
+                run, rise, previous = x - px, y - py, py
+                for column in range(px + 1, x + 1):
+                    row = py + round(rise * (column - px) / run)
+                    add(
+                        (column, previous + 1, row)
+                        if row > previous
+                        else (column, row, previous - 1)
+                        if row < previous
+                        else (column, row, row)
+                    )
+                    previous = row
             else:  # a line starts, or a point on the same column: the rows between it and the last one
-                first_x, run, rise, previous = x, 0, 0, py if joined and x == px else y
-            for column in range(first_x, x + 1):
-                row = py + round(rise * (column - px) / run) if run else y
-                if row > previous:
-                    low, high = previous + (run > 0), row
-                elif row < previous:
-                    low, high = row, previous - (run > 0)
-                else:
-                    low = high = row
-                previous = row
-                if column < 0 or column >= across:
-                    continue
-                if low < 0:
-                    low = 0
-                if high > bottom:
-                    high = bottom
-                if low > high:
-                    continue
-                spans = span_bits[column & 1]
-                first, last = low >> 2, high >> 2
-                cell = first * width + (column >> 1)
-                if first == last:
-                    bits[cell] |= spans[low & 3][high & 3]
-                    owner[cell] = series
-                    continue
-                for cell_row in range(first, last + 1):
-                    bits[cell] |= spans[low & 3 if cell_row == first else 0][high & 3 if cell_row == last else 3]
-                    owner[cell] = series
-                    cell += width
+                low, high = (min(py, y), max(py, y)) if joined and x == px else (y, y)
+                add((x, low, high))
             px, py, joined = x, y, True
+        self._fill(spans, series)
+
+    def _fill(self, spans: list[tuple[int, int, int]], series: int) -> None:
+        width, bottom = self.width, self.height * 4 - 1
+        across = width * 2
+        bits, owner, span_bits = self.bits, self.owner, SPAN_BITS
+        for column, low, high in spans:
+            if column < 0 or column >= across:
+                continue
+            if low < 0:
+                low = 0
+            if high > bottom:
+                high = bottom
+            if low > high:
+                continue
+            masks = span_bits[column & 1]
+            first, last = low >> 2, high >> 2
+            cell = first * width + (column >> 1)
+            if first == last:
+                bits[cell] |= masks[low & 3][high & 3]
+                owner[cell] = series
+                continue
+            for cell_row in range(first, last + 1):
+                bits[cell] |= masks[low & 3 if cell_row == first else 0][high & 3 if cell_row == last else 3]
+                owner[cell] = series
+                cell += width
 
     def row(self, y: int) -> list[Run]:
-        """Cell row y as runs of equal owner; empty cells are spaces (AXIS), not blank braille."""
-        runs: list[Run] = []
-        start = y * self.width
-        bits, owner = self.bits, self.owner
-        if not any(bits[start : start + self.width]):
-            return [(" " * self.width, AXIS)] if self.width else []
-        text: list[str] = []
-        current: int | None = AXIS
-        for cell in range(start, start + self.width):
-            key = owner[cell] if bits[cell] else AXIS
-            if key != current and text:
-                runs.append(("".join(text), current))
-                text = []
-            current = key
-            text.append(chr(BRAILLE_BLANK + bits[cell]) if bits[cell] else " ")
-        if text:
-            runs.append(("".join(text), current))
+        """Cell row y as runs of text, each coloured by one series (or AXIS for the blanks before the first dot).
+
+        Empty cells are spaces, not blank braille. Spaces between and after dots go with the run before
+        them: a space shows no colour, and fewer runs make fewer segments to compare, style and paint.
+        """
+        width = self.width
+        start = y * width
+        cells = self.bits[start : start + width]
+        if not any(cells):
+            return [(" " * width, AXIS)] if width else []
+        text = "".join(map(CELL_TEXT.__getitem__, cells))
+        dotted = [index for index, cell in enumerate(cells) if cell]
+        owner = self.owner
+        runs: list[Run] = [(text[: dotted[0]], AXIS)] if dotted[0] else []
+        begin, current = dotted[0], owner[start + dotted[0]]
+        for index in dotted:
+            series = owner[start + index]
+            if series != current:
+                runs.append((text[begin:index], current))
+                begin, current = index, series
+        runs.append((text[begin:], current))
         return runs
 
 

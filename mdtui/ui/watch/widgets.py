@@ -88,12 +88,14 @@ class TimeChart(Widget):
             self._strips.clear()
             self.refresh()
             return
-        changed = [y for y, row in enumerate(rows) if y >= len(self._rows) or self._rows[y] != row]
+        old = self._rows
+        changed = [y for y, row in enumerate(rows) if y >= len(old) or old[y] != row]
         self._rows = rows
         for y in changed:
             self._strips.pop(y, None)
         if changed:
-            self.refresh(*(Region(0, y, width, 1) for y in changed))
+            # Only the cells that differ are painted and written to the terminal (most of a row is the same).
+            self.refresh(*(_changed_cells(y, _chart_row_keys(old[y]), _chart_row_keys(rows[y])) for y in changed))
 
     def on_resize(self, _event: Resize) -> None:
         self._redraw()
@@ -125,6 +127,40 @@ class TimeChart(Widget):
         styles = self._series_styles
         segments = [Segment(text, base if key is None else styles[key % len(styles)]) for text, key in self._rows[y]]
         return Strip(segments).adjust_cell_length(width, base)
+
+
+def _chart_row_keys(row: Row) -> tuple[str, str]:
+    """A chart row's text and, cell for cell, which series colours it (its cells are one column each)."""
+    return "".join(text for text, _ in row), "".join(
+        chr(65 + (key if key is not None else -1)) * len(text) for text, key in row
+    )
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters a and b share (a binary search of slice comparisons, done in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _changed_cells(y: int, old: tuple[str, str], new: tuple[str, str]) -> Region:
+    """Row y's cells from the first that differs to the last, in text or in colour keys (one cell a character)."""
+    start, end = len(new[0]), 0
+    for before, after in zip(old, new, strict=True):
+        if before == after:
+            continue
+        # Lines are padded to the pane's width: compare them as drawn, so an old tail is cleared.
+        before, after = before.ljust(len(after)), after.ljust(len(before))
+        prefix = _common_prefix(before, after)
+        suffix = _common_prefix(before[prefix:][::-1], after[prefix:][::-1])
+        start = min(start, prefix)
+        end = max(end, len(after) - suffix, len(before) - suffix)
+    return Region(start, y, max(1, end - start), 1)
 
 
 def _scaled(values: Sequence[float | None], scale: float) -> list[float | None]:
@@ -251,8 +287,15 @@ class TextLines(Widget):
         changed = [y for y, row in enumerate(rows) if row != old[y]]
         for y in changed:
             self._strips.pop(y, None)
-        if changed:
-            self.refresh(*(Region(0, y, width, 1) for y in changed))
+        regions = []
+        for y in changed:
+            before, after = old[y], rows[y]
+            if before[1:] != after[1:] or len(before[0]) != cell_len(before[0]) or len(after[0]) != cell_len(after[0]):
+                regions.append(Region(0, y, width, 1))  # new styles, or wide characters: the whole line
+            else:
+                regions.append(_changed_cells(y, (before[0], ""), (after[0], "")))
+        if regions:
+            self.refresh(*regions)
 
     def _layout(self, text: Text, width: int) -> list[TextRow]:
         rows: list[TextRow] = []
