@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 BRAILLE_BLANK = 0x2800
 # The bit of the dot at (row 0-3, column 0-1) of a cell, as Unicode numbers braille dots 1-8.
@@ -268,7 +269,9 @@ def draw(
         labels = [""] * len(ticks)
     canvas = Canvas(shape.plot_width, shape.plot_height)
     for index, values in enumerate(lines):
-        plot(canvas, seconds_ago, values, window_s, ticks[-1], index)
+        # A line the same as a later one is hidden under it (min, mean and max of cores running alike).
+        if not any(values == later for later in lines[index + 1 :]):
+            plot(canvas, seconds_ago, values, window_s, ticks[-1], index)
     # Tick rows: where each tick's value falls (0 on the bottom dot row, the top tick on the top one).
     label_at: dict[int, str] = {}
     down = canvas.dots_down - 1
@@ -290,6 +293,7 @@ def draw(
     return rows
 
 
+@lru_cache(maxsize=16)
 def _time_axis(shape: ChartLayout, window_s: float) -> tuple[str, str]:
     """The axis line with a ┬ at each time tick, and the labels centred under the ticks."""
     columns = shape.plot_width
