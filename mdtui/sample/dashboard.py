@@ -106,9 +106,13 @@ class WholeDisks:
         self._whole: frozenset[str] = frozenset()
         self._listed = False
         self._last: frozenset[str] = frozenset()
+        self._last_devices: frozenset[str] | None = None
 
     def names(self, devices: Iterable[str]) -> frozenset[str]:
         current = frozenset(devices)
+        if current == self._last_devices:  # the same devices as last tick (most ticks): the same answer
+            return self._last
+        self._last_devices = current
         if not self._listed or not current <= self._seen:
             self._whole = frozenset(self.root.listdir("/sys/block"))
             self._listed = True
