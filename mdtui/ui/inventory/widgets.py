@@ -67,9 +67,12 @@ class InventoryTable(DataTable[Text]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
-        # What the table shows: its columns, each row's cells as _look sees them, the row keys in order.
-        self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, tuple[object, ...]], list[str]] | None
+        # What the table shows: its columns, each row's cells, the row keys in order; and each row's cells
+        # as _look sees them, worked out when a rescan compares them (not at each fill).
+        self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, Sequence[Text]], list[str]] | None
         self._shown = None
+        self._looks: dict[str, tuple[object, ...]] = {}
+        self._sized: set[str] = set()  # rows _fill has sized already (see _update_dimensions)
         # Rendered lines by what they show (see _render_line), dropped whenever the table changes.
         self._lines: dict[tuple[object, ...], Strip] = {}
 
@@ -120,9 +123,12 @@ class InventoryTable(DataTable[Text]):
         (else the table could stay drawn with every column cut to its heading's width). _fill sizes its
         rows at once, so this finds nothing to change after it.
         """
-        rows = list(new_rows)
+        sized, self._sized = self._sized, set()
+        rows = [key for key in new_rows if key.value not in sized]
         before = [column.content_width for column in self.ordered_columns]
-        if self._size_columns([self._data.get(key, {}) for key in rows]):
+        cells = [list(self._data.get(key, {}).values()) for key in rows]
+        if all(type(cell) is Text and "\n" not in cell.plain for row in cells for cell in row):
+            self._widen(cells)  # type: ignore[arg-type]
             super()._update_dimensions(())
         else:
             super()._update_dimensions(rows)
@@ -130,33 +136,26 @@ class InventoryTable(DataTable[Text]):
             self._update_count += 1  # every DataTable cache is keyed by it
             self.refresh()
 
-    def _size_columns(self, rows: Iterable[dict[ColumnKey, object]]) -> bool:
-        """Widen each column to its longest cell in ``rows`` (cells by column); False, and nothing done,
-        if a cell is not one line of Text."""
-        rows = list(rows)
-        if any(not isinstance(cell, Text) or "\n" in cell.plain for row in rows for cell in row.values()):
-            return False
-        columns = self.columns
-        for row in rows:
-            for column_key, cell in row.items():
-                column = columns.get(column_key)
-                if column is not None and isinstance(cell, Text):
-                    column.content_width = max(column.content_width, cell_len(cell.plain))
-        return True
+    def _widen(self, rows: Sequence[Sequence[Text]]) -> None:
+        """Widen each column to its longest cell in ``rows`` (each a row's cells in column order)."""
+        for column, cells in zip(self.ordered_columns, zip(*rows, strict=False), strict=False):
+            column.content_width = max(column.content_width, *(cell_len(cell.plain) for cell in cells))
 
     def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
         if self._update_in_place(columns, rows):
             return
         keep = self.selected_key
-        self._shown = (tuple(columns), {key: tuple(map(_look, cells)) for key, cells in rows}, [k for k, _ in rows])
+        keys = [key for key, _ in rows]
+        self._shown = (tuple(columns), dict(rows), keys)
+        self._looks = {}
         self.clear(columns=True)
         for key, label, width in columns:
             self.add_column(Text(label), key=key, width=width)
         for key, cells in rows:
             self.add_row(*cells, key=key)
         # Sized now, not when idle: the first draw of the rows has their widths.
-        self._size_columns(dict(zip(self.columns, cells, strict=False)) for _, cells in rows)
-        keys = [key for key, _ in rows]
+        self._widen([cells for _, cells in rows])
+        self._sized = set(keys)
         if keep in keys:
             self.move_cursor(row=keys.index(keep), animate=False, scroll=True)
 
@@ -172,11 +171,14 @@ class InventoryTable(DataTable[Text]):
         shown = self._shown
         if shown is None or shown[0] != tuple(columns) or shown[2] != [key for key, _ in rows]:
             return False
-        looks = shown[1]
+        looks, shown_cells = self._looks, shown[1]
         changed = []
         for key, cells in rows:
             new = tuple(map(_look, cells))
-            if new != looks[key]:
+            old = looks.get(key)
+            if old is None:
+                old = looks[key] = tuple(map(_look, shown_cells[key]))
+            if new != old:
                 changed.append((key, cells, new))
         for _key, cells, _new in changed:
             for (column, _, _), cell in zip(columns, cells, strict=True):
@@ -191,6 +193,7 @@ class InventoryTable(DataTable[Text]):
                 if old != now:
                     self.update_cell(key, column, cell)
             looks[key] = new
+            shown_cells[key] = cells
         return True
 
 
@@ -252,8 +255,10 @@ PENDING = "…"
 
 
 def pending_cells(name: str, palette: Palette) -> tuple[Text, ...]:
-    """A disk the scan has not probed yet: its name, and "…" where its other cells will be."""
-    return (Text(name, style=palette.label), *(Text(PENDING, style=palette.muted) for _ in DISK_COLUMNS[1:]))
+    """A disk the scan has not probed yet: its name, and "…" where its other cells will be (one Text for
+    them all: nothing changes a cell once made)."""
+    waiting = Text(PENDING, style=palette.muted)
+    return (Text(name, style=palette.label), *(waiting for _ in DISK_COLUMNS[1:]))
 
 
 def _cut_ident(cells: tuple[Text, ...], width: int | None) -> tuple[Text, ...]:
