@@ -213,6 +213,27 @@ async def test_live_worker_samples_a_tree_in_a_thread(tmp_path: Path) -> None:
     assert all(worker_states)
 
 
+async def test_the_sampler_keeps_only_the_charts_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    WatchTree(tmp_path)
+    lengths: list[int] = []
+    original = Sampler.__init__
+
+    def recording(self: Sampler, *args: object, **kwargs: object) -> None:
+        lengths.append(int(kwargs.get("history_length", -1)))  # type: ignore[call-overload]
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Sampler, "__init__", recording)
+    screen = WatchScreen(str(tmp_path), "md0", 0.5, window_s=60.0)
+    app = MdtuiApp(str(tmp_path), privileged=True, theme_dirs=THEME_DIRS, start_screen=lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):
+            if lengths:
+                break
+            await asyncio.sleep(0.02)
+        await pilot.press("escape")
+    assert lengths == [122]  # 60 s at 0.5 s and two to spare, not the sampler's default of 600
+
+
 def test_newer_snapshot_message_replaces_a_queued_one() -> None:
     older, newer = SnapshotTaken((), frozenset()), SnapshotTaken((), frozenset())
     assert newer.can_replace(older)

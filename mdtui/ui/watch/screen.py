@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -168,7 +169,10 @@ class WatchScreen(Screen[None]):
     def sample_loop(self) -> None:
         """Thread worker: sample every interval and post the history; never touches a widget."""
         try:
-            with Sampler(SystemRoot(self.root)) as sampler:
+            # The history the charts show, not the sampler's default ten minutes: a 256-disk snapshot is
+            # ~150 KB, and every full garbage collection walks all that are kept.
+            length = math.ceil(self.window_s / self.interval) + 2
+            with Sampler(SystemRoot(self.root), history_length=length) as sampler:
                 disks = WholeDisks(SystemRoot(self.root))
                 deadline = time.monotonic()
                 while not self._stop.is_set():
