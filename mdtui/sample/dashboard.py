@@ -227,16 +227,20 @@ def _window(snapshots: Sequence[Snapshot], window_s: float) -> list[Snapshot]:
 
 
 class DiskTotals:
-    """The all-disks totals of each snapshot, for a dashboard that redraws its window every tick.
+    """Each snapshot's all-disks total and the watched target's figures, for a dashboard that redraws its
+    window every tick.
 
     Summing every disk of every snapshot in a two-minute window each tick costs window x disks
-    additions per tick (30,000 on a 256-disk host); snapshots never change, so each one's total is
-    made once and kept while the snapshot is in the window. A screen owns one (not thread-safe).
+    additions per tick (30,000 on a 256-disk host), and finding an array's device in each snapshot a
+    scan of its devices; snapshots never change, so each one's figures are worked out once and kept
+    while the snapshot is in the window. A screen owns one (not thread-safe).
     """
 
     def __init__(self) -> None:
         # id(snapshot) -> (the snapshot, which keeps the id from being reused; the disks summed; the total)
         self._totals: dict[int, tuple[Snapshot, frozenset[str], DeviceRates | None]] = {}
+        # id(snapshot) -> (the snapshot; the target; its disks; its read/write bytes and IOPS)
+        self._rows: dict[int, tuple[Snapshot, str, frozenset[str], SeriesRow]] = {}
 
     def total(self, snapshot: Snapshot, disks: frozenset[str]) -> DeviceRates | None:
         kept = self._totals.get(id(snapshot))
@@ -246,11 +250,36 @@ class DiskTotals:
         self._totals[id(snapshot)] = (snapshot, disks, rates)
         return rates
 
+    def row(self, snapshot: Snapshot, target: str, disks: frozenset[str]) -> SeriesRow:
+        """The target's read and write bytes and IOPS in this snapshot (Nones where it had no rates)."""
+        kept = self._rows.get(id(snapshot))
+        if (
+            kept is not None
+            and kept[0] is snapshot
+            and kept[1] == target
+            and (target != ALL_DISKS or kept[2] is disks or kept[2] == disks)
+        ):
+            return kept[3]
+        row = _series_row(_target_rates(snapshot, target, disks, self))
+        self._rows[id(snapshot)] = (snapshot, target, disks, row)
+        return row
+
     def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
-        """Forget the totals of snapshots that left the window."""
+        """Forget the figures of snapshots that left the window."""
         wanted = {id(snapshot) for snapshot in snapshots}
-        for key in [key for key in self._totals if key not in wanted]:
-            del self._totals[key]
+        for kept in (self._totals, self._rows):
+            for key in [key for key in kept if key not in wanted]:
+                del kept[key]
+
+
+SeriesRow = tuple[float | None, float | None, float | None, float | None]
+_NO_ROW: SeriesRow = (None, None, None, None)
+
+
+def _series_row(rates: DeviceRates | None) -> SeriesRow:
+    if rates is None:
+        return _NO_ROW
+    return rates.read_bytes_per_s, rates.write_bytes_per_s, rates.read_iops, rates.write_iops
 
 
 def _target_rates(
@@ -272,23 +301,19 @@ def target_series(
 ) -> Series:
     """The target's rates at each tick of the last window_s seconds (None where a tick had no rate).
 
-    totals: kept all-disks totals (DiskTotals) so each tick sums only the newest snapshot.
+    totals: the screen's DiskTotals, so each tick works out only the newest snapshot's figures.
     """
     chosen = _window(snapshots, window_s)
     if not chosen:
         return Series()
-    if totals is not None and target == ALL_DISKS:
+    if totals is not None:
         totals.keep_only(chosen)
+        rows = [totals.row(snapshot, target, disks) for snapshot in chosen]
+    else:
+        rows = [_series_row(_target_rates(snapshot, target, disks)) for snapshot in chosen]
     latest = chosen[-1].timestamp
-    ages, reads, writes, read_iops, write_iops = [], [], [], [], []
-    for snapshot in chosen:
-        rates = _target_rates(snapshot, target, disks, totals)
-        ages.append(snapshot.timestamp - latest)
-        reads.append(rates.read_bytes_per_s if rates else None)
-        writes.append(rates.write_bytes_per_s if rates else None)
-        read_iops.append(rates.read_iops if rates else None)
-        write_iops.append(rates.write_iops if rates else None)
-    return Series(tuple(ages), tuple(reads), tuple(writes), tuple(read_iops), tuple(write_iops))
+    reads, writes, read_iops, write_iops = zip(*rows, strict=True)
+    return Series(tuple(s.timestamp - latest for s in chosen), reads, writes, read_iops, write_iops)
 
 
 class CoreFrequencies:
@@ -338,17 +363,17 @@ def frequency_series(
         cores.keep_only(chosen)
     latest = chosen[-1].timestamp
     ages = tuple(s.timestamp - latest for s in chosen)
-    per_tick = [cores.of(s) for s in chosen]
+    of = cores.of
+    per_tick = [of(s) for s in chosen]
     names = sorted(set().union(*(mhz for mhz, _ in per_tick)))
     if len(names) <= max_lines:
         lines = tuple((f"cpu{cpu}", tuple(mhz.get(cpu) for mhz, _ in per_tick)) for cpu in names)
         return FrequencySeries(ages, lines)
-    spread = (
-        ("max", tuple(s[2] if s else None for _, s in per_tick)),
-        ("mean", tuple(s[1] if s else None for _, s in per_tick)),
-        ("min", tuple(s[0] if s else None for _, s in per_tick)),
-    )
-    return FrequencySeries(ages, spread)
+    lows, means, highs = zip(*(spread or _NO_SPREAD for _, spread in per_tick), strict=True)
+    return FrequencySeries(ages, (("max", highs), ("mean", means), ("min", lows)))
+
+
+_NO_SPREAD = (None, None, None)
 
 
 def build_view(

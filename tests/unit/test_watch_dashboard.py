@@ -199,6 +199,19 @@ def test_all_disks_view_takes_its_totals_from_the_kept_ones() -> None:
     assert build_view(history, ALL_DISKS, disks) == view  # the same view without kept totals
 
 
+def test_kept_target_figures_are_worked_out_once_per_snapshot_and_target() -> None:
+    history = [snapshot(float(t), (rates("md0", mb=float(t)), rates("md1", mb=2.0 * t))) for t in range(1, 6)]
+    totals = DiskTotals()
+    first = target_series(history[:4], "md0", totals=totals)
+    kept = totals.row(history[0], "md0", frozenset())
+    assert target_series(history, "md0", totals=totals) == target_series(history, "md0")
+    assert totals.row(history[0], "md0", frozenset()) is kept  # not looked up again
+    assert first.read_bytes_per_s == (1e6, 2e6, 3e6, 4e6)
+    # Another target: its own figures, not the kept ones of the first.
+    assert target_series(history, "md1", totals=totals).read_bytes_per_s == (2e6, 4e6, 6e6, 8e6, 10e6)
+    assert target_series(history, "gone", totals=totals).read_iops == (None,) * 5
+
+
 def test_targets_pick_and_cycle() -> None:
     md0, md1 = array("raid0"), MdArray("md1", "clean", "raid1")
     inactive = MdArray("md2", "inactive", None)

@@ -168,7 +168,8 @@ def _scaled(values: Sequence[float | None], scale: float) -> list[float | None]:
 
 
 def _top(lines: Sequence[Sequence[float | None]]) -> float:
-    return max((v for values in lines for v in values if v is not None and math.isfinite(v)), default=0.0)
+    tops = [max(filter(math.isfinite, [v for v in values if v is not None]), default=0.0) for values in lines]
+    return max(tops, default=0.0)
 
 
 class RateChart(TimeChart):
