@@ -7,12 +7,14 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.renderables.styled import Styled
 from textual.strip import Strip
 from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
@@ -75,6 +77,8 @@ class InventoryTable(DataTable[Text]):
         self._sized: set[str] = set()  # rows _fill has sized already (see _update_dimensions)
         # Rendered lines by what they show (see _render_line), dropped whenever the table changes.
         self._lines: dict[tuple[object, ...], Strip] = {}
+        # Rendered cells by what they show, without the row they are in (see _render_cell).
+        self._cells_drawn: dict[tuple[object, ...], list[list[Segment]]] = {}
 
     @property
     def selected_key(self) -> str | None:
@@ -110,6 +114,59 @@ class InventoryTable(DataTable[Text]):
                 self._lines.clear()
             line = self._lines[key] = super()._render_line(y, x1, x2, base_style)
         return line
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        """A cell as DataTable draws it, drawn once for every cell that shows the same.
+
+        DataTable draws each cell through Rich the first time its row is shown (a page down on a long
+        table draws some 250), and keeps it by row and column. Most cells of a column repeat (the bus,
+        size, type, link and state of a thousand disks take a few values): a one-line Text cell is drawn
+        here once per look, then given its row and column (the mouse's meta) for each row that shows it.
+        """
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        row = self.rows.get(row_key) if row_key is not None else None
+        cell = self._data.get(row_key, {}).get(column_key) if row_key is not None else None
+        if (
+            row is None or row.height != 1 or self.fixed_rows or self.fixed_columns or column_key is None
+            or type(cell) is not Text or "\n" in cell.plain or "\t" in cell.plain
+        ):  # fmt: skip
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
+        key = (row_key, column_key, *state)
+        lines = self._cell_render_cache.get(key)
+        if lines is not None:
+            return lines
+        look = (cell.plain, cell.style, tuple(cell.spans), cell.justify, cell.overflow, cell.end, width, *state)
+        drawn = self._cells_drawn.get(look)
+        if drawn is None:
+            component_style, post_style = self._get_styles_to_render_cell(
+                False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+                self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
+            )  # fmt: skip
+            options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+            padded = Padding(cell, (0, self.cell_padding))
+            styled = Styled(padded, pre_style=base_style + component_style, post_style=post_style)
+            drawn = self.app.console.render_lines(styled, options)
+            if len(self._cells_drawn) > 20000:
+                self._cells_drawn.clear()
+            self._cells_drawn[look] = drawn
+        meta = Style.from_meta({"row": row_index, "column": column_index})
+        lines = [
+            [segment if segment.style is None else Segment(segment.text, segment.style + meta, segment.control)
+             for segment in line]
+            for line in drawn
+        ]  # fmt: skip
+        self._cell_render_cache[key] = lines
+        return lines
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Column widths for new rows from each cell's length, then DataTable's own sizing.
