@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
 from mdtui.errors import MdtuiError
-from mdtui.model.array import MdArray
-from mdtui.model.inventory import Inventory
-from mdtui.plan.create import CreatePlan
-from mdtui.plan.destroy import DestroyPlan
-from mdtui.probe.smart import SmartHealth
-from mdtui.run.mdadm import CreateOutcome
+
+if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not import the planner and runner
+    from mdtui.model.array import MdArray
+    from mdtui.model.inventory import Inventory
+    from mdtui.plan.create import CreatePlan
+    from mdtui.plan.destroy import DestroyPlan
+    from mdtui.probe.smart import SmartHealth
+    from mdtui.run.mdadm import CreateOutcome
 
 
 class InventoryScanned(Message, bubble=False):
