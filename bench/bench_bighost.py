@@ -18,6 +18,9 @@ commit) with this same script: the before and after of a change come from one ru
 - dashboard CPU: `mdtui --root TREE watch md1` (one array) and the all-disks view, each in a tmux
   pane over the same window while this process advances the tree's counters every second; utime +
   stime from /proc/PID/stat, % of one core. The load average is printed with every CPU figure.
+- beside every figure: the load average and the reference loop, the best CPU time of a fixed Python loop
+  (~25 ms when this 2-core VM is quiet): its speed swings up to 2x minute to minute, so a figure taken
+  in a slow minute shows it (compare before and after from the same minutes, or with --repo/--compare).
 - side by side (--side-by-side, root): mdtui watch, `iostat -x 1` and glances (pip-installed into a
   bench-only venv under ~/.cache/mdtui-bench) on the live host, during the same rate-limited fio
   read of a loop device, in tmux panes of the same size; printed as ratios.
@@ -67,8 +70,28 @@ def verdict(value: float, target: float) -> str:
     return "PASS" if value <= target else "MISS"
 
 
+REFERENCE_LOOP = 300_000  # iterations of the reference loop: ~25 ms of one core of this machine when quiet
+
+
+def reference_ms() -> float:
+    """Best of three CPU times of a fixed pure-Python loop: how fast this machine runs Python right now.
+
+    A shared virtual machine's speed swings (its neighbours, its host's clock): the same loop has
+    measured 1.0x to 2x its quiet time here minute to minute, which load average alone does not show.
+    Printed beside every figure, it tells a slow minute from a slow change.
+    """
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for number in range(REFERENCE_LOOP):
+            total += number
+        best = min(best, time.process_time() - started)
+    return best * 1e3
+
+
 def load() -> str:
-    return f"load {os.getloadavg()[0]:.2f}"
+    return f"load {os.getloadavg()[0]:.2f}, reference loop {reference_ms():.0f} ms"
 
 
 def pycache(repo: Path) -> Path:
@@ -392,7 +415,8 @@ def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float,
     pids: dict[tuple[Path, str], int] = {}
     targets: dict[tuple[Path, str], str] = {}
     results: dict[tuple[Path, str], list[float]] = {}
-    loads = []
+    loads: list[float] = []
+    references: list[float] = []
     try:
         with Advancer(tree):
             for repo in repos:
@@ -406,6 +430,7 @@ def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float,
             for _ in range(repeats):
                 figures = measure_cpu({f"{key}": pid for key, pid in pids.items()}, seconds)
                 loads.append(os.getloadavg()[0])
+                references.append(reference_ms())
                 for key in pids:
                     results.setdefault(key, []).append(figures[f"{key}"])
             shown = {key: tmux.capture(target) for key, target in targets.items()}
@@ -416,7 +441,10 @@ def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float,
         if wanted not in screen:
             raise SystemExit(f"{repo}: the {view} dashboard did not show {wanted!r}:\n{screen}")
     spread = lambda values: ", ".join(f"{v:.2f}" for v in values)  # noqa: E731
-    where = f"{repeats} windows of {seconds:g} s, load {statistics.median(loads):.2f}"
+    where = (
+        f"{repeats} windows of {seconds:g} s, load {statistics.median(loads):.2f}, "
+        f"reference loop {statistics.median(references):.0f} ms"
+    )
     lines = []
     for repo in repos:
         label = f" [{repo}]" if len(repos) > 1 else ""
@@ -473,7 +501,8 @@ def bench_side_by_side(repos: list[Path], seconds: float, warmup: float, repeats
     )  # fmt: skip
     tmux = Tmux(repos[-1])
     results: dict[str, list[float]] = {}
-    loads = []
+    loads: list[float] = []
+    references: list[float] = []
     mine = "mdtui watch"
     try:
         pids = {}
@@ -488,6 +517,7 @@ def bench_side_by_side(repos: list[Path], seconds: float, warmup: float, repeats
             for label, value in measure_cpu(pids, seconds).items():
                 results.setdefault(label, []).append(value)
             loads.append(os.getloadavg()[0])
+            references.append(reference_ms())
     finally:
         tmux.close()
         fio.terminate()
@@ -498,7 +528,8 @@ def bench_side_by_side(repos: list[Path], seconds: float, warmup: float, repeats
     mdtui = medians[mine]
     lines = [
         f"side by side on this host ({os.cpu_count()} CPUs, fio reading {device} at 100 MiB/s, {repeats} windows of "
-        f"{seconds:g} s, load {statistics.median(loads):.2f}), % of one core:"
+        f"{seconds:g} s, load {statistics.median(loads):.2f}, reference loop {statistics.median(references):.0f} ms), "
+        "% of one core:"
     ]
     for label, value in medians.items():
         ratio = f"mdtui / this = {mdtui / value:.2f}" if label != mine and value > 0 else ""
