@@ -19,7 +19,7 @@ commit) with this same script: the before and after of a change come from one ru
   pane over the same window while this process advances the tree's counters every second; utime +
   stime from /proc/PID/stat, % of one core. The load average is printed with every CPU figure.
 - beside every figure: the load average and the reference loop, the best CPU time of a fixed Python loop
-  (~25 ms when this 2-core VM is quiet): its speed swings up to 2x minute to minute, so a figure taken
+  (10-12 ms when this 2-core VM is quiet): its speed swings up to 2x minute to minute, so a figure taken
   in a slow minute shows it (compare before and after from the same minutes, or with --repo/--compare).
 - side by side (--side-by-side, root): mdtui watch, `iostat -x 1` and glances (pip-installed into a
   bench-only venv under ~/.cache/mdtui-bench) on the live host, during the same rate-limited fio
@@ -70,7 +70,7 @@ def verdict(value: float, target: float) -> str:
     return "PASS" if value <= target else "MISS"
 
 
-REFERENCE_LOOP = 300_000  # iterations of the reference loop: ~25 ms of one core of this machine when quiet
+REFERENCE_LOOP = 300_000  # iterations of the reference loop: 10-12 ms of one core of this machine when quiet
 
 
 def reference_ms() -> float:
