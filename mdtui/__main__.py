@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Sequence
 
 from mdtui.cli.launch import app_launch_args
 from mdtui.errors import MdtuiError
+
+# How long the launch waits for the first step of the inventory's scan before loading the app anyway
+# (a slow host's screen then shows "Scanning…" until the step comes, as it would without waiting).
+SCAN_AHEAD_WAIT_S = 0.5
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,9 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             # dropped SSH session may send, must not turn the exit code into "killed" on the way out.
             ignore_late_signals()
         return code
+    # The inventory's first scan begins before the app is loaded: its first step (a screenful of disks
+    # and every array) is probed while nothing else runs, so the screen is first drawn with it (issue 17).
+    from mdtui.probe.inventory import ScanAhead, screenful
+
+    ahead = ScanAhead(args.root, first=screenful(shutil.get_terminal_size().lines))
+    ahead.wait(SCAN_AHEAD_WAIT_S)
     from mdtui.ui.app import run_app
 
-    return run_app(root=args.root)
+    return run_app(root=args.root, scan_ahead=ahead)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 
 from mdtui.errors import ProbeError
 from mdtui.model.inventory import Inventory
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
+
+Step = tuple[Inventory, tuple[str, ...]]  # (inventory so far, names of the disks not probed yet)
+
+# The first step of the inventory's first scan probes a screenful of disks: no table shows more rows than
+# half the terminal's height (the tables share it with the detail pane), and at least this many.
+FIRST_DISKS = 24
+
+
+def screenful(height: int) -> int:
+    """Disks the first step probes for a terminal ``height`` lines high."""
+    return max(FIRST_DISKS, height // 2)
 
 
 def scan(root: SystemRoot | str | None = None, *, privileged: bool | None = None) -> Inventory:
@@ -65,3 +77,55 @@ def scan_in_steps(
         yield inventory(), tuple(names[head:])
         disks += [prober.probe(name) for name in names[head:]]
     yield inventory(), ()
+
+
+class ScanAhead:
+    """:func:`scan_in_steps` begun in a thread before the app is loaded: its first step probed while nothing else runs.
+
+    Started first thing at launch, the first step (a screenful of disks, every array) is probed while the
+    launch waits a moment for it (:meth:`wait`) and before the UI's imports begin: probed beside them,
+    a thread doing a syscall per sysfs file got the interpreter back only between their
+    instructions, and finished after the empty screen was drawn (issue 17, the first paint). The
+    screen shows the step if it is there when the screen mounts (:meth:`ready`), and :meth:`steps`
+    gives the steps not shown yet, the rest probed by whichever thread iterates them. The steps are
+    those of ``scan_in_steps`` with the same arguments, and an error it raises comes out of
+    :meth:`steps` as it would out of ``scan_in_steps``.
+    """
+
+    def __init__(self, root: SystemRoot | str, *, privileged: bool | None = None, first: int | None = None) -> None:
+        self._steps = scan_in_steps(root, privileged=privileged, first=first)
+        self._first: Step | None = None
+        self._error: BaseException | None = None
+        self._shown = False
+        self._thread = threading.Thread(target=self._probe_first, name="mdtui-first-scan", daemon=True)
+        self._thread.start()
+
+    def _probe_first(self) -> None:
+        try:
+            self._first = next(self._steps)
+        except BaseException as exc:  # given to whoever takes the steps, as scan_in_steps would raise it
+            self._error = exc
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the first step (or its error); True once it is there."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def ready(self) -> Step | None:
+        """The first step if it is probed by now, without waiting; :meth:`steps` then goes on after it."""
+        if self._thread.is_alive() or self._first is None:
+            return None
+        self._shown = True
+        return self._first
+
+    def steps(self) -> Iterator[Step]:
+        """The steps :meth:`ready` did not give, the first waited for; the rest probed as they are taken."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._first is None:  # pragma: no cover - _probe_first sets one or the other
+            raise RuntimeError("the first step of the scan was never probed")
+        if not self._shown:
+            self._shown = True
+            yield self._first
+        yield from self._steps

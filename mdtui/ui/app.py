@@ -9,6 +9,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from mdtui.probe.inventory import ScanAhead
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 
@@ -42,6 +43,7 @@ class MdtuiApp(App[None]):
         db_path: str | Path | None = None,
         show_guide: bool = False,
         notices: Sequence[str] = (),
+        scan_ahead: ScanAhead | None = None,
     ) -> None:
         super().__init__()
         self.root = root
@@ -62,6 +64,8 @@ class MdtuiApp(App[None]):
         self._show_guide = show_guide
         # Said once at the start: arrays a killed experiment left behind (mdtui.run.leftovers).
         self._notices = tuple(notices)
+        # The inventory's first scan, begun before the app was loaded (mdtui.__main__); its screen takes it.
+        self._scan_ahead = scan_ahead
 
     @property
     def db_path(self) -> Path:
@@ -82,7 +86,7 @@ class MdtuiApp(App[None]):
         else:
             from mdtui.ui.inventory.screen import InventoryScreen
 
-            self.push_screen(InventoryScreen(self.root, self.privileged))
+            self.push_screen(InventoryScreen(self.root, self.privileged, self._scan_ahead))
             if self._show_guide:
                 self.action_guide()
 
@@ -107,8 +111,11 @@ class MdtuiApp(App[None]):
             self.push_screen(ResultsScreen(self.db_path))
 
 
-def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = None) -> int:
-    """Run the app until the user quits; the exit code for the shell."""
+def run_app(
+    root: str = "/", start_screen: Callable[[], Screen[None]] | None = None, scan_ahead: ScanAhead | None = None
+) -> int:
+    """Run the app until the user quits; the exit code for the shell. ``scan_ahead``: the inventory's first
+    scan, begun before the app was loaded."""
     first_run = False
     notices: list[str] = []
     if SystemRoot(root).is_live:  # a captured tree (--root) has no results of its own, nor knobs to put back
@@ -120,6 +127,8 @@ def run_app(root: str = "/", start_screen: Callable[[], Screen[None]] | None = N
         first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
         # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
         notices = [*knobs_at_start(root), *leftover_notices(root)]
-    app = MdtuiApp(root=root, start_screen=start_screen, show_guide=first_run, notices=notices)
+    app = MdtuiApp(
+        root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead
+    )
     app.run()
     return app.return_code or 0

@@ -17,14 +17,14 @@ from textual.widgets._footer import FooterKey
 
 from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
-from mdtui.probe.inventory import scan_in_steps
+from mdtui.probe.inventory import ScanAhead, scan_in_steps, screenful
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import Palette, disk_cells
-from mdtui.ui.inventory.screen import FIRST_DISKS, InventoryScreen
+from mdtui.ui.inventory.screen import InventoryScreen
 from mdtui.ui.inventory.widgets import PENDING, DetailBody, DiskTable, Drawn, InventoryTable, SteadyFooter
 from mdtui.ui.themes import DEFAULT_THEME, repo_themes_dir
 
-from .conftest import plain, settle
+from .conftest import THEME_DIRS, plain, settle
 from .test_inventory_big import load_bigtree
 
 MakeApp = Callable[..., MdtuiApp]
@@ -128,7 +128,7 @@ async def test_the_first_scan_shows_the_first_disks_then_fills_in_the_rest(
         # A rescan replaces what is shown in one step: no rows go back to waiting.
         await pilot.press("r")
         await settle(pilot)
-        assert stepped.calls == [max(FIRST_DISKS, 50), None]
+        assert stepped.calls == [screenful(50), None]
         assert PENDING not in cells(table, names[-1])
 
 
@@ -370,3 +370,71 @@ async def test_cells_with_the_same_text_in_other_styles_are_drawn_apart() -> Non
             assert ours == DataTable._render_cell(table, row, 0, table.rich_style, 10)
             drawn.append(ours)
         assert drawn[0] != drawn[1] and drawn[0] != drawn[2] and drawn[0] != drawn[3]
+
+
+async def screen_after_launch(root: Path, tmp_path: Path, ahead: ScanAhead | None, size: tuple[int, int]) -> str:
+    app = MdtuiApp(str(root), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen)
+        assert not screen.scanning and not screen._pending
+        return app.export_screenshot()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_a_launch_with_its_scan_begun_first_shows_what_a_scan_by_the_screen_shows(
+    tree_root: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    # privileged=None: as the launch scans (a captured tree reads as root would).
+    ahead = ScanAhead(str(tree_root), first=screenful(size[1]))
+    assert await screen_after_launch(tree_root, tmp_path, ahead, size) == await screen_after_launch(
+        tree_root, tmp_path, None, size
+    )
+
+
+async def test_a_big_host_scanned_ahead_in_steps_ends_as_a_scan_by_the_screen_ends(tmp_path: Path) -> None:
+    tree = load_bigtree().build(tmp_path / "tree", 64)
+    steps = list(scan_in_steps(tree.base, first=FIRST))
+    assert len(steps) == 2 and steps[0][1]  # the first step leaves disks to probe
+    ahead = ScanAhead(tree.base, first=FIRST)
+    assert await screen_after_launch(tree.base, tmp_path, ahead, (160, 48)) == await screen_after_launch(
+        tree.base, tmp_path, None, (160, 48)
+    )
+
+
+async def test_the_first_step_of_a_scan_begun_first_is_shown_then_the_rest(tmp_path: Path) -> None:
+    tree = load_bigtree().build(tmp_path / "tree", 64)
+    (early, pending), (whole, _) = scan_in_steps(tree.base, first=FIRST)
+    ahead = ScanAhead(tree.base, first=FIRST)
+    assert ahead.wait(30)
+    app = MdtuiApp(str(tree.base), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead)
+    shown: list[tuple[int, int]] = []
+    async with app.run_test(size=(300, 50)) as pilot:  # wide enough for every cell in full
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen)
+        table = screen.query_one("#disks", DiskTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        shown.append((len(screen._pending), table.row_count))
+        assert cells(table, pending[-1]) == [pending[-1], *[PENDING] * 6]
+        await settle(pilot)
+        assert [cells(table, disk.name) for disk in whole.disks] == [
+            [cell.plain for cell in disk_cells(disk, screen.palette())] for disk in whole.disks
+        ]
+    assert shown == [(len(pending), len(whole.disks))]
+    assert early.disks == whole.disks[:FIRST]
+
+
+async def test_a_scan_begun_first_that_fails_shows_the_failure_as_a_scan_by_the_screen_does(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    screens = []
+    for ahead in (ScanAhead(str(empty), first=FIRST), None):
+        app = MdtuiApp(str(empty), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, InventoryScreen)
+            assert screen.scan_error is not None and "neither / nor a captured tree" in screen.scan_error
+            screens.append(app.export_screenshot())
+    assert screens[0] == screens[1]

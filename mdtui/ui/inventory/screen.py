@@ -24,7 +24,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
-from mdtui.probe.inventory import scan
+from mdtui.probe.inventory import ScanAhead, scan, screenful
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.messages import (
     ActionFailed,
@@ -98,17 +98,18 @@ def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
         return []
 
 
-# The first scan probes a screenful of disks (the terminal's height, at least this many) before the
-# table is first filled; the rest follow in one more step (issue 17: the first paint of a big host).
-FIRST_DISKS = 24
-
-
-def scan_steps(root: str, privileged: bool | None, first: int | None) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
+def scan_steps(
+    root: str, privileged: bool | None, first: int | None, ahead: ScanAhead | None = None
+) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
     """Scan ``root`` in steps (core scan_in_steps): (inventory so far, names not probed yet), the last complete.
 
-    The core refuses a path that is not a system root with a sentence to act on. A scan function put
-    in place of the core's (the tests' crafted inventories) is called once, for the whole result.
+    The core refuses a path that is not a system root with a sentence to act on. A scan begun at launch
+    (``ahead``) gives the steps the screen has not shown yet. A scan function put in place of the
+    core's (the tests' crafted inventories) is called once, for the whole result.
     """
+    if ahead is not None:
+        yield from ahead.steps()
+        return
     if scan is not core_inventory.scan:
         yield scan(root, privileged=privileged), ()
         return
@@ -146,10 +147,12 @@ class InventoryScreen(Screen[None]):
     scanning: reactive[bool] = reactive(False, init=False)
     notes_hidden: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, root: str, privileged: bool | None) -> None:
+    def __init__(self, root: str, privileged: bool | None, scan_ahead: ScanAhead | None = None) -> None:
         super().__init__()
         self.root = root
         self.privileged = privileged
+        # The first scan, begun at launch before the app was loaded (mdtui.__main__), if it was.
+        self._scan_ahead = scan_ahead
         self._pane: Pane = "disks"
         self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
         self._smart: dict[str, tuple[float, SmartHealth]] = {}  # disk → (when read, health), live and as root
@@ -178,22 +181,50 @@ class InventoryScreen(Screen[None]):
         self.query_one("#detail").border_title = "Detail"
         self.query_one("#disks", DiskTable).focus()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
-        self.action_rescan()
+        if self._scan_ahead is None:
+            self.action_rescan()
+            return
+        # The scan begun at launch: shown once the screen has laid itself out (tables filled before
+        # then are drawn at the size they mount with, drawn again at their own, then filled again).
+        self.scanning = True
+        self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
 
-    # -- scanning --------------------------------------------------------------------------------
+    def _take_scan_ahead(self, ahead: ScanAhead) -> None:
+        """The first step of the scan begun at launch if it is probed by now, and a worker for the rest."""
+        if self._scan_ahead is not ahead:  # replaced by a rescan (r) meanwhile
+            return
+        step = ahead.ready()
+        if step is None:
+            self._scan_ahead = None
+            self.run_scan(None, ahead)
+            return
+        self._show_step(*step)
+        if self.scanning:
+            # The rest is probed once the first step is on screen: probed meanwhile, its thread took
+            # the interpreter from the first frame's drawing about half the time.
+            self.call_after_refresh(self._rest_of_scan_ahead, ahead)
+        else:
+            self._scan_ahead = None
+
+    def _rest_of_scan_ahead(self, ahead: ScanAhead) -> None:
+        if self._scan_ahead is ahead:  # not replaced by a rescan (r) meanwhile
+            self._scan_ahead = None
+            self.run_scan(None, ahead)
 
     def action_rescan(self) -> None:
+        self._scan_ahead = None  # a scan begun at launch and not taken up yet is replaced by this one
         self.scanning = True
         # The first scan shows the first screenful of disks early; a rescan replaces what is shown at once.
-        first = max(FIRST_DISKS, self.app.size.height) if self.inventory is None else None
+        first = screenful(self.app.size.height) if self.inventory is None else None
         self.run_scan(first)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
-    def run_scan(self, first: int | None) -> None:
-        """Thread worker: call the core and post each step; never touches a widget."""
+    def run_scan(self, first: int | None, ahead: ScanAhead | None = None) -> None:
+        """Thread worker: call the core (or take the steps of the scan begun at launch) and post each step;
+        never touches a widget."""
         worker = get_current_worker()
         try:
-            for inventory, pending in scan_steps(self.root, self.privileged, first):
+            for inventory, pending in scan_steps(self.root, self.privileged, first, ahead):
                 if worker.is_cancelled:  # a newer scan was started (r): its steps are the ones to show
                     return
                 self.post_message(InventoryProbing(inventory, pending) if pending else InventoryScanned(inventory))
@@ -206,15 +237,19 @@ class InventoryScreen(Screen[None]):
 
     @on(InventoryProbing)
     def _probing(self, message: InventoryProbing) -> None:
-        self._pending = message.pending
-        self.inventory = message.inventory
+        self._show_step(message.inventory, message.pending)
 
     @on(InventoryScanned)
     def _scanned(self, message: InventoryScanned) -> None:
-        self.scanning = False
-        self.scan_error = None
-        self._pending = ()
-        self.inventory = message.inventory
+        self._show_step(message.inventory, ())
+
+    def _show_step(self, inventory: Inventory, pending: tuple[str, ...]) -> None:
+        """A step of a scan: the first scan's early one (disks still ``pending``), or a whole scan."""
+        if not pending:
+            self.scanning = False
+            self.scan_error = None
+        self._pending = pending
+        self.inventory = inventory
 
     @on(ScanFailed)
     def _failed(self, message: ScanFailed) -> None:
