@@ -129,6 +129,9 @@ class DiskstatsColumns(NamedTuple):
     majors: list[str]
     minors: list[str]
     counters: dict[int, list[int]]
+    # Each converted counter's words as printed: a column printed as last tick printed it (an idle
+    # field: discards, flushes, in-flight) takes last tick's numbers, the same list, unconverted.
+    words: dict[int, list[str]] | None = None
 
     def same_devices(self, other: DiskstatsColumns) -> bool:
         """The same devices (name and major:minor) on the same lines with the same fields as other."""
@@ -150,7 +153,9 @@ def parse_diskstats_columns(text: str, previous: DiskstatsColumns | None = None)
     that device. The other counters (merges, discard and flush counts and times) are not converted
     and so not checked here: nothing is computed from them on this path. A host's hundreds of busy
     devices cost a split and a ``map(int)`` per field instead of a Python loop per line. The identity
-    columns are checked only when they differ from ``previous`` (last tick's table), which passed.
+    columns are checked only when they differ from ``previous`` (last tick's table), which passed, and
+    a counter column whose words are those of ``previous`` takes its numbers (the same list object,
+    which device_rates_columns reads as no change) instead of converting them again.
     """
     if not text.isascii():  # no Unicode digits, which int() would accept
         return None
@@ -178,19 +183,27 @@ def parse_diskstats_columns(text: str, previous: DiskstatsColumns | None = None)
             return None
     wanted = (*RATE_COUNTERS, SECTORS_DISCARDED) if width > 3 + _MIN_COUNTERS else RATE_COUNTERS
     counters: dict[int, list[int]] = {}
+    columns: dict[int, list[str]] = {}
+    known_words, known_counters = (previous.words or {}, previous.counters) if previous is not None else ({}, {})
     # int() also takes a sign and underscores, which no kernel prints: a negative is refused, "+5"
     # and "1_0" read as the numbers they spell. Without a "-" anywhere (device-mapper names have one)
     # no value can be negative, and the check is skipped.
     signed = "-" in text
     try:
         for field in wanted:
-            values = list(map(int, words[3 + field :: width]))
+            column = words[3 + field :: width]
+            columns[field] = column
+            if known_words.get(field) == column:
+                # The same words give the same numbers, which passed these checks last tick.
+                counters[field] = known_counters[field]
+                continue
+            values = list(map(int, column))
             if max(values) > U64_MAX or (signed and min(values) < 0):
                 return None
             counters[field] = values
     except ValueError:  # a word that is not a number, or one of more than 4300 digits
         return None
-    return DiskstatsColumns(width, names, majors, minors, counters)
+    return DiskstatsColumns(width, names, majors, minors, counters, columns)
 
 
 def parse_diskstats(text: str, names: Container[str] | None = None) -> dict[str, DiskCounters]:

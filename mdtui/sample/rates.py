@@ -103,22 +103,38 @@ def device_rates_columns(
     if interval <= 0 or not current.same_devices(previous):
         return None
     now, before = current.counters, previous.counters
+    count = len(current.names)
     deltas = {}
     for field in (READS, SECTORS_READ, READ_MS, WRITES, SECTORS_WRITTEN, WRITE_MS, IO_MS, WEIGHTED_MS):
+        if now[field] is before[field]:
+            # The column was printed as last tick printed it (parse_diskstats_columns kept the list).
+            deltas[field] = [0] * count
+            continue
         delta = list(map(sub, now[field], before[field]))
         if delta and min(delta) < 0:
             return None
         deltas[field] = delta
-    count = len(current.names)
     interval_ms = interval * 1000.0
+    discards: Iterable[float | None]
     if SECTORS_DISCARDED in now and SECTORS_DISCARDED in before:
         # Discard counters alone may wrap without voiding the tick: that device's discard rate is None.
-        discards = [
-            delta * SECTOR_BYTES / interval if delta >= 0 else None
-            for delta in map(sub, now[SECTORS_DISCARDED], before[SECTORS_DISCARDED])
-        ]
+        if now[SECTORS_DISCARDED] is before[SECTORS_DISCARDED]:
+            discards = [0 * SECTOR_BYTES / interval] * count
+        else:
+            discarded = list(map(sub, now[SECTORS_DISCARDED], before[SECTORS_DISCARDED]))
+            if not discarded or min(discarded) >= 0:
+                discards = _divided(map(mul, discarded, repeat(SECTOR_BYTES)), interval)
+            else:
+                discards = [delta * SECTOR_BYTES / interval if delta >= 0 else None for delta in discarded]
     else:
         discards = [None] * count
+    # io_ticks advances in jiffies, so a fully busy device can overshoot wall time by one tick: capped
+    # at 100. x * 100.0 / interval_ms grows with x, so when the largest delta stays within 100 all do
+    # and min() would return each figure unchanged.
+    busy = deltas[IO_MS]
+    utilisation: Iterable[float] = _divided(map(mul, busy, repeat(100.0)), interval_ms)
+    if busy and max(busy) * 100.0 / interval_ms > 100.0:
+        utilisation = map(min, repeat(100.0), utilisation)
     # The same operations in the same order as device_rates, so the figures are equal to the last bit.
     return list(
         map(
@@ -131,11 +147,10 @@ def device_rates_columns(
                 discards,
                 _divided(deltas[READS], interval),
                 _divided(deltas[WRITES], interval),
-                # io_ticks advances in jiffies, so a fully busy device can overshoot wall time by one tick.
-                map(min, repeat(100.0), _divided(map(mul, deltas[IO_MS], repeat(100.0)), interval_ms)),
+                utilisation,
                 _divided(deltas[WEIGHTED_MS], interval_ms),
-                [ms / count if count else None for ms, count in zip(deltas[READ_MS], deltas[READS], strict=True)],
-                [ms / count if count else None for ms, count in zip(deltas[WRITE_MS], deltas[WRITES], strict=True)],
+                _awaits(deltas[READ_MS], deltas[READS]),
+                _awaits(deltas[WRITE_MS], deltas[WRITES]),
                 now[IN_FLIGHT],
                 map(mul, now[SECTORS_READ], repeat(SECTOR_BYTES)),
                 map(mul, now[SECTORS_WRITTEN], repeat(SECTOR_BYTES)),
@@ -143,6 +158,13 @@ def device_rates_columns(
             ),
         )
     )
+
+
+def _awaits(ms: list[int], completed: list[int]) -> Iterable[float | None]:
+    """Milliseconds per completed request, None where none completed."""
+    if all(completed):
+        return map(truediv, ms, completed)
+    return [time / count if count else None for time, count in zip(ms, completed, strict=True)]
 
 
 def _divided(values: Iterable[int | float], divisor: float) -> Iterator[float]:

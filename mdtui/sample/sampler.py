@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Iterator
 from itertools import repeat
-from operator import attrgetter
+from operator import attrgetter, or_
 
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
@@ -166,6 +166,8 @@ class Sampler:
         self._order_names: list[str] | None = None
         self._order: list[int] = []
         self._named: list[int] | None = None
+        # The names list of the last column tick when every one of its lines had done reads or writes.
+        self._all_used: list[str] | None = None
         # Last tick's cpu lines (flat when regular) and the CPU number of each line.
         self._cpu_previous: CpuLines | ProcStatCpu = ProcStatCpu(None, {})
         self._cpu_numbers: tuple[int, ...] | None = None
@@ -251,7 +253,7 @@ class Sampler:
         text = self._diskstats.read()
         if text is None:
             # Captured trees may hold only sysfs; /sys/block/*/stat costs a file per device but is exact.
-            self._table = self._table_text = None
+            self._table = self._table_text = self._all_used = None
             return self._rates_by_line(read_block_stats(self.root, self._names), interval)
         # The usual tick: the same devices on the same lines as last tick, converted and turned into
         # rates field by field for all of them at once. Anything else goes line by line.
@@ -263,6 +265,7 @@ class Sampler:
             if rates is not None:
                 self._disks = None  # rebuilt from previous_text if a later tick goes line by line
                 return tuple(map(rates.__getitem__, self._chosen_lines(table)))
+        self._all_used = None
         if self._disks is None and previous_text is not None:
             self._disks = self._parse_diskstats(previous_text)
         return self._rates_by_line(self._parse_diskstats(text), interval)
@@ -282,8 +285,16 @@ class Sampler:
         if self._predicate is not None:
             predicate = self._predicate
             return [i for i in self._order if predicate(names[i])]
+        if self._all_used is names:
+            # Every line had done reads or writes last tick, and on this path neither count went
+            # back (device_rates_columns checked): every line has still done some and is shown.
+            return self._order
         counters = table.counters
         reads, writes, in_flight = counters[READS], counters[WRITES], counters[IN_FLIGHT]
+        if all(map(or_, reads, writes)):
+            self._all_used = names
+            return self._order
+        self._all_used = None
         return [i for i in self._order if reads[i] or writes[i] or in_flight[i]]
 
     def _rates_by_line(self, current: dict[str, DiskCounters], interval: float | None) -> tuple[DeviceRates, ...]:

@@ -1,0 +1,171 @@
+"""The sampler's shortcuts for a busy host (issue 17) give exactly what the reference paths give.
+
+- parse_diskstats_columns takes last tick's numbers for a column printed as last tick printed it;
+- device_rates_columns reads such a column as no change, skips the 100 % cap when no device reaches
+  it and divides await times in one pass when every device completed requests;
+- the sampler shows every line without testing each when all of them had done I/O last tick;
+- ArrayReader copies an array with its new sync instead of going through dataclasses.replace.
+
+Each is held equal, bit for bit, to the line-by-line path (parse_diskstats, device_rates) or to the
+function it stands in for, over generated sequences of ticks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdtui.model.array import ArrayMember, MdArray, SyncStatus
+from mdtui.probe.arrays import _with_sync
+from mdtui.probe.diskstats import (
+    IN_FLIGHT,
+    SECTORS_DISCARDED,
+    DiskCounters,
+    parse_diskstats,
+    parse_diskstats_columns,
+)
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.rates import device_rates, device_rates_columns
+from mdtui.sample.sampler import Sampler
+
+FIELDS = DiskCounters._fields[3:]
+
+
+def table(names: list[str], rows: list[list[int]]) -> str:
+    return "".join(
+        f"{8 + i // 16:4d} {(i % 16) * 16:7d} {name} {' '.join(map(str, values))}\n"
+        for i, (name, values) in enumerate(zip(names, rows, strict=True))
+    )
+
+
+@st.composite
+def tick_sequences(draw: st.DrawFn) -> tuple[list[str], list[list[list[int]]], float]:
+    """A few ticks of one set of devices: some columns stay as they were, some devices stay idle,
+    in-flight comes and goes, and now and then a counter steps back (a wrap or a reset)."""
+    width = draw(st.sampled_from([11, 15, 17]))
+    count = draw(st.integers(min_value=1, max_value=8))
+    names = [f"sd{chr(97 + i)}" for i in range(count)]
+    idle = draw(st.lists(st.booleans(), min_size=count, max_size=count))
+    rows = [[0] * width if quiet else draw(st.lists(st.integers(0, 10**12), min_size=width, max_size=width))
+            for quiet in idle]  # fmt: skip
+    ticks = [rows]
+    for _ in range(draw(st.integers(min_value=1, max_value=5))):
+        frozen = draw(st.sets(st.integers(0, width - 1)))  # fields no device changes this tick
+        step = draw(st.integers(0, 3))  # 0: nothing moves; up to 3: big steps that reach the 100 % cap
+        rows = [
+            [
+                value if field in frozen or quiet else
+                draw(st.integers(0, 3)) if field == IN_FLIGHT else
+                draw(st.integers(0, value)) if draw(st.integers(0, 30)) == 0 else
+                value + draw(st.integers(0, 10 ** (step * 2)))
+                for field, value in enumerate(row)
+            ]
+            for row, quiet in zip(rows, idle, strict=True)
+        ]  # fmt: skip
+        if draw(st.booleans()):
+            # An idle device starts a request: shown for its in-flight alone, then maybe not again.
+            index = draw(st.integers(0, count - 1))
+            rows[index][IN_FLIGHT] = draw(st.integers(0, 2))
+        ticks.append(rows)
+    interval = draw(st.sampled_from([0.25, 1.0, 2.0, 3.7]))
+    return names, ticks, interval
+
+
+@settings(max_examples=300, deadline=None)
+@given(tick_sequences())
+def test_columns_kept_from_last_tick_give_the_line_by_line_rates(
+    sequence: tuple[list[str], list[list[list[int]]], float],
+) -> None:
+    names, ticks, interval = sequence
+    previous = parse_diskstats_columns(table(names, ticks[0]))
+    by_line_previous = parse_diskstats(table(names, ticks[0]))
+    for before, rows in itertools.pairwise(ticks):
+        text = table(names, rows)
+        current = parse_diskstats_columns(text, previous)
+        assert current is not None and previous is not None
+        fresh = parse_diskstats_columns(text)  # converted without last tick's help
+        assert fresh is not None and current.counters == fresh.counters
+        for field, values in current.counters.items():
+            if [row[field] for row in rows] == [row[field] for row in before]:
+                assert values is previous.counters[field]  # the same words: last tick's list, kept
+        by_line = parse_diskstats(text)
+        rates = device_rates_columns(current, previous, interval)
+        if rates is not None:
+            expected = [device_rates(by_line[name], by_line_previous[name], interval) for name in names]
+            assert rates == expected  # equal to the last bit
+            assert [r.utilisation_percent for r in rates] == [e.utilisation_percent for e in expected]
+        previous, by_line_previous = current, by_line
+
+
+def test_an_unchanged_discard_column_reads_zero_and_a_wrapped_one_none() -> None:
+    one = table(["sda", "sdb"], [[10, 0, 80, 5, 10, 0, 80, 5, 0, 10, 10, 7, 0, 64, 3]] * 2)
+    two = table(
+        ["sda", "sdb"],
+        [[20, 0, 90, 6, 20, 0, 90, 6, 0, 20, 20, 7, 0, 64, 3], [20, 0, 90, 6, 20, 0, 90, 6, 1, 20, 20, 8, 0, 8, 3]],
+    )
+    first, second = parse_diskstats_columns(one), parse_diskstats_columns(two)
+    assert first is not None and second is not None
+    third = parse_diskstats_columns(two, second)
+    assert third is not None and third.counters[SECTORS_DISCARDED] is second.counters[SECTORS_DISCARDED]
+    rates = device_rates_columns(second, first, 2.0)
+    assert rates is not None
+    assert [r.discard_bytes_per_s for r in rates] == [0.0, None]  # sdb's discard count went back
+    still = device_rates_columns(third, second, 2.0)
+    assert still is not None and [r.discard_bytes_per_s for r in still] == [0.0, 0.0]
+    assert [r.read_await_ms for r in still] == [None, None]  # nothing completed: no await
+
+
+def test_utilisation_is_capped_only_past_100_percent() -> None:
+    names = ["sda", "sdb"]
+    before = parse_diskstats_columns(table(names, [[1, 0, 8, 1, 1, 0, 8, 1, 0, 0, 0]] * 2))
+    under = parse_diskstats_columns(table(names, [[2, 0, 9, 2, 2, 0, 9, 2, 0, io, 5] for io in (999, 1000)]))
+    over = parse_diskstats_columns(table(names, [[2, 0, 9, 2, 2, 0, 9, 2, 0, io, 5] for io in (500, 1004)]))
+    assert before is not None and under is not None and over is not None
+    assert [r.utilisation_percent for r in device_rates_columns(under, before, 1.0) or []] == [99.9, 100.0]
+    assert [r.utilisation_percent for r in device_rates_columns(over, before, 1.0) or []] == [50.0, 100.0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tick_sequences())
+def test_the_sampler_shows_the_devices_and_rates_of_the_reference(
+    sequence: tuple[list[str], list[list[list[int]]], float],
+) -> None:
+    """Every tick's snapshot equals device_rates over parse_diskstats, with the idle devices hidden."""
+    names, ticks, interval = sequence
+    with tempfile.TemporaryDirectory() as directory:
+        proc = Path(directory) / "proc"
+        proc.mkdir()
+        sampler = Sampler(SystemRoot(directory))
+        previous: dict[str, DiskCounters] = {}
+        for tick, rows in enumerate(ticks):
+            text = table(names, rows)
+            (proc / "diskstats").write_text(text)
+            snapshot = sampler.sample(now=tick * interval)
+            current = parse_diskstats(text)
+            shown = sorted(
+                (c for c in current.values() if c.reads_completed or c.writes_completed or c.in_flight),
+                key=lambda c: c.name,
+            )
+            expected = tuple(device_rates(c, previous.get(c.name), snapshot.interval) for c in shown)
+            assert snapshot.devices == expected, tick
+            previous = current
+        sampler.close()
+
+
+def test_an_array_with_a_new_sync_is_what_replace_gives() -> None:
+    array = MdArray(
+        name="md0", state="active", level="raid6", members=(ArrayMember("sda", 0, ("in_sync",)),),
+        raid_disks=4, size_bytes=1 << 40, chunk_bytes=512 << 10, layout="left-symmetric", metadata="1.2",
+        bitmap="internal", uuid="u", degraded=1, sync=SyncStatus("resync", done_sectors=5, total_sectors=10),
+    )  # fmt: skip
+    for sync in (None, SyncStatus("check", state="delayed"), SyncStatus("resync", done_sectors=6, total_sectors=10)):
+        copied, replaced = _with_sync(array, sync), dataclasses.replace(array, sync=sync)
+        assert copied == replaced and copied.sync is sync and type(copied) is MdArray
+        assert dataclasses.asdict(copied) == dataclasses.asdict(replaced)
+        assert hash(copied) == hash(replaced)
+    assert array.sync == SyncStatus("resync", done_sectors=5, total_sectors=10)  # the original is untouched
