@@ -176,7 +176,7 @@ class Sampler:
         # Governor, cap and EPP files are re-read every settings_refresh_s through kept descriptors,
         # as the frequencies are: a pread each instead of stat, open, fstat, read and close.
         self._setting_files: dict[str, KeptFile] = {}
-        self._cpufreq = CpufreqReader(root, self._read_setting)
+        self._cpufreq = CpufreqReader(root, self._read_setting, self._read_setting_bytes)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
         self._open_frequency_files()
         self._settings_read_at: float | None = None
@@ -424,14 +424,18 @@ class Sampler:
 
     def _read_setting(self, path: str) -> str | None:
         """A cpufreq setting as probe.cpu reads it (stripped, None when missing, refused or empty)."""
+        data = self._read_setting_bytes(path)
+        return (data.decode(errors="replace").strip() or None) if data is not None else None
+
+    def _read_setting_bytes(self, path: str) -> bytes | None:
+        """A cpufreq setting file's bytes, through a descriptor kept open (None when missing or refused)."""
         file = self._setting_files.get(path)
         if file is None:
             keep_open = len(self._setting_files) < MAX_KEPT_SETTING_FILES
             file = KeptFile(path, keep_open)
             if keep_open:
                 self._setting_files[path] = file
-        data = file.read_small()
-        return (data.decode(errors="replace").strip() or None) if data is not None else None
+        return file.read_small()
 
     def _read_frequencies(self, cpus: list[int]) -> list[float | None]:
         """Each CPU's current MHz (None without a policy or a reading), read through the kept-open files."""
