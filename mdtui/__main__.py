@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 import sys
 from collections.abc import Sequence
@@ -46,15 +47,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             # dropped SSH session may send, must not turn the exit code into "killed" on the way out.
             ignore_late_signals()
         return code
-    # The inventory's first scan begins before the app is loaded: its first step (a screenful of disks
-    # and every array) is probed while nothing else runs, so the screen is first drawn with it (issue 17).
+    # The garbage collector waits until the first screen is drawn (cli.launch.pause_collector), and the
+    # inventory's first scan begins before the app is loaded: its first step (a screenful of disks and
+    # every array) is probed while nothing else runs, so the screen is first drawn with it (issue 17).
+    from mdtui.cli.launch import pause_collector
     from mdtui.probe.inventory import ScanAhead, screenful
 
+    restart_collector = pause_collector()
     ahead = ScanAhead(args.root, first=screenful(shutil.get_terminal_size().lines))
     ahead.wait(SCAN_AHEAD_WAIT_S)
     from mdtui.ui.app import run_app
+    from mdtui.ui.inventory.screen import InventoryScreen  # noqa: F401  (loaded before the freeze below)
 
-    return run_app(root=args.root, scan_ahead=ahead)
+    gc.freeze()  # the modules and classes just loaded live as long as the process: later collections skip them
+    return run_app(root=args.root, scan_ahead=ahead, first_screen_drawn=restart_collector)
 
 
 if __name__ == "__main__":

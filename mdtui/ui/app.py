@@ -44,6 +44,7 @@ class MdtuiApp(App[None]):
         show_guide: bool = False,
         notices: Sequence[str] = (),
         scan_ahead: ScanAhead | None = None,
+        first_screen_drawn: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self.root = root
@@ -66,6 +67,7 @@ class MdtuiApp(App[None]):
         self._notices = tuple(notices)
         # The inventory's first scan, begun before the app was loaded (mdtui.__main__); its screen takes it.
         self._scan_ahead = scan_ahead
+        self._first_screen_drawn = first_screen_drawn  # called once the inventory's first rows are drawn
 
     @property
     def db_path(self) -> Path:
@@ -86,7 +88,9 @@ class MdtuiApp(App[None]):
         else:
             from mdtui.ui.inventory.screen import InventoryScreen
 
-            self.push_screen(InventoryScreen(self.root, self.privileged, self._scan_ahead))
+            self.push_screen(
+                InventoryScreen(self.root, self.privileged, self._scan_ahead, drawn=self._first_screen_drawn)
+            )
             if self._show_guide:
                 self.action_guide()
 
@@ -112,10 +116,13 @@ class MdtuiApp(App[None]):
 
 
 def run_app(
-    root: str = "/", start_screen: Callable[[], Screen[None]] | None = None, scan_ahead: ScanAhead | None = None
+    root: str = "/",
+    start_screen: Callable[[], Screen[None]] | None = None,
+    scan_ahead: ScanAhead | None = None,
+    first_screen_drawn: Callable[[], None] | None = None,
 ) -> int:
     """Run the app until the user quits; the exit code for the shell. ``scan_ahead``: the inventory's first
-    scan, begun before the app was loaded."""
+    scan, begun before the app was loaded; ``first_screen_drawn``: called once its first rows are drawn."""
     first_run = False
     notices: list[str] = []
     if SystemRoot(root).is_live:  # a captured tree (--root) has no results of its own, nor knobs to put back
@@ -128,7 +135,8 @@ def run_app(
         # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
         notices = [*knobs_at_start(root), *leftover_notices(root)]
     app = MdtuiApp(
-        root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead
-    )
+        root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead,
+        first_screen_drawn=first_screen_drawn,
+    )  # fmt: skip
     app.run()
     return app.return_code or 0

@@ -438,3 +438,38 @@ async def test_a_scan_begun_first_that_fails_shows_the_failure_as_a_scan_by_the_
             assert screen.scan_error is not None and "neither / nor a captured tree" in screen.scan_error
             screens.append(app.export_screenshot())
     assert screens[0] == screens[1]
+
+
+async def test_the_launch_is_told_once_that_the_first_rows_are_drawn_before_the_rest_is_probed(tmp_path: Path) -> None:
+    tree = load_bigtree().build(tmp_path / "tree", 64)
+    ahead = ScanAhead(tree.base, first=FIRST)
+    assert ahead.wait(30)
+    told: list[tuple[int, int, bool]] = []
+
+    def drawn() -> None:
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen)
+        told.append((screen.query_one("#disks", DiskTable).row_count, len(screen._pending), screen.scanning))
+
+    app = MdtuiApp(
+        str(tree.base), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead,
+        first_screen_drawn=drawn,
+    )  # fmt: skip
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen) and not screen._pending and not screen.scanning
+    assert told == [(64, 64 - FIRST, True)]
+
+
+async def test_the_launch_is_told_once_even_when_the_scan_begun_first_fails(tmp_path: Path) -> None:
+    told: list[int] = []
+    app = MdtuiApp(
+        str(tmp_path), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db",
+        scan_ahead=ScanAhead(str(tmp_path), first=FIRST), first_screen_drawn=lambda: told.append(1),
+    )  # fmt: skip
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen) and screen.scan_error is not None
+    assert told == [1]

@@ -48,6 +48,7 @@ NOT_AT_LAUNCH = (
     "mdtui.tune.journal",
     "mdtui.run.leftovers",
     "mdtui.advise.guide",
+    "mdtui.probe.smart",
 )
 
 

@@ -1,7 +1,9 @@
-"""The inventory's first scan begun at launch (probe.inventory.ScanAhead): the steps of scan_in_steps, no others."""
+"""The inventory's launch: its first scan begun first (probe.inventory.ScanAhead: the steps of scan_in_steps, no
+others), and the garbage collector paused until the first screen is drawn (cli.launch.pause_collector)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Iterator
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mdtui import __main__ as launch
+from mdtui.cli.launch import pause_collector
 from mdtui.errors import ProbeError
 from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
@@ -72,11 +75,51 @@ def test_the_inventory_launch_hands_the_app_a_scan_begun_first(monkeypatch: pyte
     from mdtui.ui import app
 
     given: dict[str, object] = {}
-    monkeypatch.setattr(app, "run_app", lambda **kwargs: given.update(kwargs) or 0)
+    collecting: list[bool] = []
+
+    def run_app(**kwargs: object) -> int:
+        given.update(kwargs)
+        collecting.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(app, "run_app", run_app)
     monkeypatch.setattr(launch.shutil, "get_terminal_size", lambda: os.terminal_size((160, 60)))
-    assert launch.main(["--root", str(TREE)]) == 0
-    ahead = given["scan_ahead"]
+    assert gc.isenabled()
+    try:
+        assert launch.main(["--root", str(TREE)]) == 0
+    finally:
+        gc.unfreeze()
+    ahead, drawn = given["scan_ahead"], given["first_screen_drawn"]
     assert given["root"] == str(TREE)
     assert isinstance(ahead, ScanAhead)
     # A captured tree is read as root would read it (privileged None), a screenful of disks first.
     assert list(ahead.steps()) == list(scan_in_steps(TREE, privileged=True, first=screenful(60)))
+    # The collector waits for the first screen, and the app is given what restarts it.
+    assert collecting == [False]
+    assert callable(drawn)
+    drawn()
+    assert gc.isenabled()
+
+
+def test_the_collector_paused_for_the_launch_restarts_once() -> None:
+    assert gc.isenabled()
+    restart = pause_collector()
+    try:
+        assert not gc.isenabled()
+        restart()
+        assert gc.isenabled()
+        gc.disable()  # someone else's pause: a second call does not undo it
+        restart()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_nothing_is_paused_or_restarted_when_the_collector_is_off() -> None:
+    gc.disable()
+    try:
+        restart = pause_collector()
+        restart()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

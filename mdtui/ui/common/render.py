@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
@@ -14,7 +15,9 @@ from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link, LinkKind, pcie_generation
-from mdtui.probe.smart import SmartHealth
+
+if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader (issue 17)
+    from mdtui.probe.smart import SmartHealth
 
 WARNING_SIGN = "⚠"
 MISSING = "-"

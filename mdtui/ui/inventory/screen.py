@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group, RenderableType
@@ -147,12 +147,21 @@ class InventoryScreen(Screen[None]):
     scanning: reactive[bool] = reactive(False, init=False)
     notes_hidden: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, root: str, privileged: bool | None, scan_ahead: ScanAhead | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        privileged: bool | None,
+        scan_ahead: ScanAhead | None = None,
+        *,
+        drawn: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__()
         self.root = root
         self.privileged = privileged
-        # The first scan, begun at launch before the app was loaded (mdtui.__main__), if it was.
+        # The first scan, begun at launch before the app was loaded (mdtui.__main__), if it was, and
+        # what to call once its first step is drawn (the launch restarts the garbage collector).
         self._scan_ahead = scan_ahead
+        self._drawn = drawn
         self._pane: Pane = "disks"
         self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
         self._smart: dict[str, tuple[float, SmartHealth]] = {}  # disk → (when read, health), live and as root
@@ -176,6 +185,11 @@ class InventoryScreen(Screen[None]):
         yield SteadyFooter(show_command_palette=False)
 
     def on_mount(self) -> None:
+        if self._scan_ahead is not None:
+            # The scan begun at launch: shown once the screen has laid itself out (tables filled before
+            # then are drawn at the size they mount with, drawn again at their own, then filled again),
+            # asked for first so that its rows come before the footer's keys (issue 17, first paint).
+            self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
         self.query_one("#detail").border_title = "Detail"
@@ -183,33 +197,34 @@ class InventoryScreen(Screen[None]):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         if self._scan_ahead is None:
             self.action_rescan()
-            return
-        # The scan begun at launch: shown once the screen has laid itself out (tables filled before
-        # then are drawn at the size they mount with, drawn again at their own, then filled again).
-        self.scanning = True
-        self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
+        else:
+            self.scanning = True
 
     def _take_scan_ahead(self, ahead: ScanAhead) -> None:
         """The first step of the scan begun at launch if it is probed by now, and a worker for the rest."""
-        if self._scan_ahead is not ahead:  # replaced by a rescan (r) meanwhile
-            return
-        step = ahead.ready()
+        step = ahead.ready() if self._scan_ahead is ahead else None  # not if a rescan (r) replaced it
         if step is None:
-            self._scan_ahead = None
-            self.run_scan(None, ahead)
+            if self._scan_ahead is ahead:
+                self._scan_ahead = None
+                self.run_scan(None, ahead)
+            self._first_drawn()
             return
         self._show_step(*step)
-        if self.scanning:
-            # The rest is probed once the first step is on screen: probed meanwhile, its thread took
-            # the interpreter from the first frame's drawing about half the time.
-            self.call_after_refresh(self._rest_of_scan_ahead, ahead)
-        else:
-            self._scan_ahead = None
+        # The rest is probed once the first step is on screen: probed meanwhile, its thread took the
+        # interpreter from the first frame's drawing about half the time.
+        self.call_after_refresh(self._rest_of_scan_ahead, ahead)
 
     def _rest_of_scan_ahead(self, ahead: ScanAhead) -> None:
+        self._first_drawn()
         if self._scan_ahead is ahead:  # not replaced by a rescan (r) meanwhile
             self._scan_ahead = None
-            self.run_scan(None, ahead)
+            if self.scanning:
+                self.run_scan(None, ahead)
+
+    def _first_drawn(self) -> None:
+        drawn, self._drawn = self._drawn, None
+        if drawn is not None:
+            drawn()
 
     def action_rescan(self) -> None:
         self._scan_ahead = None  # a scan begun at launch and not taken up yet is replaced by this one
