@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -14,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.renderables.styled import Styled
 from textual.strip import Strip
 from textual.widgets import DataTable, Footer, Static
@@ -115,6 +117,55 @@ class InventoryTable(DataTable[Text]):
             line = self._lines[key] = super()._render_line(y, x1, x2, base_style)
         return line
 
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[list[list[Segment]], list[list[Segment]]]:
+        """A row's cells as DataTable lays them out, for a one-line row of one-line Text cells.
+
+        A page down at a thousand disks shows some twenty rows never drawn: DataTable works out, for
+        each of their cells, the cursor and hover state, the header's style, a cache key and an entry in
+        two caches, which cost more than the cells themselves (issue 17, scrolling). This is its layout
+        for a row cursor without fixed columns or row labels (the inventory's), each cell drawn once per
+        look (_drawn_cell); the lines it makes are kept by _render_line. Anything else is DataTable's.
+        """
+        row_index = self._row_locations.get(row_key)
+        row = self.rows.get(row_key)
+        if (
+            row_index is None or row is None or row.height != 1 or line_no or self.cursor_type != "row"
+            or self.fixed_columns or (self._labelled_row_exists and self.show_row_labels)
+        ):  # fmt: skip
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        cells = self._data.get(row_key, {})
+        columns = self.ordered_columns
+        cursor = cursor_location.row == row_index
+        hover = hover_location.row == row_index
+        row_style = self._get_row_style(row_index, base_style)
+        scrollable_row: list[list[Segment]] = []
+        table_width = self._row_label_column_width
+        for column_index, column in enumerate(columns):
+            width = column.get_render_width(self)
+            table_width += width
+            cell = cells.get(column.key)
+            drawn = self._drawn_cell(cell, row_style, width, cursor, hover) if _one_line(cell) else None
+            if drawn is None:  # DataTable's own drawing, for a cell that is not one line of Text
+                lines = super()._render_cell(row_index, column_index, row_style, width, cursor, hover)
+                scrollable_row.append(lines[0])
+            else:
+                scrollable_row.append(_with_meta(drawn[0], Style.from_meta({"row": row_index, "column": column_index})))
+        remaining_space = max(0, self.size.width - table_width)
+        extend_style, _ = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor, False, False
+        )
+        extend_style = row_style + extend_style
+        extend_style += Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        scrollable_row.append([Segment(" " * remaining_space, extend_style)])
+        return [], scrollable_row
+
     def _render_cell(
         self,
         row_index: int,
@@ -135,16 +186,28 @@ class InventoryTable(DataTable[Text]):
         column_key = self._column_locations.get_key(column_index)
         row = self.rows.get(row_key) if row_key is not None else None
         cell = self._data.get(row_key, {}).get(column_key) if row_key is not None else None
-        if (
-            row is None or row.height != 1 or self.fixed_rows or self.fixed_columns or column_key is None
-            or type(cell) is not Text or "\n" in cell.plain or "\t" in cell.plain
-        ):  # fmt: skip
+        if row is None or row.height != 1 or self.fixed_rows or self.fixed_columns or column_key is None:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
         key = (row_key, column_key, *state)
         lines = self._cell_render_cache.get(key)
         if lines is not None:
             return lines
+        drawn = self._drawn_cell(cell, base_style, width, cursor, hover) if _one_line(cell) else None
+        if drawn is None:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        meta = Style.from_meta({"row": row_index, "column": column_index})
+        lines = [_with_meta(line, meta) for line in drawn]
+        self._cell_render_cache[key] = lines
+        return lines
+
+    def _drawn_cell(
+        self, cell: Text, base_style: Style, width: int, cursor: bool, hover: bool
+    ) -> list[list[Segment]] | None:
+        """A one-line Text cell drawn as DataTable draws it, without the mouse's meta: once per look."""
+        if self.fixed_rows:
+            return None
+        state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
         look = (cell.plain, cell.style, tuple(cell.spans), cell.justify, cell.overflow, cell.end, width, *state)
         drawn = self._cells_drawn.get(look)
         if drawn is None:
@@ -159,14 +222,7 @@ class InventoryTable(DataTable[Text]):
             if len(self._cells_drawn) > 20000:
                 self._cells_drawn.clear()
             self._cells_drawn[look] = drawn
-        meta = Style.from_meta({"row": row_index, "column": column_index})
-        lines = [
-            [segment if segment.style is None else Segment(segment.text, segment.style + meta, segment.control)
-             for segment in line]
-            for line in drawn
-        ]  # fmt: skip
-        self._cell_render_cache[key] = lines
-        return lines
+        return drawn
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Column widths for new rows from each cell's length, then DataTable's own sizing.
@@ -252,6 +308,27 @@ class InventoryTable(DataTable[Text]):
             looks[key] = new
             shown_cells[key] = cells
         return True
+
+
+def _one_line(cell: object) -> TypeGuard[Text]:
+    """True for a cell _drawn_cell draws: one line of Text (no line break, no tab)."""
+    return type(cell) is Text and "\n" not in cell.plain and "\t" not in cell.plain
+
+
+def _with_meta(line: list[Segment], meta: Style) -> list[Segment]:
+    """A drawn line with the mouse's meta added to each styled segment (each style combined once)."""
+    combined: dict[Style, Style] = {}
+    out = []
+    for segment in line:
+        style = segment.style
+        if style is None:
+            out.append(segment)
+            continue
+        with_meta = combined.get(style)
+        if with_meta is None:
+            with_meta = combined[style] = style + meta
+        out.append(Segment(segment.text, with_meta, segment.control))
+    return out
 
 
 def _look(cell: Text) -> tuple[object, ...]:
@@ -417,7 +494,20 @@ class DetailBody(Static):
         options = app.console_options.update(highlight=False, width=width).update_width(width)
         segments = app.console.render(self.source, options)
         lines = list(Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False))
-        self.update(Drawn(self.source, lines, width))
+        self.update(Drawn(self.source, lines, width), layout=not self._fits(lines, width))
+
+    def _fits(self, lines: list[list[Segment]], width: int) -> bool:
+        """True when ``lines`` take the place the drawing shown now has: a layout would change nothing.
+
+        The pane's height is its lines' count and its width the pane's. Static lays the whole screen
+        out again at each update (and the tables' scrollbars and the other table repaint after it); most
+        rows of a column of disks show a detail as tall as the last one's (issue 17, scrolling).
+        """
+        shown = self.content
+        return (
+            isinstance(shown, Drawn) and shown.width == width and len(shown.lines) == len(lines)
+            and self.size == (width, len(lines)) and not self._layout_required
+        )  # fmt: skip
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._drawn_width:
