@@ -72,6 +72,10 @@ class CpuLines(NamedTuple):
 
     numbers: tuple[int, ...]
     values: list[int]
+    # The same counters field by field (user of every line, then nice, ...) and each field's words as
+    # printed: a field printed as last tick printed it keeps last tick's list, unconverted.
+    columns: tuple[list[int], ...] = ()
+    words: tuple[list[str], ...] = ()
 
     def times(self) -> ProcStatCpu:
         rows = map(_new_tuple, repeat(CpuTimes), zip(*[iter(self.values)] * 10, strict=True))
@@ -118,15 +122,16 @@ def _cpu_block(text: str) -> str:
     return match[0] if match is not None else ""
 
 
-def parse_cpu_lines(text: str) -> CpuLines | None:
-    """/proc/stat's cpu lines when every one has ten counters, converted in one map(int) for all CPUs
+def parse_cpu_lines(text: str, previous: CpuLines | None = None) -> CpuLines | None:
+    """/proc/stat's cpu lines when every one has ten counters, converted a field at a time for all CPUs
     (a 256-CPU host prints 257 lines a tick); None when a line is not like that (older kernels print
-    fewer fields, or a word is damaged), and parse_proc_stat goes line by line.
+    fewer fields, or a word is damaged), and parse_proc_stat goes line by line. A field whose words
+    are those of ``previous`` (last tick's lines: guest, steal and nice mostly stay 0) takes its numbers.
     """
-    return _block_lines(_cpu_block(text))
+    return _block_lines(_cpu_block(text), previous)
 
 
-def _block_lines(block: str) -> CpuLines | None:
+def _block_lines(block: str, previous: CpuLines | None = None) -> CpuLines | None:
     # No Unicode digits, signs or underscores, which int() would accept and no kernel prints.
     if not block.isascii() or "-" in block or "+" in block or "_" in block:
         return None
@@ -137,14 +142,24 @@ def _block_lines(block: str) -> CpuLines | None:
     numbers = _cpu_numbers(tuple(words[0::11]))
     if numbers is None:
         return None
-    del words[0::11]  # the counters alone, ten per line
-    try:
-        values = list(map(int, words))
-    except ValueError:  # a word that is not a number (int() refuses it), or one of over 4300 digits
-        return None
-    if max(values) > U64_MAX:
-        return None
-    return CpuLines(numbers, values)
+    fields = tuple(words[1 + field :: 11] for field in range(10))
+    known_words, known_columns = (previous.words, previous.columns) if previous is not None else ((), ())
+    columns = []
+    for field, column in enumerate(fields):
+        if known_words and known_words[field] == column:
+            columns.append(known_columns[field])  # the same words: the numbers that passed last tick
+            continue
+        try:
+            converted = list(map(int, column))
+        except ValueError:  # a word that is not a number (int() refuses it), or one of over 4300 digits
+            return None
+        if max(converted) > U64_MAX:
+            return None
+        columns.append(converted)
+    values = [0] * (10 * lines)
+    for field, converted in enumerate(columns):
+        values[field::10] = converted
+    return CpuLines(numbers, values, tuple(columns), fields)
 
 
 @functools.lru_cache(maxsize=8)

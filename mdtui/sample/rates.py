@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import repeat
-from operator import itemgetter, mul, sub, truediv
+from operator import add, itemgetter, mul, sub, truediv
 
 from mdtui.model.snapshot import DeviceRates
 from mdtui.probe.cpu import CpuLines, CpuTimes
@@ -233,6 +233,47 @@ def cpu_percentages_lines(current: CpuLines, previous: CpuLines) -> list[tuple[f
 
 
 _USER_TO_STEAL = itemgetter(slice(0, 8))
+
+
+def cpu_percentages_columns(
+    current: CpuLines, previous: CpuLines
+) -> tuple[list[float | None], list[float | None]] | None:
+    """cpu_percentages_lines as two lists, busy % and iowait % of each line, a field at a time.
+
+    Equal to it line by line (integer sums are exact in any order; the divisions are the same), None
+    exactly when it is None. A field that kept last tick's list (parse_cpu_lines) has not moved.
+    """
+    if current.numbers is not previous.numbers and current.numbers != previous.numbers:
+        return None
+    count = len(current.numbers)
+    now = current.columns or tuple(current.values[field::10] for field in range(10))
+    before = previous.columns or tuple(previous.values[field::10] for field in range(10))
+    deltas: list[list[int] | None] = []
+    for field in range(10):
+        if now[field] is before[field]:
+            deltas.append(None)  # no change on any line
+            continue
+        delta = list(map(sub, now[field], before[field]))
+        if delta and min(delta) < 0:
+            return None
+        deltas.append(delta)
+    moved = [delta for delta in deltas[:8] if delta is not None]  # user to steal, as CpuTimes.total
+    total = moved[0] if moved else [0] * count
+    for delta in moved[1:]:
+        total = list(map(add, total, delta))
+    zeros = [0] * count
+    idle, iowait = deltas[3] or zeros, deltas[4] or zeros
+    busy = map(sub, map(sub, total, idle), iowait)
+    if total and min(total) > 0:
+        return (
+            list(map(truediv, map(mul, busy, repeat(100.0)), total)),
+            list(map(truediv, map(mul, iowait, repeat(100.0)), total)),
+        )
+    pairs = [
+        (ticks * 100.0 / whole, waits * 100.0 / whole) if whole > 0 else (None, None)
+        for ticks, waits, whole in zip(busy, iowait, total, strict=True)
+    ]
+    return [pair[0] for pair in pairs], [pair[1] for pair in pairs]
 
 
 def thread_cpu_percent(

@@ -41,7 +41,7 @@ from mdtui.probe.procstat import MdThread, PidStat, find_md_threads, parse_pid_s
 from mdtui.probe.root import TABLE_LIMIT, SystemRoot
 from mdtui.sample.rates import (
     cpu_percentages,
-    cpu_percentages_lines,
+    cpu_percentages_columns,
     device_rates,
     device_rates_columns,
     thread_cpu_percent,
@@ -340,20 +340,24 @@ class Sampler:
         # The usual tick: the same cpu lines as last tick, every one regular, turned into percentages
         # from the flat counters; anything else goes CPU by CPU.
         current: CpuLines | ProcStatCpu = ProcStatCpu(None, {})
+        previous = self._cpu_previous
         if text is not None:
-            current = parse_cpu_lines(text) or parse_proc_stat(text)
-        previous, self._cpu_previous = self._cpu_previous, current
-        load = None
+            last = previous if isinstance(previous, CpuLines) else None
+            current = parse_cpu_lines(text, last) or parse_proc_stat(text)
+        self._cpu_previous = current
+        columns = None
         if isinstance(current, CpuLines) and isinstance(previous, CpuLines):
-            load = cpu_percentages_lines(current, previous)
-        if load is not None:
+            columns = cpu_percentages_columns(current, previous)
+        if columns is not None:
             numbers = current.numbers
+            busy, iowait = columns
         else:
             now = current.times() if isinstance(current, CpuLines) else current
             before = previous.times() if isinstance(previous, CpuLines) else previous
             numbers = ((-1,) if now.total is not None else ()) + tuple(now.per_cpu)
             load = [cpu_percentages(now.total, before.total)] if now.total is not None else []
             load += [cpu_percentages(times, before.per_cpu.get(cpu)) for cpu, times in now.per_cpu.items()]
+            busy, iowait = [pair[0] for pair in load], [pair[1] for pair in load]
 
         reader = self._cpufreq
         cpus_changed = numbers != self._cpu_numbers
@@ -371,19 +375,17 @@ class Sampler:
             self._lay_out_cores(numbers, settings)
         cpus, fixed = self._core_cpus, self._core_fixed
 
-        total_busy, total_iowait = load[self._total_line] if self._total_line is not None else (None, None)
+        total = self._total_line
+        total_busy, total_iowait = (busy[total], iowait[total]) if total is not None else (None, None)
         core_lines = self._core_lines
         if self._core_has_times:
-            core_load = list(map(load.__getitem__, core_lines))
+            core_busy, core_iowait = list(map(busy.__getitem__, core_lines)), list(map(iowait.__getitem__, core_lines))
         else:
-            core_load = [load[line] if line is not None else (None, None) for line in core_lines]
+            core_busy = [busy[line] if line is not None else None for line in core_lines]
+            core_iowait = [iowait[line] if line is not None else None for line in core_lines]
         mhz = self._read_frequencies(cpus)
         cores = tuple(
-            map(
-                tuple.__new__,
-                repeat(CoreState),
-                zip(cpus, *zip(*core_load, strict=True), mhz, *fixed, strict=True) if cpus else (),
-            )
+            map(tuple.__new__, repeat(CoreState), zip(cpus, core_busy, core_iowait, mhz, *fixed, strict=True))
         )
         return CpuState(
             reader.available,

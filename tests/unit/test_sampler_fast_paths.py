@@ -4,6 +4,8 @@
 - device_rates_columns reads such a column as no change, skips the 100 % cap when no device reaches
   it and divides await times in one pass when every device completed requests;
 - the sampler shows every line without testing each when all of them had done I/O last tick;
+- parse_cpu_lines keeps last tick's numbers for a /proc/stat field printed as before, and
+  cpu_percentages_columns turns the fields into busy and iowait percentages a field at a time;
 - ArrayReader copies an array with its new sync instead of going through dataclasses.replace.
 
 Each is held equal, bit for bit, to the line-by-line path (parse_diskstats, device_rates) or to the
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.probe.arrays import _with_sync
+from mdtui.probe.cpu import parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import (
     IN_FLIGHT,
     SECTORS_DISCARDED,
@@ -30,7 +33,13 @@ from mdtui.probe.diskstats import (
     parse_diskstats_columns,
 )
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.rates import device_rates, device_rates_columns
+from mdtui.sample.rates import (
+    cpu_percentages,
+    cpu_percentages_columns,
+    cpu_percentages_lines,
+    device_rates,
+    device_rates_columns,
+)
 from mdtui.sample.sampler import Sampler
 
 FIELDS = DiskCounters._fields[3:]
@@ -169,3 +178,53 @@ def test_an_array_with_a_new_sync_is_what_replace_gives() -> None:
         assert dataclasses.asdict(copied) == dataclasses.asdict(replaced)
         assert hash(copied) == hash(replaced)
     assert array.sync == SyncStatus("resync", done_sectors=5, total_sectors=10)  # the original is untouched
+
+
+@st.composite
+def cpu_sequences(draw: st.DrawFn) -> list[str]:
+    """/proc/stat texts of a few ticks: some fields frozen on every CPU, some stepping back now and then."""
+    count = draw(st.integers(min_value=1, max_value=6))
+    rows = [draw(st.lists(st.integers(0, 10**9), min_size=10, max_size=10)) for _ in range(count + 1)]
+    texts = []
+    for _ in range(draw(st.integers(min_value=2, max_value=5))):
+        labels = ["cpu "] + [f"cpu{i}" for i in range(count)]
+        texts.append(
+            "".join(f"{label} {' '.join(map(str, row))}\n" for label, row in zip(labels, rows, strict=True))
+            + "intr 1 2\nctxt 5\n"
+        )
+        frozen = draw(st.sets(st.integers(0, 9)))
+        rows = [
+            [
+                value if field in frozen else
+                max(0, value - draw(st.integers(0, 3))) if draw(st.integers(0, 40)) == 0 else
+                value + draw(st.integers(0, 10**4))
+                for field, value in enumerate(row)
+            ]
+            for row in rows
+        ]  # fmt: skip
+    return texts
+
+
+@settings(max_examples=300, deadline=None)
+@given(cpu_sequences())
+def test_cpu_fields_kept_from_last_tick_give_the_percentages_of_cpu_by_cpu(texts: list[str]) -> None:
+    previous = parse_cpu_lines(texts[0])
+    for before_text, text in itertools.pairwise(texts):
+        current = parse_cpu_lines(text, previous)
+        fresh = parse_cpu_lines(text)
+        assert previous is not None and current is not None and fresh is not None
+        assert current.values == fresh.values and current.times() == parse_proc_stat(text)
+        assert list(current.columns) == [fresh.values[field::10] for field in range(10)]
+        lines = cpu_percentages_lines(current, previous)
+        columns = cpu_percentages_columns(current, previous)
+        if lines is None:
+            assert columns is None
+        else:
+            assert columns is not None
+            assert list(zip(*columns, strict=True)) == lines  # equal to the last bit
+            now, then = parse_proc_stat(text), parse_proc_stat(before_text)
+            expected = [cpu_percentages(now.total, then.total)] + [
+                cpu_percentages(times, then.per_cpu[cpu]) for cpu, times in now.per_cpu.items()
+            ]
+            assert list(zip(*columns, strict=True)) == expected
+        previous = current
