@@ -264,6 +264,20 @@ class DiskTotals:
         self._rows[id(snapshot)] = (snapshot, target, disks, row)
         return row
 
+    def rows(self, snapshots: Sequence[Snapshot], target: str, disks: frozenset[str]) -> list[SeriesRow]:
+        """row() of each snapshot, the kept ones looked up in one loop (a window's worth every tick)."""
+        get = self._rows.get
+        every = target == ALL_DISKS
+        found: list[SeriesRow] = []
+        add = found.append
+        for snapshot in snapshots:
+            kept = get(id(snapshot))
+            if kept is not None and kept[0] is snapshot and kept[1] == target and (not every or kept[2] is disks):
+                add(kept[3])
+            else:
+                add(self.row(snapshot, target, disks))
+        return found
+
     def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
         """Forget the figures of snapshots that left the window."""
         wanted = {id(snapshot) for snapshot in snapshots}
@@ -308,12 +322,15 @@ def target_series(
         return Series()
     if totals is not None:
         totals.keep_only(chosen)
-        rows = [totals.row(snapshot, target, disks) for snapshot in chosen]
+        rows = totals.rows(chosen, target, disks)
     else:
         rows = [_series_row(_target_rates(snapshot, target, disks)) for snapshot in chosen]
     latest = chosen[-1].timestamp
     reads, writes, read_iops, write_iops = zip(*rows, strict=True)
-    return Series(tuple(s.timestamp - latest for s in chosen), reads, writes, read_iops, write_iops)
+    return Series(tuple([s.timestamp - latest for s in chosen]), reads, writes, read_iops, write_iops)
+
+
+_CoreEntry = tuple[Snapshot, dict[int, float], tuple[float, float, float] | None, frozenset[int]]
 
 
 class CoreFrequencies:
@@ -324,18 +341,39 @@ class CoreFrequencies:
     """
 
     def __init__(self) -> None:
-        # id(snapshot) -> (the snapshot, which keeps the id from being reused; MHz per core; (min, mean, max))
-        self._kept: dict[int, tuple[Snapshot, dict[int, float], tuple[float, float, float] | None]] = {}
+        # id(snapshot) -> (the snapshot, which keeps the id from being reused; MHz per core; (min, mean, max);
+        # the cores with a frequency, one shared set while they stay the same)
+        self._kept: dict[int, _CoreEntry] = {}
+        self._cpus: frozenset[int] = frozenset()
 
     def of(self, snapshot: Snapshot) -> tuple[dict[int, float], tuple[float, float, float] | None]:
+        entry = self._entry(snapshot)
+        return entry[1], entry[2]
+
+    def entries(self, snapshots: Sequence[Snapshot]) -> list[_CoreEntry]:
+        """Each snapshot's (snapshot, MHz per core, spread, cores), the kept ones looked up in one loop."""
+        get = self._kept.get
+        found: list[_CoreEntry] = []
+        add = found.append
+        for snapshot in snapshots:
+            kept = get(id(snapshot))
+            add(kept if kept is not None and kept[0] is snapshot else self._entry(snapshot))
+        return found
+
+    def _entry(self, snapshot: Snapshot) -> _CoreEntry:
         kept = self._kept.get(id(snapshot))
         if kept is not None and kept[0] is snapshot:
-            return kept[1], kept[2]
+            return kept
         mhz = {core.cpu: core.freq_mhz for core in snapshot.cpu.cores if core.freq_mhz is not None}
         values = list(mhz.values())
         spread = (min(values), statistics.fmean(values), max(values)) if values else None
-        self._kept[id(snapshot)] = (snapshot, mhz, spread)
-        return mhz, spread
+        cpus = frozenset(mhz)
+        if cpus == self._cpus:
+            cpus = self._cpus
+        else:
+            self._cpus = cpus
+        kept = self._kept[id(snapshot)] = (snapshot, mhz, spread, cpus)
+        return kept
 
     def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
         """Forget the snapshots that left the window."""
@@ -362,14 +400,14 @@ def frequency_series(
     else:
         cores.keep_only(chosen)
     latest = chosen[-1].timestamp
-    ages = tuple(s.timestamp - latest for s in chosen)
-    of = cores.of
-    per_tick = [of(s) for s in chosen]
-    names = sorted(set().union(*(mhz for mhz, _ in per_tick)))
+    ages = tuple([s.timestamp - latest for s in chosen])
+    entries = cores.entries(chosen)
+    # Snapshots with the same cores share one set, whose hash Python keeps: a window of them is one set.
+    names = sorted(frozenset().union(*{entry[3] for entry in entries}))
     if len(names) <= max_lines:
-        lines = tuple((f"cpu{cpu}", tuple(mhz.get(cpu) for mhz, _ in per_tick)) for cpu in names)
+        lines = tuple((f"cpu{cpu}", tuple([entry[1].get(cpu) for entry in entries])) for cpu in names)
         return FrequencySeries(ages, lines)
-    lows, means, highs = zip(*(spread or _NO_SPREAD for _, spread in per_tick), strict=True)
+    lows, means, highs = zip(*[entry[2] or _NO_SPREAD for entry in entries], strict=True)
     return FrequencySeries(ages, (("max", highs), ("mean", means), ("min", lows)))
 
 

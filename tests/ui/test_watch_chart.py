@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 from rich.style import Style
@@ -16,6 +17,8 @@ from mdtui.ui.watch.chart import (
     draw,
     nice_ticks,
     plain,
+    plot,
+    points,
     tick_label,
     time_label,
     x_ticks,
@@ -239,3 +242,27 @@ async def test_chart_lines_follow_the_theme(tmp_path: Path) -> None:
         after = read_colour()
         assert after.color is not None and after.color.triplet == primary() and after != before
         assert after.bgcolor != before.bgcolor  # the background too, not only the line
+
+
+def test_plot_puts_the_same_dots_as_tracing_its_points() -> None:
+    """plot() works the line's dots out in its own loop; trace() of points() is the reference it must equal."""
+    rng = random.Random(17)
+    specials = (None, math.nan, math.inf, -math.inf, -5.0, 1e300, 0.0)
+    for case in range(300):
+        width, height = rng.randint(1, 90), rng.randint(1, 30)
+        window = rng.choice((10.0, 60.0, 120.0, 7.3))
+        count = rng.randint(0, 160)
+        ages = sorted(rng.uniform(-1.5 * window, 0.0) for _ in range(count))
+        if case % 5 == 0:  # ticks a second apart with jitter, as the sampler makes them
+            ages = [-(count - 1 - index) + rng.uniform(-0.01, 0.01) for index in range(count)]
+        if case % 7 == 0 and count > 3:  # out of order and repeated times too
+            ages[1], ages[2] = ages[2], ages[1]
+            ages[3] = ages[2]
+        top = rng.choice((1.0, 37.5, 1e6))
+        values = [
+            rng.choice(specials) if rng.random() < 0.1 else rng.uniform(-0.1 * top, 1.3 * top) for _ in range(count)
+        ]
+        fast, reference = Canvas(width, height), Canvas(width, height)
+        plot(fast, ages, values, window, top, case % 3)
+        reference.trace(points(reference, ages, values, window, top), case % 3)
+        assert fast.bits == reference.bits and fast.owner == reference.owner, case

@@ -1,0 +1,73 @@
+"""The dashboard's kept per-snapshot figures (DiskTotals, CoreFrequencies) give what working them out afresh gives.
+
+The watch screen keeps each snapshot's figures and looks a window of them up every tick (issue 17, big
+hosts); these tests slide windows over histories whose devices and cores change, and hold every series
+equal to the one made without anything kept.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import pairwise
+
+from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, Snapshot
+from mdtui.sample.dashboard import ALL_DISKS, CoreFrequencies, DiskTotals, build_view, frequency_series, target_series
+
+
+def _rates(name: str, rng: random.Random) -> DeviceRates:
+    unknown = rng.random() < 0.1  # now and then a tick without a rate: None, never 0
+    return DeviceRates(
+        name,
+        read_bytes_per_s=None if unknown else rng.uniform(0, 5e8),
+        write_bytes_per_s=rng.uniform(0, 5e8),
+        read_iops=None if unknown else rng.uniform(0, 1e5),
+        write_iops=rng.uniform(0, 1e5),
+    )
+
+
+def _history(ticks: int, seed: int) -> list[Snapshot]:
+    rng = random.Random(seed)
+    history = []
+    for tick in range(ticks):
+        names = ["md0", "sda", "sdb", "sdc"] + (["sdd"] if tick % 7 < 3 else [])  # a disk comes and goes
+        devices = tuple(_rates(name, rng) for name in names)
+        count = 4 if tick < ticks // 2 else 12  # cores come online: per-core lines, then the spread
+        cores = tuple(
+            CoreState(cpu, freq_mhz=None if (cpu == 2 and tick % 5 == 0) else rng.uniform(800, 4200))
+            for cpu in range(count)
+        )
+        cpu = CpuState(tick % 11 != 4, cores, 20.0, 5.0)  # a tick without cpufreq now and then
+        history.append(Snapshot(1000.0 + tick + rng.uniform(-0.01, 0.01), 1.0, devices, cpu, (), ()))
+    return history
+
+
+def test_kept_series_equal_fresh_ones_as_the_window_slides() -> None:
+    for seed in range(3):
+        history = _history(60, seed)
+        totals, cores = DiskTotals(), CoreFrequencies()
+        for end in range(1, len(history) + 1):
+            shown = tuple(history[max(0, end - 25) : end])  # the sampler keeps a bounded history
+            disks = frozenset(d.name for d in shown[-1].devices if d.name.startswith("sd"))
+            for target in ("md0", ALL_DISKS, "sdd"):
+                kept = target_series(shown, target, disks, 20.0, totals)
+                assert kept == target_series(shown, target, disks, 20.0), (seed, end, target)
+            # An equal set of disks that is another object: the kept figures are checked by value.
+            assert target_series(shown, ALL_DISKS, frozenset(disks), 20.0, totals) == target_series(
+                shown, ALL_DISKS, disks, 20.0
+            )
+            assert build_view(shown, "md0", disks, 20.0, totals) == build_view(shown, "md0", disks, 20.0)
+            for max_lines in (8, 3):
+                fresh = frequency_series(shown, 20.0, max_lines)
+                assert frequency_series(shown, 20.0, max_lines, cores) == fresh, (seed, end, max_lines)
+
+
+def test_snapshots_with_the_same_cores_share_one_set_of_them() -> None:
+    history = _history(10, 7)
+    cores = CoreFrequencies()
+    entries = cores.entries(history)
+    assert [entry[0] for entry in entries] == history
+    pairs = list(pairwise(entries))
+    same = [(a[3], b[3]) for a, b in pairs if a[3] == b[3]]
+    assert same and all(a is b for a, b in same)  # while the cores stay the same, one set of them
+    assert any(a[3] != b[3] for a, b in pairs)  # and the history does change them
+    assert cores.entries(history)[3] is entries[3]  # kept, not worked out again
