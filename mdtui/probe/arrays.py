@@ -7,6 +7,7 @@ import functools
 import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
@@ -21,7 +22,7 @@ from mdtui.probe.mdstat import (
     parse_progress_line,
     raid10_layout_name,
 )
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import ATTRIBUTE_LIMIT, SystemRoot
 
 MDSTAT = "/proc/mdstat"
 
@@ -85,8 +86,9 @@ class ArrayReader:
     at most the caller's rescan period, as they do when mdstat does not change at all.
     """
 
-    # Past this many kept sync files (three per syncing array) they are opened per read instead.
-    MAX_KEPT_FILES = 192
+    # Past this many kept files (every array's sysfs attributes, two per member, three sync files per
+    # syncing array) they are opened per read instead; at most a quarter of the process's descriptors.
+    MAX_KEPT_FILES = 768
 
     def __init__(self, root: SystemRoot) -> None:
         self.root = root
@@ -94,6 +96,10 @@ class ArrayReader:
         self._shapes: dict[str, tuple[MdArray, MdArray]] = {}  # name -> (as mdstat gave it, as returned)
         self._outlines: dict[str, str] = {}  # name -> its entry without the progress line (one-array entries)
         self._files: dict[str, KeptFile] = {}
+        self._kept_limit = min(self.MAX_KEPT_FILES, _descriptor_limit() // 4)
+        # What full reads and re-reads of changed arrays read sysfs through: root's reads, each file
+        # through a descriptor kept open for the next one (a full re-read every rescan period).
+        self._sysfs = _KeptReads(root, self._read_attribute)
 
     def read(self, text: str | None, *, full: bool = False) -> list[MdArray]:
         if text is None:
@@ -102,7 +108,7 @@ class ArrayReader:
         if full or not self._entries:
             # read_arrays, with mdstat parsed entry by entry to remember each entry's arrays.
             parsed = [(entry, parse_mdstat(entry)) for entry in _entries(text)]
-            arrays = _complete(self.root, [array for _, found in parsed for array in found])
+            arrays = _complete(self._sysfs, [array for _, found in parsed for array in found])
             by_name = {array.name: array for array in arrays}
             self._entries, self._shapes, self._outlines = {}, {}, {}
             for entry, found in parsed:
@@ -153,14 +159,23 @@ class ArrayReader:
 
     def _read_kept(self, absolute: str) -> str | None:
         """A sysfs file as _text reads it, through a descriptor kept open for the next tick."""
+        return self._read_attribute(absolute) or None
+
+    def _read_attribute(self, absolute: str) -> str | None:
+        """root.read_text(absolute) (stripped; None when missing or refused), through a kept descriptor."""
         file = self._files.get(absolute)
         if file is None:
-            keep = len(self._files) < self.MAX_KEPT_FILES
+            keep = len(self._files) < self._kept_limit
             file = KeptFile(str(self.root.path(absolute)), keep)
             if keep:
                 self._files[absolute] = file
-        data = file.read_small()  # read()'s text as bytes: one pread while the descriptor is open
-        return (data.decode(errors="replace").strip() or None) if data is not None else None
+        was_open = file.is_open
+        data = file.read_small(256)  # read()'s text as bytes: one pread while the descriptor is open
+        if data is None and was_open:
+            # The file went away under its descriptor (sysfs revokes a removed attribute, an array was
+            # stopped or a member removed): what the path holds now, as a fresh read would find.
+            data = file.read_small(256)
+        return data.decode(errors="replace").strip() if data is not None else None
 
     def close(self) -> None:
         """Close the kept sync files; they are opened again when read."""
@@ -170,7 +185,7 @@ class ArrayReader:
 
     def _refresh(self, array: MdArray, before: tuple[MdArray, MdArray] | None) -> MdArray:
         if before is None or dataclasses.replace(before[0], sync=None) != dataclasses.replace(array, sync=None):
-            enriched = _enrich(self.root, array)
+            enriched = _enrich(self._sysfs, array)
         else:
             enriched = before[1]
             if enriched.state not in ("inactive", "clear"):
@@ -204,6 +219,30 @@ def _with_sync(array: MdArray, sync: SyncStatus | None) -> MdArray:
 
 
 _COPY_REPLACES = _replaces_by_copy(MdArray)
+
+
+class _KeptReads(SystemRoot):
+    """A SystemRoot whose attribute reads (read_text, and read_int through it) go through ``read``."""
+
+    def __init__(self, root: SystemRoot, read: Callable[[str], str | None]) -> None:
+        super().__init__(root.root)
+        self._read = read
+
+    def read_text(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> str | None:
+        if isinstance(absolute, str) and limit == ATTRIBUTE_LIMIT:
+            return self._read(absolute)
+        return super().read_text(absolute, limit=limit)
+
+
+def _descriptor_limit() -> int:
+    """The process's soft limit on open descriptors (1024 when it cannot be known)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 1024
+    return soft if soft > 0 else 1 << 20
 
 
 def _outline(entry: str) -> tuple[str, str | None]:

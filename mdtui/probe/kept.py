@@ -74,6 +74,11 @@ class KeptFile:
         text = self.read()
         return text.encode() if text is not None else None
 
+    @property
+    def is_open(self) -> bool:
+        """Whether a descriptor is held (a read that then gives None had it revoked, and closed it)."""
+        return self._fd is not None
+
     def close(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None

@@ -6,7 +6,8 @@
 - the sampler shows every line without testing each when all of them had done I/O last tick;
 - parse_cpu_lines keeps last tick's numbers for a /proc/stat field printed as before, and
   cpu_percentages_columns turns the fields into busy and iowait percentages a field at a time;
-- ArrayReader copies an array with its new sync instead of going through dataclasses.replace.
+- ArrayReader copies an array with its new sync instead of going through dataclasses.replace, and
+  reads sysfs through descriptors kept open for its full re-reads.
 
 Each is held equal, bit for bit, to the line-by-line path (parse_diskstats, device_rates) or to the
 function it stands in for, over generated sequences of ticks.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
-from mdtui.probe.arrays import _with_sync
+from mdtui.probe.arrays import ArrayReader, _with_sync, read_arrays
 from mdtui.probe.cpu import parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import (
     IN_FLIGHT,
@@ -228,3 +231,40 @@ def test_cpu_fields_kept_from_last_tick_give_the_percentages_of_cpu_by_cpu(texts
             ]
             assert list(zip(*columns, strict=True)) == expected
         previous = current
+
+
+REAL_LINKS = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
+
+
+def test_full_rereads_through_kept_files_read_what_read_arrays_reads(tmp_path: Path) -> None:
+    """ArrayReader's full re-reads (every rescan period) read sysfs through descriptors kept open: each
+    equals a fresh read_arrays after sysfs-only changes, and a descriptor the kernel revoked (an array
+    stopped, a member removed) is replaced by what the path holds now."""
+    root_dir = tmp_path / "root"
+    shutil.copytree(REAL_LINKS, root_dir, symlinks=True)
+    root = SystemRoot(root_dir)
+    reader = ArrayReader(root)
+    text = (root_dir / "proc" / "mdstat").read_text()
+    assert reader.read(text, full=True) == read_arrays(root, text)
+    md = root_dir / "sys" / "devices" / "virtual" / "block" / "md2" / "md"
+    kept = {path for path in reader._files if "/md2/md/" in path}
+    assert "/sys/block/md2/md/array_state" in kept and any(path.endswith("/state") for path in kept)
+    for name, value in (("array_state", "active-idle"), ("dev-sdd/state", "in_sync,write_mostly"), ("degraded", "1")):
+        (md / name).write_text(value + "\n")  # in place, as sysfs changes under an open descriptor
+        arrays = reader.read(text, full=True)
+        assert arrays == read_arrays(root, text), name
+    md2 = next(a for a in arrays if a.name == "md2")
+    assert md2.state == "active-idle" and md2.degraded == 1
+    # The member's state file is gone and made again (a member removed and added back): the kept
+    # descriptor fails as sysfs's does, and the path is opened again for what it holds now.
+    state = md / "dev-sdd" / "state"
+    file = reader._files["/sys/block/md2/md/dev-sdd/state"]
+    assert file.is_open
+    os.close(file._fd)  # type: ignore[arg-type]  # revoked: the next pread fails
+    state.unlink()
+    state.write_text("faulty\n")
+    arrays = reader.read(text, full=True)
+    assert arrays == read_arrays(root, text)
+    assert "faulty" in next(m for a in arrays if a.name == "md2" for m in a.members if m.name == "sdd").states
+    reader.close()
+    assert not reader._files
