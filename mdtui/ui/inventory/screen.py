@@ -175,6 +175,11 @@ class InventoryScreen(Screen[None]):
         self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
 
     def compose(self) -> ComposeResult:
+        # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
+        # the first resize: set then, it restyled every widget and laid the tables out a second time,
+        # after the first step had been fitted to the first layout's widths (issue 17, first paint).
+        width = self.app.size.width
+        self.add_class(next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge))
         yield Header(icon="▤")
         yield Static(id="banner")
         with Container(id="tables"):
@@ -182,7 +187,12 @@ class InventoryScreen(Screen[None]):
             yield ArrayTable(id="arrays")
         with VerticalScroll(id="detail"):
             yield DetailBody(Text("Scanning…"), id="detail-body")
-        yield SteadyFooter(show_command_palette=False)
+        if self._scan_ahead is None:
+            yield SteadyFooter(show_command_palette=False)
+        else:
+            # At launch the footer's keys (a dozen widgets to mount and style) follow the first rows;
+            # its bar is there from the first frame, so nothing moves when they come (issue 17).
+            yield Static(id="footer-bar")
 
     def on_mount(self) -> None:
         if self._scan_ahead is not None:
@@ -222,9 +232,18 @@ class InventoryScreen(Screen[None]):
                 self.run_scan(None, ahead)
 
     def _first_drawn(self) -> None:
+        """The launch's first step is drawn (or there is none to draw): the footer's keys, then tell the launch."""
+        self.call_later(self._mount_footer)
         drawn, self._drawn = self._drawn, None
         if drawn is not None:
             drawn()
+
+    async def _mount_footer(self) -> None:
+        bars = self.query("#footer-bar")
+        if bars:
+            await self.mount(SteadyFooter(show_command_palette=False), before=bars.first())
+            await bars.remove()
+            self.refresh_bindings()  # the footer shows the keys it is told of once mounted
 
     def action_rescan(self) -> None:
         self._scan_ahead = None  # a scan begun at launch and not taken up yet is replaced by this one
