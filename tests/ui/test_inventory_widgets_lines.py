@@ -147,3 +147,62 @@ async def test_a_cell_under_the_cursor_gets_the_cursor_style_and_the_mouse_meta(
         assert with_meta(on[1][0]) != with_meta(off[1][0])
         metas = [segment.style.meta for cell in on[1] for segment in cell if segment.style is not None]
         assert {"row": 0, "column": 0} in metas and {"row": 0, "column": 2} in metas
+
+
+TRICKY = [
+    Text("sda"), Text("sdb"), Text("sdab"), Text("xx"), Text("ST16000NM / ZL2A0B1C"), Text("AB12345QQ / 9Z9Z9Z9Z"),
+    Text(" lead"), Text("trail  "), Text("trail  ", justify="right"), Text("mid  dle ", justify="center"),
+    Text("1.8 TiB", justify="right"), Text("10.9 TiB", justify="right"), Text("exactly10!"), Text("longer than ten"),
+    Text("longer than ten", overflow="ellipsis"), Text("longer than ten", overflow="crop"), Text("a…b"),
+    Text("日本語"), Text("bold", style="bold red"), Text("dim", style="dim"), Text("  "), Text(""),
+    Text("x y z", justify="full"), Text("sp an", spans=[]), Text("styled", style="on blue", justify="center"),
+    Text("", style="on red", justify="right"), Text("ab  cd "), Text("ef  gh ", justify="right"),
+]  # fmt: skip
+
+
+class TrickyCells(App[None]):
+    """One-line Text cells of every shape the stand-in drawing must get right, in a cut and a wide column."""
+
+    def compose(self) -> ComposeResult:
+        yield InventoryTable(id="tricky")
+
+    def on_mount(self) -> None:
+        table = self.query_one(InventoryTable)
+        table.add_column("Cut", key="cut", width=10)
+        table.add_column("Wide", key="wide")
+        table.add_column("Right", key="right", width=12)
+        for index, cell in enumerate(TRICKY):
+            right = cell.copy()
+            right.justify = "right" if cell.justify in (None, "default", "left") else cell.justify
+            table.add_row(cell, cell.copy(), right, key=f"r{index}")
+        spanned = Text("has spans")
+        spanned.stylize("bold", 0, 3)
+        table.add_row(spanned, spanned.copy(), Text("plain"), key="spans")
+
+
+async def test_cells_drawn_from_a_stand_in_are_drawn_as_datatable_draws_them() -> None:
+    app = TrickyCells()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        table = app.query_one(InventoryTable)
+        drawn_through_rich = 0
+        draw_cell = table._draw_cell
+
+        def counted(*args: object, **kwargs: object) -> list[list[Segment]]:
+            nonlocal drawn_through_rich
+            drawn_through_rich += 1
+            return draw_cell(*args, **kwargs)  # type: ignore[arg-type]
+
+        table._draw_cell = counted  # type: ignore[method-assign]
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await pilot.pause()
+            table._cells_drawn.clear()
+            drawn_through_rich = 0
+            assert_rows_equal(table, range(table.row_count))
+            looks = len(table._cells_drawn)
+            assert drawn_through_rich < looks  # some cells were drawn from a stand-in
+            table.move_cursor(row=4, animate=False)
+            await pilot.pause()
+            table._lines.clear()
+            assert_lines_equal(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import TypeGuard
 
@@ -24,6 +25,9 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells, truncate
+
+_NOT_SPACE = re.compile(r"[^ ]")
+_EMPTY_CELL = Text(no_wrap=True, end="")  # DataTable's _EMPTY_TEXT
 
 # The model/serial column gives way first so the state column always stays on screen.
 _IDENT_COLUMN = "ident"
@@ -204,25 +208,72 @@ class InventoryTable(DataTable[Text]):
     def _drawn_cell(
         self, cell: Text, base_style: Style, width: int, cursor: bool, hover: bool
     ) -> list[list[Segment]] | None:
-        """A one-line Text cell drawn as DataTable draws it, without the mouse's meta: once per look."""
+        """A one-line Text cell drawn as DataTable draws it, without the mouse's meta: once per look.
+
+        A look not drawn yet is drawn through Rich, or, for plain text of one-cell characters (a disk's
+        name, its model and serial), copied from the drawing of a stand-in of the same shape (every
+        character but spaces an "x", the same style, alignment and width) with its own text put in
+        place of the stand-in's: a page of new rows draws two such cells a row (issue 17, scrolling).
+        """
         if self.fixed_rows:
             return None
+        if not cell:
+            cell = _EMPTY_CELL  # DataTable draws any empty cell so, whatever its style and alignment
         state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
         look = (cell.plain, cell.style, tuple(cell.spans), cell.justify, cell.overflow, cell.end, width, *state)
         drawn = self._cells_drawn.get(look)
         if drawn is None:
-            component_style, post_style = self._get_styles_to_render_cell(
-                False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
-                self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
-            )  # fmt: skip
-            options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
-            padded = Padding(cell, (0, self.cell_padding))
-            styled = Styled(padded, pre_style=base_style + component_style, post_style=post_style)
-            drawn = self.app.console.render_lines(styled, options)
+            drawn = self._drawn_like(cell, look, base_style, width, cursor, hover)
+            if drawn is None:
+                drawn = self._draw_cell(cell, base_style, width, cursor, hover)
             if len(self._cells_drawn) > 20000:
                 self._cells_drawn.clear()
             self._cells_drawn[look] = drawn
         return drawn
+
+    def _drawn_like(
+        self, cell: Text, look: tuple[object, ...], base_style: Style, width: int, cursor: bool, hover: bool
+    ) -> list[list[Segment]] | None:
+        """The cell drawn as its stand-in is (see _drawn_cell), or None when the stand-in cannot tell."""
+        plain = cell.plain
+        if cell.spans or cell.justify == "full" or not plain.strip() or cell_len(plain) != len(plain):
+            return None
+        if not plain.isprintable():
+            return None
+        mask = _NOT_SPACE.sub("x", plain)
+        template_look = (mask, *look[1:])
+        template = self._cells_drawn.get(template_look)
+        if template is None:
+            stand_in = cell.copy()
+            stand_in.plain = mask
+            template = self._cells_drawn[template_look] = self._draw_cell(stand_in, base_style, width, cursor, hover)
+        if len(template) != 1:
+            return None
+        line = template[0]
+        shown = [index for index, segment in enumerate(line) if "x" in segment.text]
+        if len(shown) != 1:
+            return None
+        index = shown[0]
+        segment = line[index]
+        text, core = segment.text, mask.strip(" ")
+        if text.strip(" ") != core:  # cut, or drawn with an ellipsis: Rich draws it
+            return None
+        # The stand-in's characters, between the spaces it was padded or aligned with, become the cell's
+        # own (its spaces are where the stand-in's are).
+        lead = len(text) - len(text.lstrip(" "))
+        text = text[:lead] + plain.strip(" ") + text[lead + len(core) :]
+        return [[*line[:index], Segment(text, segment.style, segment.control), *line[index + 1 :]]]
+
+    def _draw_cell(self, cell: Text, base_style: Style, width: int, cursor: bool, hover: bool) -> list[list[Segment]]:
+        """The cell drawn through Rich as DataTable._render_cell draws it."""
+        component_style, post_style = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
+        )  # fmt: skip
+        options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+        padded = Padding(cell, (0, self.cell_padding))
+        styled = Styled(padded, pre_style=base_style + component_style, post_style=post_style)
+        return self.app.console.render_lines(styled, options)
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Column widths for new rows from each cell's length, then DataTable's own sizing.
