@@ -178,6 +178,9 @@ class Sampler:
         self._setting_files: dict[str, KeptFile] = {}
         self._cpufreq = CpufreqReader(root, self._read_setting, self._read_setting_bytes)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
+        # Each file with the positions of its CPUs among those shown, and its last bytes and MHz.
+        self._frequency_plan: list[tuple[KeptFile, list[int], list[bytes | float | None]]] | None = None
+        self._frequency_cpus: list[int] | None = None
         self._open_frequency_files()
         self._settings_read_at: float | None = None
         self._settings_forced = False
@@ -423,6 +426,7 @@ class Sampler:
         # One descriptor per policy; past a few hundred (huge hosts) reopen each time to spare the fd limit.
         keep_open = len(by_path) <= MAX_KEPT_FREQUENCY_FILES
         self._frequency_files = [(KeptFile(path, keep_open), cpus) for path, cpus in by_path.items()]
+        self._frequency_plan = None
 
     def _read_setting(self, path: str) -> str | None:
         """A cpufreq setting as probe.cpu reads it (stripped, None when missing, refused or empty)."""
@@ -441,19 +445,26 @@ class Sampler:
 
     def _read_frequencies(self, cpus: list[int]) -> list[float | None]:
         """Each CPU's current MHz (None without a policy or a reading), read through the kept-open files."""
-        khz: dict[int, int | None] = {}
-        for file, sharing in self._frequency_files:
+        plan = self._frequency_plan
+        if plan is None or self._frequency_cpus is not cpus:
+            # Where each file's reading goes among the CPUs shown: those sharing it that have a policy.
+            policies = zip(cpus, self._core_policy, strict=True)
+            position = {cpu: index for index, (cpu, policy) in enumerate(policies) if policy}
+            plan = [
+                (file, [position[cpu] for cpu in sharing if cpu in position], [None, None])
+                for file, sharing in self._frequency_files
+            ]
+            self._frequency_plan, self._frequency_cpus = plan, cpus
+        mhz: list[float | None] = [None] * len(cpus)
+        for file, positions, last in plan:
             data = file.read_small()
-            # A plain ASCII number, as parse_int demands (int() alone would take "+5", "1_0" or "٤").
-            value = int(data) if data is not None and data.strip().isdigit() and len(data) < 32 else None
-            if value is not None and value > MAX_KHZ:
-                value = None
-            for cpu in sharing:
-                khz[cpu] = value
-        return [
-            value / 1000.0 if policy and (value := khz.get(cpu)) is not None else None
-            for cpu, policy in zip(cpus, self._core_policy, strict=True)
-        ]
+            if data is None or data != last[0]:
+                # A plain ASCII number, as parse_int demands (int() alone would take "+5", "1_0" or "٤").
+                value = int(data) if data is not None and data.strip().isdigit() and len(data) < 32 else None
+                last[:] = data, value / 1000.0 if value is not None and value <= MAX_KHZ else None
+            for index in positions:
+                mhz[index] = last[1]
+        return mhz
 
     def close(self) -> None:
         """Close the kept-open kernel files; the sampler reopens them if sampled again."""
@@ -536,8 +547,8 @@ class Sampler:
         """Each known thread's stat, or None when one has gone or is no longer the same thread."""
         found = []
         for thread, file in self._threads:
-            text = file.read()
-            stat = parse_pid_stat(text) if text is not None else None
+            data = file.read_small(1024)  # read()'s text as bytes, in one pread while the task lives
+            stat = parse_pid_stat(data.decode(errors="replace")) if data is not None else None
             if stat is None or stat.comm != thread.name:
                 return None
             found.append((thread, stat))

@@ -268,3 +268,47 @@ def test_full_rereads_through_kept_files_read_what_read_arrays_reads(tmp_path: P
     assert "faulty" in next(m for a in arrays if a.name == "md2" for m in a.members if m.name == "sdd").states
     reader.close()
     assert not reader._files
+
+
+def reference_mhz(data: bytes | None) -> float | None:
+    """The sampler's reading of a scaling_cur_freq file before it kept each file's last bytes."""
+    value = int(data) if data is not None and data.strip().isdigit() and len(data) < 32 else None
+    return value / 1000.0 if value is not None and value <= 100_000_000 else None
+
+
+FREQUENCIES = st.sampled_from(
+    ["800000\n", "2400000\n", "2400000\n", "4100000", "+5\n", "1_0\n", "٤\n", "", "999999999999\n", "12 34\n", None]
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(FREQUENCIES, min_size=3, max_size=3), min_size=1, max_size=6))
+def test_frequencies_read_each_tick_are_each_files_reading(ticks: list[list[str | None]]) -> None:
+    """Three policies, the first shared by CPUs 0 and 1, CPU 3 without one: each tick's MHz are what
+    each file holds now, the same bytes as last tick giving the same figure as reading them anew."""
+    with tempfile.TemporaryDirectory() as directory:
+        base = Path(directory)
+        cpufreq = base / "sys/devices/system/cpu/cpufreq"
+        for number, cpus in enumerate(("0 1", "2", "4")):
+            (cpufreq / f"policy{number}").mkdir(parents=True)
+            (cpufreq / f"policy{number}" / "affected_cpus").write_text(cpus + "\n")
+            (cpufreq / f"policy{number}" / "scaling_cur_freq").write_text("1000000\n")
+        stat = base / "proc" / "stat"
+        stat.parent.mkdir()
+        sampler = Sampler(SystemRoot(base))
+        for tick, values in enumerate(ticks):
+            stat.write_text("".join(f"cpu{c} {tick} 0 0 {tick} 0 0 0 0 0 0\n" for c in range(5)))
+            for number, value in enumerate(values):
+                path = cpufreq / f"policy{number}" / "scaling_cur_freq"
+                if value is None:
+                    path.write_bytes(b"")
+                else:
+                    with open(path, "r+b") as file:  # in place, as a kept descriptor sees sysfs change
+                        file.truncate(0)
+                        file.write(value.encode())
+            cores = sampler.sample(now=float(tick)).cpu.cores
+            files = [None if v is None else v.encode() for v in values]
+            wanted = [reference_mhz(files[0] or b""), reference_mhz(files[0] or b""), reference_mhz(files[1] or b""),
+                      None, reference_mhz(files[2] or b"")]  # fmt: skip
+            assert [(c.cpu, c.freq_mhz) for c in cores] == list(enumerate(wanted)), tick
+        sampler.close()
