@@ -10,6 +10,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import DataTable
 
@@ -78,6 +79,17 @@ def assert_lines_equal(table: InventoryTable) -> None:
         theirs = datatable_line(table, y, 0, width, base)
         assert with_meta(list(ours)) == with_meta(list(theirs)), (table.id, y)
         assert ours.cell_length == theirs.cell_length
+    # What the screen gets: the table's lines at its scroll offset, the header kept on top.
+    region = Region(0, 0, table.size.width, table.size.height)
+    table._styles_cache.clear()
+    drawn = table.render_lines(region)
+    table.render_line = functools.partial(DataTable.render_line, table)  # type: ignore[method-assign]
+    table._styles_cache.clear()
+    try:
+        reference = table.render_lines(region)
+    finally:
+        del table.render_line
+    assert [with_meta(list(strip)) for strip in drawn] == [with_meta(list(strip)) for strip in reference]
 
 
 async def test_every_row_of_a_big_host_is_laid_out_as_datatable_lays_it_out(tmp_path: Path) -> None:
@@ -102,6 +114,9 @@ async def test_every_row_of_a_big_host_is_laid_out_as_datatable_lays_it_out(tmp_
                         table.move_cursor(row=min(2, table.row_count - 1), animate=False)
                         table._lines.clear()
                         assert_lines_equal(table)
+                        table.scroll_to(y=5, animate=False, immediate=True)
+                        assert_lines_equal(table)
+                        table.scroll_to(y=0, animate=False, immediate=True)
 
 
 class OddCells(App[None]):

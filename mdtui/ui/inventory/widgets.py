@@ -17,6 +17,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 from textual.renderables.styled import Styled
 from textual.strip import Strip
 from textual.widgets import DataTable, Footer, Static
@@ -85,6 +86,7 @@ class InventoryTable(DataTable[Text]):
         self._lines: dict[tuple[object, ...], Strip] = {}
         # Rendered cells by what they show, without the row they are in (see _render_cell).
         self._cells_drawn: dict[tuple[object, ...], list[list[Segment]]] = {}
+        self._line_style: Style | None = None  # the table's style while render_lines draws (see render_line)
 
     @property
     def selected_key(self) -> str | None:
@@ -94,6 +96,27 @@ class InventoryTable(DataTable[Text]):
             return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         except CellDoesNotExist:  # the cursor can point past a table that just shrank
             return None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in ``crop``, with the table's style worked out once for them all (see render_line)."""
+        self._line_style = None
+        self._line_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
+
+    def render_line(self, y: int) -> Strip:
+        """DataTable's render_line, without working out the table's style from its ancestors for each line
+        (a scroll of the disk table draws every visible line again, issue 17)."""
+        style = self._line_style
+        if style is None or self.fixed_rows:
+            return super().render_line(y)
+        width = self.size.width
+        scroll_x, scroll_y = self.scroll_offset
+        if y >= (self.header_height if self.show_header else 0):
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + width, style)
 
     def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
         """A line of the table, kept by what it shows: with a row cursor, whether the cursor is on its row.
