@@ -37,6 +37,16 @@ _MAX_LAYOUT = (1 << 32) - 1
 # mdstat prints "resync" while a repair runs, so the two are the same running sync.
 _SAME_SYNC = {"repair": "resync"}
 
+_COMPLETED_RE = re.compile(r"([0-9]+)\s*/\s*([0-9]+)", re.ASCII)  # sync_completed: "done / total" sectors
+_ROLE_LINK_RE = re.compile(r"rd[0-9]{1,7}")  # md/rdN links name the member in role N
+_STATE_SEPARATORS_RE = re.compile(r"[,\s]+")  # a member's state words
+
+
+def _system_path(root: SystemRoot, absolute: str) -> str:
+    """root.path(absolute) as text: the same file, without building a Path (a full read of a big
+    host's arrays follows hundreds of role links)."""
+    return os.path.join(os.fspath(root.root), absolute.lstrip("/"))
+
 
 def md_available(root: SystemRoot) -> bool:
     """Whether the md driver is loaded: without it the kernel has no /proc/mdstat.
@@ -309,7 +319,7 @@ def _text(root: SystemRoot, path: str) -> str | None:
 
 def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
     md = f"/sys/block/{array.name}/md"
-    if not root.path(md).is_dir():
+    if not os.path.isdir(_system_path(root, md)):
         return array
     changes: dict[str, Any] = {}
 
@@ -388,7 +398,7 @@ def _sync(
     completed = text(f"{md}/sync_completed")
     if completed == "delayed":
         state = "delayed"
-    elif completed is not None and (m := re.fullmatch(r"([0-9]+)\s*/\s*([0-9]+)", completed, re.ASCII)):
+    elif completed is not None and (m := _COMPLETED_RE.fullmatch(completed)):
         done_sectors, total_sectors = parse_int(m[1], hi=MAX_SECTORS), parse_int(m[2], hi=MAX_SECTORS)
         if done_sectors is not None and total_sectors is not None:
             done, total = done_sectors, total_sectors
@@ -416,7 +426,7 @@ def _sync(
 def _link_name(root: SystemRoot, path: str) -> str | None:
     """The target of an rdN link; captured trees store it as a file holding the name."""
     try:
-        return os.path.basename(os.readlink(root.path(path)))
+        return os.path.basename(os.readlink(_system_path(root, path)))
     except OSError:
         return _text(root, path)
 
@@ -428,7 +438,7 @@ def _members(root: SystemRoot, md: str, known: tuple[ArrayMember, ...]) -> tuple
         return None
     roles: dict[str, int] = {}
     for entry in entries:
-        if re.fullmatch(r"rd[0-9]{1,7}", entry) and (target := _link_name(root, f"{md}/{entry}")):
+        if _ROLE_LINK_RE.fullmatch(entry) and (target := _link_name(root, f"{md}/{entry}")):
             roles[target.removeprefix("dev-")] = int(entry[2:])
     by_name = {member.name: member for member in known}
 
@@ -448,7 +458,7 @@ def _members(root: SystemRoot, md: str, known: tuple[ArrayMember, ...]) -> tuple
             slot = previous.slot if previous is not None else None
         state_text = root.read_text(f"{md}/{entry}/state")
         if state_text is not None:
-            states = tuple(word for word in re.split(r"[,\s]+", state_text) if word)
+            states = tuple(word for word in _STATE_SEPARATORS_RE.split(state_text) if word)
         else:
             states = previous.states if previous is not None else ()
         members.append(ArrayMember(name=name, slot=slot, states=states))
