@@ -110,6 +110,7 @@ class ArrayReader:
         # What full reads and re-reads of changed arrays read sysfs through: root's reads, each file
         # through a descriptor kept open for the next one (a full re-read every rescan period).
         self._sysfs = _KeptReads(root, self._read_attribute)
+        self._touched: set[str] | None = None  # the files a full read has read so far
 
     def read(self, text: str | None, *, full: bool = False) -> list[MdArray]:
         if text is None:
@@ -118,7 +119,14 @@ class ArrayReader:
         if full or not self._entries:
             # read_arrays, with mdstat parsed entry by entry to remember each entry's arrays.
             parsed = [(entry, parse_mdstat(entry)) for entry in _entries(text)]
-            arrays = _complete(self._sysfs, [array for _, found in parsed for array in found])
+            self._touched = set()
+            try:
+                arrays = _complete(self._sysfs, [array for _, found in parsed for array in found])
+            finally:
+                touched, self._touched = self._touched, None
+            # A file a full read no longer reads (a member removed, an array stopped) is let go.
+            for path in [path for path in self._files if path not in touched]:
+                self._files.pop(path).close()
             by_name = {array.name: array for array in arrays}
             self._entries, self._shapes, self._outlines = {}, {}, {}
             for entry, found in parsed:
@@ -173,6 +181,8 @@ class ArrayReader:
 
     def _read_attribute(self, absolute: str) -> str | None:
         """root.read_text(absolute) (stripped; None when missing or refused), through a kept descriptor."""
+        if self._touched is not None:
+            self._touched.add(absolute)
         file = self._files.get(absolute)
         if file is None:
             keep = len(self._files) < self._kept_limit

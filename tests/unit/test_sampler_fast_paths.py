@@ -266,6 +266,14 @@ def test_full_rereads_through_kept_files_read_what_read_arrays_reads(tmp_path: P
     arrays = reader.read(text, full=True)
     assert arrays == read_arrays(root, text)
     assert "faulty" in next(m for a in arrays if a.name == "md2" for m in a.members if m.name == "sdd").states
+    # A member removed for good: the next full read lets its kept files go.
+    shutil.rmtree(md / "dev-sdd")
+    for link in md.glob("rd*"):
+        if os.readlink(link).endswith("dev-sdd"):
+            link.unlink()
+    assert reader.read(text, full=True) == read_arrays(root, text)
+    assert not [path for path in reader._files if "/dev-sdd/" in path]
+    assert "/sys/block/md2/md/array_state" in reader._files
     reader.close()
     assert not reader._files
 
