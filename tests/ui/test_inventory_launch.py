@@ -473,3 +473,36 @@ async def test_the_launch_is_told_once_even_when_the_scan_begun_first_fails(tmp_
         screen = app.screen
         assert isinstance(screen, InventoryScreen) and screen.scan_error is not None
     assert told == [1]
+
+
+async def test_a_rescan_before_the_scan_begun_first_is_probed_replaces_it(
+    tree_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    real = core_inventory.scan_in_steps
+
+    def held(root: str, *, privileged: bool | None = None, first: int | None = None) -> Iterator[
+        tuple[Inventory, tuple[str, ...]]
+    ]:
+        assert release.wait(30), "the test never released the scan"
+        yield from real(root, privileged=privileged, first=first)
+
+    monkeypatch.setattr(core_inventory, "scan_in_steps", held)
+    ahead = ScanAhead(str(tree_root), first=FIRST)  # held: not probed when the screen mounts
+    monkeypatch.setattr(core_inventory, "scan_in_steps", real)
+    told: list[int] = []
+    app = MdtuiApp(
+        str(tree_root), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead,
+        first_screen_drawn=lambda: told.append(1),
+    )  # fmt: skip
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not screen.scanning)
+        release.set()
+        await settle(pilot)
+        assert not screen.scanning and not screen._pending and screen.inventory is not None
+        shown = app.export_screenshot()
+    assert told == [1]
+    assert shown == await screen_after_launch(tree_root, tmp_path, None, (200, 50))
