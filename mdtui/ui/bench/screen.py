@@ -47,6 +47,7 @@ from mdtui.store.records import RunStatus
 from mdtui.ui.bench.widgets import BenchChart
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
@@ -267,7 +268,7 @@ class BenchScreen(Screen[None]):
             yield ProgressBar(total=100, show_eta=False, id="bench-bar")
             yield BenchChart(id="bench-chart")
             with VerticalScroll(id="bench-result"):
-                yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
+                yield SizedTable(id="bench-table", cursor_type="row", zebra_stripes=True)
                 yield Static(id="bench-findings")
         yield Footer(show_command_palette=False)
 

@@ -20,12 +20,13 @@ from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.renderables.styled import Styled
 from textual.strip import Strip
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells, truncate
+from mdtui.ui.common.table import SizedTable
 
 _NOT_SPACE = re.compile(r"[^ ]")
 _EMPTY_CELL = Text(no_wrap=True, end="")  # DataTable's _EMPTY_TEXT
@@ -69,7 +70,7 @@ class SteadyFooter(Footer):
         await super().recompose()
 
 
-class InventoryTable(DataTable[Text]):
+class InventoryTable(SizedTable[Text]):
     """A row-cursor table whose rows are keyed by kernel name, so a rescan keeps the selection."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Details")]
@@ -298,30 +299,23 @@ class InventoryTable(DataTable[Text]):
         styled = Styled(padded, pre_style=base_style + component_style, post_style=post_style)
         return self.app.console.render_lines(styled, options)
 
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+    def _size_rows(self, new_rows: Iterable[RowKey]) -> None:
         """Column widths for new rows from each cell's length, then DataTable's own sizing.
 
         DataTable measures every cell of every new row through Rich (console options built per cell):
         7000 cells at each fill of a thousand disks, the most of a fill's time (issue 17). Every cell
         here is one line of Text, whose measure is its cell length; anything else is left to DataTable.
-
-        DataTable sizes new rows when idle, and may have drawn them before at their columns' old widths:
-        its caches of drawn cells and lines do not know the widths, so they are dropped when one changed
-        (else the table could stay drawn with every column cut to its heading's width). _fill sizes its
-        rows at once, so this finds nothing to change after it.
+        SizedTable draws the rows again if this changed a column's width; _fill sizes its rows at once,
+        so this finds nothing to change after it.
         """
         sized, self._sized = self._sized, set()
         rows = [key for key in new_rows if key.value not in sized]
-        before = [column.content_width for column in self.ordered_columns]
         cells = [list(self._data.get(key, {}).values()) for key in rows]
         if all(type(cell) is Text and "\n" not in cell.plain for row in cells for cell in row):
             self._widen(cells)  # type: ignore[arg-type]
-            super()._update_dimensions(())
+            super()._size_rows(())
         else:
-            super()._update_dimensions(rows)
-        if [column.content_width for column in self.ordered_columns] != before:
-            self._update_count += 1  # every DataTable cache is keyed by it
-            self.refresh()
+            super()._size_rows(rows)
 
     def _widen(self, rows: Sequence[Sequence[Text]]) -> None:
         """Widen each column to its longest cell in ``rows`` (each a row's cells in column order)."""

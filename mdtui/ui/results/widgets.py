@@ -7,18 +7,18 @@ from collections.abc import Collection, Sequence
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
-from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.render import Palette
+from mdtui.ui.common.table import SizedTable
 from mdtui.ui.results.render import HISTORY_COLUMNS, HISTORY_LAYOUTS, RIGHT_ALIGNED, history_cells, mark_cell
 
 # The label column shrinks to what the other columns leave, but not below this.
 LABEL_MIN = 8
 
 
-class HistoryTable(DataTable[Text]):
+class HistoryTable(SizedTable[Text]):
     """Stored runs, newest first; a reload keeps the cursor on the same run."""
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -29,6 +29,7 @@ from mdtui.tune.catalogue import Scope
 from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import KnobReading, read_knobs
 from mdtui.tune.udev import Rule, rules_for, rules_path
+from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 # The sweep the screen runs: the custom preset, 1 MiB sequential writes, this many seconds per value.
@@ -100,7 +101,7 @@ class TuneScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
-        yield DataTable(id="tune-table", cursor_type="row", zebra_stripes=False)
+        yield SizedTable(id="tune-table", cursor_type="row", zebra_stripes=False)
         yield Static(id="tune-status")
         with VerticalScroll(id="tune-detail"):
             yield Static(Text("Reading knobs…"), id="tune-body")
