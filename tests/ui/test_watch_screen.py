@@ -12,8 +12,9 @@ import pytest
 from rich.style import Style
 from textual.pilot import Pilot
 
+from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.dashboard import ALL_DISKS, WholeDisks
+from mdtui.sample.dashboard import ALL_DISKS, PastSnapshot, WholeDisks
 from mdtui.sample.sampler import Sampler
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import palette_from_variables
@@ -223,15 +224,24 @@ async def test_the_sampler_keeps_only_the_charts_window(tmp_path: Path, monkeypa
         original(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Sampler, "__init__", recording)
-    screen = WatchScreen(str(tmp_path), "md0", 0.5, window_s=60.0)
+    screen = WatchScreen(str(tmp_path), "md0", 0.1, window_s=0.3)
     app = MdtuiApp(str(tmp_path), privileged=True, theme_dirs=THEME_DIRS, start_screen=lambda: screen)
+    windows: list[tuple[Snapshot, ...]] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(100):
-            if lengths:
+        for _ in range(300):
+            if screen._snapshots and (not windows or windows[-1] is not screen._snapshots):
+                windows.append(screen._snapshots)
+            if len(windows) >= 8:
                 break
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.03)
         await pilot.press("escape")
-    assert lengths == [122]  # 60 s at 0.5 s and two to spare, not the sampler's default of 600
+    # The sampler keeps no history of its own; the screen keeps the window, 0.3 s at 0.1 s and two
+    # to spare (not the sampler's default of 600), the ticks before the latest as PastSnapshots.
+    assert lengths == [1]
+    assert max(len(window) for window in windows) == 5
+    for window in windows:
+        assert all(isinstance(s, PastSnapshot) for s in window[:-1]) and not isinstance(window[-1], PastSnapshot)
+        assert window[-1].devices and [s.timestamp for s in window] == sorted(s.timestamp for s in window)
 
 
 def test_newer_snapshot_message_replaces_a_queued_one() -> None:
@@ -239,9 +249,7 @@ def test_newer_snapshot_message_replaces_a_queued_one() -> None:
     assert newer.can_replace(older)
 
 
-async def test_a_failing_sampler_is_a_message_not_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_failing_sampler_is_a_message_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(self: Sampler, now: float | None = None) -> None:
         raise OSError(5, "Input/output error")
 

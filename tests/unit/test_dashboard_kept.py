@@ -7,11 +7,21 @@ equal to the one made without anything kept.
 
 from __future__ import annotations
 
+import gc
 import random
 from itertools import pairwise
 
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, Snapshot
-from mdtui.sample.dashboard import ALL_DISKS, CoreFrequencies, DiskTotals, build_view, frequency_series, target_series
+from mdtui.sample.dashboard import (
+    ALL_DISKS,
+    CoreFrequencies,
+    DiskTotals,
+    PastSnapshot,
+    build_view,
+    frequency_series,
+    past,
+    target_series,
+)
 
 
 def _rates(name: str, rng: random.Random) -> DeviceRates:
@@ -71,3 +81,36 @@ def test_snapshots_with_the_same_cores_share_one_set_of_them() -> None:
     assert same and all(a is b for a, b in same)  # while the cores stay the same, one set of them
     assert any(a[3] != b[3] for a, b in pairs)  # and the history does change them
     assert cores.entries(history)[3] is entries[3]  # kept, not worked out again
+
+
+def test_a_window_of_past_snapshots_draws_what_the_full_ones_draw() -> None:
+    """The screen keeps the ticks before the latest as PastSnapshots: every series and view must be the same."""
+    for seed in range(3):
+        history = _history(60, seed)
+        totals, cores = DiskTotals(), CoreFrequencies()
+        for end in range(1, len(history) + 1):
+            full = tuple(history[max(0, end - 25) : end])
+            slim = (*(past(snapshot) for snapshot in full[:-1]), full[-1])
+            assert all(isinstance(snapshot, PastSnapshot) for snapshot in slim[:-1])
+            disks = frozenset(d.name for d in full[-1].devices if d.name.startswith("sd"))
+            fewer = frozenset(sorted(disks)[:2])  # a disk set that changed since: the past totals follow it
+            for target in ("md0", ALL_DISKS, "sdd", "gone"):
+                for chosen in (disks, fewer):
+                    fresh = target_series(full, target, chosen, 20.0)
+                    assert target_series(slim, target, chosen, 20.0) == fresh, (seed, end, target)
+                    assert target_series(slim, target, chosen, 20.0, totals) == fresh, (seed, end, target)
+            assert build_view(slim, "md0", disks, 20.0, totals) == build_view(full, "md0", disks, 20.0)
+            assert build_view(slim, ALL_DISKS, disks, 20.0, totals) == build_view(full, ALL_DISKS, disks, 20.0)
+            assert frequency_series(slim, 20.0, cores=cores) == frequency_series(full, 20.0)
+
+
+def test_a_past_snapshot_keeps_only_numbers_besides_its_cpu_state() -> None:
+    snapshot = _history(3, 1)[-1]
+    kept = past(snapshot)
+    assert past(kept) is kept and kept.devices == () and kept.arrays == () and kept.cpu is snapshot.cpu
+    assert [name for name, _ in kept.rows] == [device.name for device in snapshot.devices]
+    # Tuples of names and numbers: the collector stops walking them once it has passed over them, a
+    # level of nesting a pass at worst (the numbers' tuples, the pairs, the tuple of pairs).
+    for _ in range(3):
+        gc.collect()
+    assert not gc.is_tracked(kept.rows) and not any(gc.is_tracked(pair) for pair in kept.rows)

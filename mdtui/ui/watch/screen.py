@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -30,6 +31,7 @@ from mdtui.sample.dashboard import (
     build_view,
     frequency_series,
     next_target,
+    past,
     pick_target,
     target_names,
 )
@@ -41,7 +43,8 @@ from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
 
 class SnapshotTaken(Message, bubble=False):
-    """A new tick: the sampler's history (oldest first) and the whole disks among its devices.
+    """A new tick: the window's snapshots (oldest first; those before the latest as PastSnapshots) and the
+    whole disks among the latest's devices.
 
     A newer tick replaces one the UI has not handled yet: history already holds every snapshot, so
     dropping a message loses no point of the charts, only a redraw nobody would have seen.
@@ -169,16 +172,22 @@ class WatchScreen(Screen[None]):
     def sample_loop(self) -> None:
         """Thread worker: sample every interval and post the history; never touches a widget."""
         try:
-            # The history the charts show, not the sampler's default ten minutes: a 256-disk snapshot is
-            # ~150 KB, and every full garbage collection walks all that are kept.
+            # The window the charts show, not the sampler's default ten minutes of history: a 256-disk
+            # snapshot is ~400 objects that every full garbage collection walks while it is kept, so the
+            # ticks before the latest are kept as PastSnapshots (only what the charts read of them).
             length = math.ceil(self.window_s / self.interval) + 2
-            with Sampler(SystemRoot(self.root), history_length=length) as sampler:
+            with Sampler(SystemRoot(self.root), history_length=1) as sampler:
                 disks = WholeDisks(SystemRoot(self.root))
+                kept: deque[Snapshot] = deque(maxlen=length - 1)
+                latest: Snapshot | None = None
                 deadline = time.monotonic()
                 while not self._stop.is_set():
                     snapshot = sampler.sample()
+                    if latest is not None:
+                        kept.append(past(latest))
+                    latest = snapshot
                     names = disks.names(device.name for device in snapshot.devices)
-                    self.post_message(SnapshotTaken(sampler.history.snapshots(), names))
+                    self.post_message(SnapshotTaken((*kept, snapshot), names))
                     # Ticks stay on a fixed grid; a tick missed (a stalled host) is skipped, not caught up.
                     now = time.monotonic()
                     deadline = max(deadline + self.interval, now)
