@@ -100,7 +100,6 @@ class InventoryTable(SizedTable[Text]):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines in ``crop``, with the table's style worked out once for them all (see render_line)."""
-        self._line_style = None
         self._line_style = self.rich_style
         try:
             return super().render_lines(crop)
