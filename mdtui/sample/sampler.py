@@ -176,6 +176,10 @@ class Sampler:
         # Governor, cap and EPP files are re-read every settings_refresh_s through kept descriptors,
         # as the frequencies are: a pread each instead of stat, open, fstat, read and close.
         self._setting_files: dict[str, KeptFile] = {}
+        # Every setting file the last refresh read, in its order, with the bytes it got: when each still
+        # holds those bytes, a refresh would read the same files, get the same bytes and keep everything.
+        self._settings_reads: list[tuple[KeptFile, bytes | None]] | None = None
+        self._settings_log: list[tuple[KeptFile, bytes | None]] | None = None
         self._cpufreq = CpufreqReader(root, self._read_setting, self._read_setting_bytes)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
         # Each file with the positions of its CPUs among those shown, and its last bytes and MHz.
@@ -368,8 +372,9 @@ class Sampler:
             # CPUs went on- or offline, and their cpufreq policies may have come or gone with them.
             reader.discover()
             self._open_frequency_files()
-        elif settings_due:
-            reader.refresh_settings()
+            self._settings_reads = None  # discovery read them its own way
+        elif settings_due and not self._settings_unchanged():
+            self._refresh_settings()
         settings = reader.settings()
         if cpus_changed or settings is not self._drivers_for:
             self._cpu_numbers = numbers
@@ -417,6 +422,23 @@ class Sampler:
         )
         self._core_policy = [p is not None for p in policies]
 
+    def _settings_unchanged(self) -> bool:
+        """Whether every file the last refresh read still holds the bytes it read then."""
+        reads = self._settings_reads
+        if reads is None:
+            return False
+        return all(file.read_small() == data for file, data in reads)
+
+    def _refresh_settings(self) -> None:
+        """CpufreqReader.refresh_settings, noting each file it reads and the bytes it gets."""
+        log: list[tuple[KeptFile, bytes | None]] = []
+        self._settings_log = log
+        try:
+            self._cpufreq.refresh_settings()
+        finally:
+            self._settings_log = None
+        self._settings_reads = log
+
     def _open_frequency_files(self) -> None:
         for file, _ in self._frequency_files:
             file.close()
@@ -441,7 +463,10 @@ class Sampler:
             file = KeptFile(path, keep_open)
             if keep_open:
                 self._setting_files[path] = file
-        return file.read_small()
+        data = file.read_small()
+        if self._settings_log is not None:
+            self._settings_log.append((file, data))
+        return data
 
     def _read_frequencies(self, cpus: list[int]) -> list[float | None]:
         """Each CPU's current MHz (None without a policy or a reading), read through the kept-open files."""
