@@ -566,15 +566,21 @@ class DetailBody(Static):
     def _fits(self, lines: list[list[Segment]], width: int) -> bool:
         """True when ``lines`` take the place the drawing shown now has: a layout would change nothing.
 
-        The pane's height is its lines' count and its width the pane's. Static lays the whole screen
-        out again at each update (and the tables' scrollbars and the other table repaint after it); most
-        rows of a column of disks show a detail as tall as the last one's (issue 17, scrolling).
+        The body is as tall as its lines, or as its pane when they are fewer (min-height in app.tcss), and
+        as wide as the pane. Static lays the whole screen out again at each update (and the tables'
+        scrollbars and the other table repaint after it); most rows of a column of disks show a detail
+        as tall as the last one's, or one that fits the pane as the last did (issue 17, scrolling).
         """
         shown = self.content
-        return (
-            isinstance(shown, Drawn) and shown.width == width and len(shown.lines) == len(lines)
-            and self.size == (width, len(lines)) and not self._layout_required
-        )  # fmt: skip
+        if not isinstance(shown, Drawn) or shown.width != width or self._layout_required:
+            return False
+        width_now, height = self.size
+        if width_now != width:
+            return False
+        if len(shown.lines) == len(lines) == height:
+            return True
+        # Taller than its lines, the body is as tall as its pane: lines that fit it leave it so.
+        return len(shown.lines) < height and len(lines) <= height
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._drawn_width:
