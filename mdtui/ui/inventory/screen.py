@@ -173,6 +173,7 @@ class InventoryScreen(Screen[None]):
         self._detail_shown: tuple[object, ...] | None = None
         self._detail_inventory: Inventory | None = None
         self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
+        self._detail_title = "Detail"  # the detail pane's border title, as last set
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -202,7 +203,7 @@ class InventoryScreen(Screen[None]):
             self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
-        self.query_one("#detail").border_title = "Detail"
+        self.query_one("#detail").border_title = self._detail_title
         self.query_one("#disks", DiskTable).focus()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         if self._scan_ahead is None:
@@ -454,11 +455,11 @@ class InventoryScreen(Screen[None]):
         chosen = self.selected()
         if chosen is None:
             empty = "No disks found." if self._pane == "disks" else "No md arrays."
-            detail.border_title = "Detail"
-            body.show(Text(empty))
-            return
+            chosen = ("Detail", Text(empty))
         title, renderable = chosen
-        detail.border_title = title
+        # Set only when it changes: setting a border title repaints the whole pane, title or not.
+        if title != self._detail_title:
+            self._detail_title = detail.border_title = title
         body.show(renderable)
 
     @on(DataTable.RowHighlighted)
