@@ -115,6 +115,11 @@ def device_rates_columns(
             return None
         deltas[field] = delta
     interval_ms = interval * 1000.0
+    # delta * 512 / interval as delta / (interval / 512), one operation a figure instead of two and equal
+    # to the last bit: scaling by a power of two is exact in binary floating point (the int's conversion
+    # rounds the same, the divisor loses nothing while it stays a normal number), so both divisions round
+    # the same quotient.
+    per_sector = interval / SECTOR_BYTES if interval >= _NORMAL_INTERVAL else None
     discards: Iterable[float | None]
     if SECTORS_DISCARDED in now and SECTORS_DISCARDED in before:
         # Discard counters alone may wrap without voiding the tick: that device's discard rate is None.
@@ -123,7 +128,7 @@ def device_rates_columns(
         else:
             discarded = list(map(sub, now[SECTORS_DISCARDED], before[SECTORS_DISCARDED]))
             if not discarded or min(discarded) >= 0:
-                discards = _divided(map(mul, discarded, repeat(SECTOR_BYTES)), interval)
+                discards = _bytes_per_s(discarded, interval, per_sector)
             else:
                 discards = [delta * SECTOR_BYTES / interval if delta >= 0 else None for delta in discarded]
     else:
@@ -142,8 +147,8 @@ def device_rates_columns(
             repeat(DeviceRates),
             zip(
                 current.names,
-                _divided(map(mul, deltas[SECTORS_READ], repeat(SECTOR_BYTES)), interval),
-                _divided(map(mul, deltas[SECTORS_WRITTEN], repeat(SECTOR_BYTES)), interval),
+                _bytes_per_s(deltas[SECTORS_READ], interval, per_sector),
+                _bytes_per_s(deltas[SECTORS_WRITTEN], interval, per_sector),
                 discards,
                 _divided(deltas[READS], interval),
                 _divided(deltas[WRITES], interval),
@@ -169,6 +174,17 @@ def _awaits(ms: list[int], completed: list[int]) -> Iterable[float | None]:
 
 def _divided(values: Iterable[int | float], divisor: float) -> Iterator[float]:
     return map(truediv, values, repeat(divisor))
+
+
+# Past this an interval / 512 would be a subnormal number, which is not exact.
+_NORMAL_INTERVAL = 1e-290
+
+
+def _bytes_per_s(sectors: list[int], interval: float, per_sector: float | None) -> Iterator[float]:
+    """delta * SECTOR_BYTES / interval for each delta, as device_rates computes it."""
+    if per_sector is not None:
+        return map(truediv, sectors, repeat(per_sector))
+    return _divided(map(mul, sectors, repeat(SECTOR_BYTES)), interval)
 
 
 def _device_rates_after_wrap(current: DiskCounters, previous: DiskCounters, interval: float) -> DeviceRates:
