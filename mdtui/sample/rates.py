@@ -273,13 +273,19 @@ def cpu_percentages_columns(
         if delta and min(delta) < 0:
             return None
         deltas.append(delta)
-    moved = [delta for delta in deltas[:8] if delta is not None]  # user to steal, as CpuTimes.total
-    total = moved[0] if moved else [0] * count
-    for delta in moved[1:]:
-        total = list(map(add, total, delta))
+    # CpuTimes.total sums user to steal; busy is that total less idle and iowait, which in integers is
+    # exactly the sum of the other six fields: summed once, then idle and iowait added for the total.
     zeros = [0] * count
-    idle, iowait = deltas[3] or zeros, deltas[4] or zeros
-    busy = map(sub, map(sub, total, idle), iowait)
+    iowait = deltas[4] or zeros
+    working = [delta for field, delta in enumerate(deltas[:8]) if delta is not None and field not in (3, 4)]
+    busy_ticks = working[0] if working else zeros
+    for delta in working[1:]:
+        busy_ticks = list(map(add, busy_ticks, delta))
+    total = busy_ticks
+    for delta in (deltas[3], deltas[4]):  # idle, iowait
+        if delta is not None:
+            total = list(map(add, total, delta))
+    busy: Iterable[int] = busy_ticks
     if total and min(total) > 0:
         return (
             list(map(truediv, map(mul, busy, repeat(100.0)), total)),
