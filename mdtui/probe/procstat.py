@@ -51,11 +51,17 @@ def parse_pid_stat(text: str) -> PidStat | None:
     close_paren = text.rfind(")")
     if open_paren < 0 or close_paren < open_paren:
         return None
-    rest = text[close_paren + 1 :].split()
     # rest[0] is field 3 (state), so field N sits at rest[N - 3]: utime 14, stime 15, processor 39.
+    # Split no further than processor: the dozen fields after it are never read.
+    rest = text[close_paren + 1 :].split(None, 37)
     if len(rest) < 13:
         return None
-    pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
+    head = text[:open_paren].strip()
+    if head.isascii() and head.isdigit() and len(head) <= MAX_DIGITS:  # parse_int's usual case, without its match
+        number = int(head)
+        pid = number if 1 <= number <= PID_MAX else None
+    else:
+        pid = parse_int(head, lo=1, hi=PID_MAX)
     utime, stime = _word_int(rest[11]), _word_int(rest[12])
     processor = _word_int(rest[36], hi=MAX_CPUS) if len(rest) > 36 else None
     if pid is None or utime is None or stime is None:

@@ -1,0 +1,60 @@
+"""parse_pid_stat splits no further than the processor field and reads a plain pid without parse_int's
+pattern (issue 17): a hypothesis test holds it to the full split and parse_int on generated stat lines,
+regular and damaged (short, long, odd pids and words, Unicode digits, spaces and parentheses in comm)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdtui.numbers import parse_int
+from mdtui.probe.procstat import MAX_CPUS as STAT_MAX_CPUS
+from mdtui.probe.procstat import PID_MAX, PidStat, _word_int, parse_pid_stat
+
+
+def reference(text: str) -> PidStat | None:
+    """parse_pid_stat as it was: every field split, the pid through parse_int."""
+    open_paren = text.find("(")
+    close_paren = text.rfind(")")
+    if open_paren < 0 or close_paren < open_paren:
+        return None
+    rest = text[close_paren + 1 :].split()
+    if len(rest) < 13:
+        return None
+    pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
+    utime, stime = _word_int(rest[11]), _word_int(rest[12])
+    processor = _word_int(rest[36], hi=STAT_MAX_CPUS) if len(rest) > 36 else None
+    if pid is None or utime is None or stime is None:
+        return None
+    return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], utime, stime, processor)
+
+
+WORDS = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.sampled_from(["0", "-1", "+5", "1_0", "٤", "x", "18446744073709551616", "4194304", "4194305", ""]),
+    st.text(max_size=4),
+)
+PIDS = st.one_of(
+    st.integers(-2, PID_MAX + 2).map(str),
+    st.sampled_from(["", " 12", "12 ", "0", "٤٢", "+7", "1" * 31, "1" * 30, "\t9\n", " 4000 "]),
+    st.text(max_size=5),
+)
+SPACES = st.sampled_from([" ", "  ", "\t", " \n", ""])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(PIDS, st.text(max_size=12), st.lists(WORDS, max_size=56), SPACES, SPACES)
+def test_parse_pid_stat_is_the_full_split(pid: str, comm: str, words: list[str], gap: str, end: str) -> None:
+    text = f"{pid}{gap}({comm}) {' '.join(words)}{end}"
+    assert parse_pid_stat(text) == reference(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(1, PID_MAX), st.integers(0, 10**9), st.integers(0, 10**9), st.integers(0, 300), st.integers(30, 60))
+def test_regular_lines_of_any_length(pid: int, utime: int, stime: int, processor: int, fields: int) -> None:
+    words = ["S"] + ["0"] * (fields - 3)
+    words[11:13] = [str(utime), str(stime)]
+    if len(words) > 36:
+        words[36] = str(processor)
+    text = f"{pid} (md0_raid6) {' '.join(words)}\n"
+    assert parse_pid_stat(text) == reference(text)
