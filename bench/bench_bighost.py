@@ -12,9 +12,10 @@ commit) with this same script: the before and after of a change come from one ru
 - inventory first paint: `python -m mdtui --root TREE` in a tmux pane until the disk table shows
   its rows (tmux capture-pane polled every POLL_S); launch to first screen: the same on the small
   captured tree tests/fixtures/trees/real-links.
-- scrolling: App.run_test at 1024 disks, the cursor moved down the disk table a row at a time and a
-  page at a time; per key, the CPU the app spends on it (the verdict: a frame's work) and the wall
-  time until the screen has handled it (pilot.press + pilot.pause, which includes the pilot's waits).
+- scrolling: App.run_test at 1024 disks, once the whole first scan has filled the table, the cursor
+  moved down the disk table a row at a time and a page at a time; per key, the CPU the app spends on
+  it (the verdict: a frame's work) and the wall time until the screen has handled it (pilot.press +
+  pilot.pause, which includes the pilot's waits).
 - dashboard CPU: `mdtui --root TREE watch md1` (one array) and the all-disks view, each in a tmux
   pane over the same window while this process advances the tree's counters every second; utime +
   stime from /proc/PID/stat, % of one core. The load average is printed with every CPU figure.
@@ -304,8 +305,15 @@ def scroll_child(base: str, keys: int) -> None:
                 if time.monotonic() - started > 60:
                     raise SystemExit("the inventory never filled")
             paint = time.monotonic() - started
+            # The first scan comes in two steps (a screenful first): keys are timed once the whole scan
+            # has filled the table, or the first key would pay for the rest of the fill.
+            while getattr(app.screen, "scanning", False):
+                await pilot.pause(0.01)
+                if time.monotonic() - started > 60:
+                    raise SystemExit("the inventory's scan never finished")
+            whole = time.monotonic() - started
             await pilot.pause()
-            figures = {"fill": paint}
+            figures = {"fill": paint, "whole": whole}
             for key, presses in (("down", keys), ("pagedown", keys // 10), ("end", 3), ("home", 3)):
                 times, cpu = [], []
                 for _ in range(presses):
@@ -354,8 +362,8 @@ def bench_scroll(repo: Path, tree: BigTree, keys: int) -> list[str]:
         f"{figures['down'] * 1e3:.1f} ms (max {figures['down_max'] * 1e3:.0f}), page down "
         f"{figures['pagedown'] * 1e3:.1f} ms (max {figures['pagedown_max'] * 1e3:.0f}), "
         f"end {figures['end'] * 1e3:.0f} ms, home {figures['home'] * 1e3:.0f} ms; "
-        f"rescan {figures['rescan']:.2f} s; table filled "
-        f"{figures['fill']:.2f} s after start; target < {SCROLL_TARGET_S * 1e3:.0f} ms per key: "
+        f"rescan {figures['rescan']:.2f} s; table shown {figures['fill']:.2f} s and filled "
+        f"{figures.get('whole', figures['fill']):.2f} s after start; target < {SCROLL_TARGET_S * 1e3:.0f} ms per key: "
         f"{verdict(worst, SCROLL_TARGET_S)}  [{load()}]"
     ]
 
