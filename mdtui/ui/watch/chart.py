@@ -183,8 +183,7 @@ class Canvas:
 def points(
     canvas: Canvas, seconds_ago: Sequence[float], values: Sequence[float | None], window_s: float, top: float
 ) -> list[tuple[int, int] | None]:
-    """Where plot() puts a series' values on the canvas's dot grid, None for an unknown value: the reference
-    for plot's own loop (tests hold the two equal)."""
+    """Where plot() puts a series' values on the canvas's dot grid, None for an unknown value."""
     if canvas.width == 0 or canvas.height == 0 or window_s <= 0 or top <= 0 or not math.isfinite(top):
         return []
     across = (canvas.dots_across - 1) / window_s
@@ -208,52 +207,8 @@ def plot(
     top: float,
     series: int,
 ) -> None:
-    """Draw one series: seconds_ago in [-window_s, 0] across, 0..top down; values above top sit on the top row.
-
-    The same dots as canvas.trace(points(...)), in one loop: each value's dot and the rows the line moves
-    through since the one before go straight into the spans the canvas fills (no list of points between).
-    """
-    if canvas.width == 0 or canvas.height == 0 or window_s <= 0 or top <= 0 or not math.isfinite(top):
-        return
-    across = (canvas.dots_across - 1) / window_s
-    down = canvas.dots_down - 1
-    scale = down / top
-    isfinite = math.isfinite
-    spans: list[tuple[int, int, int]] = []  # (dot column, first row, last row), as Canvas.trace makes them
-    add = spans.append
-    px = py = 0
-    joined = False
-    for age, value in zip(seconds_ago, values, strict=True):
-        if value is None or not isfinite(value) or not isfinite(age):
-            joined = False
-            continue
-        height = value * scale
-        if height > down:
-            height = down
-        elif height < 0:
-            height = 0
-        x = round((age + window_s) * across)
-        y = down - round(height)
-        if joined and x == px + 1:
-            add((x, py + 1, y) if y > py else (x, y, py - 1) if y < py else (x, y, y))
-        elif joined and x > px:
-            run, rise, previous = x - px, y - py, py
-            for column in range(px + 1, x + 1):
-                row = py + round(rise * (column - px) / run)
-                add(
-                    (column, previous + 1, row)
-                    if row > previous
-                    else (column, row, previous - 1)
-                    if row < previous
-                    else (column, row, row)
-                )
-                previous = row
-        elif joined and x == px:
-            add((x, py, y) if py <= y else (x, y, py))
-        else:
-            add((x, y, y))
-        px, py, joined = x, y, True
-    canvas._fill(spans, series)
+    """Draw one series: seconds_ago in [-window_s, 0] across, 0..top down; values above top sit on the top row."""
+    canvas.trace(points(canvas, seconds_ago, values, window_s, top), series)
 
 
 def x_ticks(window_s: float, columns: int) -> list[float]:
