@@ -300,23 +300,10 @@ class CpufreqReader:
     every policy each tick would cost more than the rest of a sample on a many-core host.
     """
 
-    def __init__(
-        self,
-        root: SystemRoot,
-        read_setting: Callable[[str], str | None] | None = None,
-        read_setting_bytes: Callable[[str], bytes | None] | None = None,
-    ) -> None:
-        """read_setting: how refresh_settings re-reads a setting file (see read_policy_settings).
-
-        read_setting_bytes: the same file's bytes undecoded (None when read_setting gives None, else
-        what read_setting decodes and strips). Given it, a policy whose three files hold the bytes
-        they held at the last refresh keeps its settings without decoding or parsing them again.
-        """
+    def __init__(self, root: SystemRoot, read_setting: Callable[[str], str | None] | None = None) -> None:
+        """read_setting: how refresh_settings re-reads a setting file (see read_policy_settings)."""
         self.root = root
         self._read_setting = read_setting
-        self._read_setting_bytes = read_setting_bytes
-        self._raw: dict[Path, tuple[tuple[str, ...], tuple[bytes | None, ...]]] = {}  # paths, last bytes
-        self._pstate_paths = [(driver, str(root.path(f"{CPU_SYSFS}/{driver}/status"))) for driver in PSTATE_DRIVERS]
         self._dirs: dict[int, Path] = {}
         self._settings: dict[Path, PolicySettings] = {}
         self._cpu_settings: dict[int, PolicySettings] = {}
@@ -332,7 +319,6 @@ class CpufreqReader:
     def discover(self) -> None:
         """Find every CPU's policy again and read all of its settings (after CPU hotplug)."""
         self._dirs = cpufreq_dirs(self.root)
-        self._raw = {}
         self._settings = {d: read_policy_settings(self.root, d) for d in set(self._dirs.values())}
         self._current_files = {}
         for cpu, directory in self._dirs.items():
@@ -346,40 +332,12 @@ class CpufreqReader:
     def refresh_settings(self) -> None:
         """Re-read governors, frequency caps, EPP and the pstate driver mode."""
         read = self._read_setting
-        if self._read_setting_bytes is not None:
-            settings = {d: self._refresh_policy(d, known) for d, known in self._settings.items()}
-        else:
-            settings = {d: read_policy_settings(self.root, d, known, read) for d, known in self._settings.items()}
+        settings = {d: read_policy_settings(self.root, d, known, read) for d, known in self._settings.items()}
         if any(settings[d] is not known for d, known in self._settings.items()):
             self._settings = settings
             self._cpu_settings = {cpu: settings[d] for cpu, d in self._dirs.items()}
         # Otherwise settings() keeps returning the same dict, which tells a caller nothing changed.
-        if self._read_setting_bytes is not None:
-            self.pstate_driver, self.pstate_status = self._read_pstate_status()
-        else:
-            self.pstate_driver, self.pstate_status = read_pstate_status(self.root, read)
-
-    def _refresh_policy(self, directory: Path, known: PolicySettings) -> PolicySettings:
-        """read_policy_settings(root, directory, known, read_setting), from one read of each file's bytes:
-        the same bytes as last time are the same settings as last time."""
-        read_bytes = self._read_setting_bytes
-        assert read_bytes is not None
-        paths, last = self._raw.get(directory) or (_setting_paths(directory), None)
-        data = (read_bytes(paths[0]), read_bytes(paths[1]), read_bytes(paths[2]))
-        if data == last:
-            return known
-        self._raw[directory] = (paths, data)
-        texts = dict(zip(paths, map(_setting_text, data), strict=True))
-        return read_policy_settings(self.root, directory, known, texts.__getitem__)
-
-    def _read_pstate_status(self) -> tuple[str | None, str | None]:
-        """read_pstate_status(root, read_setting), with its paths made once."""
-        read = self._read_setting or _read_small
-        for driver, path in self._pstate_paths:
-            status = read(path)
-            if status:
-                return driver, status
-        return None, None
+        self.pstate_driver, self.pstate_status = read_pstate_status(self.root, read)
 
     def _finish_settings(self) -> None:
         self._cpu_settings = {cpu: self._settings[d] for cpu, d in self._dirs.items()}
@@ -409,17 +367,6 @@ class CpufreqReader:
         current = self.current_khz()
         cores = tuple(CoreFrequency(cpu, current.get(cpu), settings) for cpu, settings in self._cpu_settings.items())
         return CpufreqState(True, cores, self.pstate_driver, self.pstate_status)
-
-
-def _setting_paths(directory: Path) -> tuple[str, str, str]:
-    """The files read_policy_settings re-reads, in its order, as it names them."""
-    prefix = f"{directory}{os.sep}"
-    return prefix + "scaling_governor", prefix + "scaling_max_freq", prefix + "energy_performance_preference"
-
-
-def _setting_text(data: bytes | None) -> str | None:
-    """A setting file's bytes as read_setting gives them: decoded, stripped, None when empty."""
-    return (data.decode(errors="replace").strip() or None) if data is not None else None
 
 
 def _read_small(path: str) -> str | None:

@@ -180,7 +180,7 @@ class Sampler:
         # holds those bytes, a refresh would read the same files, get the same bytes and keep everything.
         self._settings_reads: list[tuple[KeptFile, bytes | None]] | None = None
         self._settings_log: list[tuple[KeptFile, bytes | None]] | None = None
-        self._cpufreq = CpufreqReader(root, self._read_setting, self._read_setting_bytes)
+        self._cpufreq = CpufreqReader(root, self._read_setting)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
         # Each file with the positions of its CPUs among those shown, and its last bytes and MHz.
         self._frequency_plan: list[tuple[KeptFile, list[int], list[bytes | float | None]]] | None = None

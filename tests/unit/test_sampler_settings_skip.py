@@ -10,18 +10,55 @@ exactly when no file changed since the last refresh.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_sampler_cpufreq_refresh import FILES, POLICIES, VALUES, build, policy, set_file
 
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
 
+POLICIES = 3
 STATUS = "sys/devices/system/cpu/intel_pstate/status"
+FILES = ("scaling_governor", "scaling_max_freq", "energy_performance_preference")
+VALUES = st.sampled_from(
+    ["performance\n", "powersave\n", "3900000\n", "2000000\n", "balance_power\n", "", "  \n", "x9\n", "\xff\n", None]
+)
+
+
+def policy(base: Path, number: int) -> Path:
+    return base / "sys/devices/system/cpu/cpufreq" / f"policy{number}"
+
+
+def build(base: Path) -> None:
+    for number in range(POLICIES):
+        directory = policy(base, number)
+        directory.mkdir(parents=True)
+        for name, value in (
+            ("affected_cpus", str(number)), ("scaling_cur_freq", "2400000"), ("scaling_driver", "intel_pstate"),
+            ("cpuinfo_max_freq", "3900000"), ("cpuinfo_min_freq", "800000"), ("scaling_governor", "powersave"),
+            ("scaling_max_freq", "3900000"), ("energy_performance_preference", "balance_performance"),
+        ):  # fmt: skip
+            (directory / name).write_text(value + "\n")
+    status = base / STATUS
+    status.parent.mkdir(parents=True)
+    status.write_text("active\n")
+
+
+def set_file(path: Path, value: str | None) -> None:
+    """Rewrite in place (a kept descriptor sees it, as it sees sysfs), or remove."""
+    if value is None:
+        path.unlink(missing_ok=True)
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, value.encode("latin-1"))
+    finally:
+        os.close(fd)
+
 
 
 def write_stat(base: Path, tick: int) -> None:
