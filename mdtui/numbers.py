@@ -36,7 +36,8 @@ def parse_int(text: str | None, *, lo: int = 0, hi: int = U64_MAX) -> int | None
     if text is None:
         return None
     text = text.strip()
-    if _INT.fullmatch(text) is None:
+    # Plain ASCII digits, what kernels print nearly always, are a match without running the pattern.
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS) and _INT.fullmatch(text) is None:
         return None
     value = int(text)
     return value if lo <= value <= hi else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
+from mdtui.numbers import parse_int
 from mdtui.probe.root import SystemRoot
 
 # md names its threads "<array>_<purpose>": the personality's thread (raid1, raid10, raid4/5/6) and
@@ -56,26 +56,12 @@ def parse_pid_stat(text: str) -> PidStat | None:
     rest = text[close_paren + 1 :].split(None, 37)
     if len(rest) < 13:
         return None
-    head = text[:open_paren].strip()
-    if head.isascii() and head.isdigit() and len(head) <= MAX_DIGITS:  # parse_int's usual case, without its match
-        number = int(head)
-        pid = number if 1 <= number <= PID_MAX else None
-    else:
-        pid = parse_int(head, lo=1, hi=PID_MAX)
-    utime, stime = _word_int(rest[11]), _word_int(rest[12])
-    processor = _word_int(rest[36], hi=MAX_CPUS) if len(rest) > 36 else None
+    pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
+    utime, stime = parse_int(rest[11]), parse_int(rest[12])
+    processor = parse_int(rest[36], hi=MAX_CPUS) if len(rest) > 36 else None
     if pid is None or utime is None or stime is None:
         return None
     return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], utime, stime, processor)
-
-
-def _word_int(word: str, *, lo: int = 0, hi: int = U64_MAX) -> int | None:
-    """parse_int(word, lo=lo, hi=hi) for a word of split text, without its pattern match for the usual
-    plain ASCII digits (the sampler reads every md thread's stat each tick)."""
-    if word.isascii() and word.isdigit() and len(word) <= MAX_DIGITS:
-        value = int(word)
-        return value if lo <= value <= hi else None
-    return parse_int(word, lo=lo, hi=hi)
 
 
 def read_pid_stat(root: SystemRoot, pid: int) -> PidStat | None:

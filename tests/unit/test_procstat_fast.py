@@ -1,15 +1,18 @@
-"""parse_pid_stat splits no further than the processor field and reads a plain pid without parse_int's
-pattern (issue 17): a hypothesis test holds it to the full split and parse_int on generated stat lines,
-regular and damaged (short, long, odd pids and words, Unicode digits, spaces and parentheses in comm)."""
+"""parse_pid_stat splits no further than the processor field, and parse_int reads plain ASCII digits
+without its pattern (issue 17): hypothesis tests hold them to the full split and to the pattern on
+generated stat lines and words, regular and damaged (short, long, odd pids and words, Unicode digits,
+signs, underscores, spaces and parentheses in comm)."""
 
 from __future__ import annotations
+
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdtui.numbers import parse_int
+from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.probe.procstat import MAX_CPUS as STAT_MAX_CPUS
-from mdtui.probe.procstat import PID_MAX, PidStat, _word_int, parse_pid_stat
+from mdtui.probe.procstat import PID_MAX, PidStat, parse_pid_stat
 
 
 def reference(text: str) -> PidStat | None:
@@ -22,8 +25,8 @@ def reference(text: str) -> PidStat | None:
     if len(rest) < 13:
         return None
     pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
-    utime, stime = _word_int(rest[11]), _word_int(rest[12])
-    processor = _word_int(rest[36], hi=STAT_MAX_CPUS) if len(rest) > 36 else None
+    utime, stime = parse_int(rest[11]), parse_int(rest[12])
+    processor = parse_int(rest[36], hi=STAT_MAX_CPUS) if len(rest) > 36 else None
     if pid is None or utime is None or stime is None:
         return None
     return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], utime, stime, processor)
@@ -58,3 +61,27 @@ def test_regular_lines_of_any_length(pid: int, utime: int, stime: int, processor
         words[36] = str(processor)
     text = f"{pid} (md0_raid6) {' '.join(words)}\n"
     assert parse_pid_stat(text) == reference(text)
+
+
+def pattern_int(text: str, lo: int, hi: int) -> int | None:
+    """parse_int as it was: every word through the pattern."""
+    text = text.strip()
+    if re.fullmatch(rf"[+-]?[0-9]{{1,{MAX_DIGITS}}}", text, re.ASCII) is None:
+        return None
+    value = int(text)
+    return value if lo <= value <= hi else None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        WORDS,
+        PIDS,
+        st.integers(0, 10**40).map(str),
+        st.text(alphabet="0123456789+-_ ٤²x", max_size=35),
+        st.text(max_size=40),
+    ),
+    st.sampled_from([(0, U64_MAX), (0, 1 << 16), (1, PID_MAX), (-5, 5)]),
+)
+def test_parse_int_is_the_pattern(word: str, bounds: tuple[int, int]) -> None:
+    assert parse_int(word, lo=bounds[0], hi=bounds[1]) == pattern_int(word, *bounds)

@@ -26,7 +26,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
-from mdtui.numbers import parse_int
 from mdtui.probe.arrays import ArrayReader, _with_sync, read_arrays
 from mdtui.probe.cpu import parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import (
@@ -36,7 +35,6 @@ from mdtui.probe.diskstats import (
     parse_diskstats,
     parse_diskstats_columns,
 )
-from mdtui.probe.procstat import _word_int
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.rates import (
     cpu_percentages,
@@ -322,16 +320,3 @@ def test_frequencies_read_each_tick_are_each_files_reading(ticks: list[list[str 
                       None, reference_mhz(files[2] or b"")]  # fmt: skip
             assert [(c.cpu, c.freq_mhz) for c in cores] == list(enumerate(wanted)), tick
         sampler.close()
-
-
-@settings(max_examples=500, deadline=None)
-@given(
-    st.one_of(
-        st.integers(0, 10**40).map(str),
-        st.text(alphabet="0123456789+-_ ٤²x", min_size=0, max_size=35),
-    ),
-    st.sampled_from([(0, 2**64 - 1), (0, 1 << 16), (1, 1 << 22)]),
-)
-def test_a_stat_word_reads_as_parse_int_reads_it(word: str, bounds: tuple[int, int]) -> None:
-    lo, hi = bounds
-    assert _word_int(word, lo=lo, hi=hi) == parse_int(word, lo=lo, hi=hi)
