@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import repeat
-from operator import add, itemgetter, mul, sub, truediv
+from operator import add, mul, sub, truediv
 
 from mdtui.model.snapshot import DeviceRates
 from mdtui.probe.cpu import CpuLines, CpuTimes
@@ -231,33 +231,14 @@ def cpu_percentages(current: CpuTimes, previous: CpuTimes | None) -> tuple[float
     return (total - idle - iowait) * 100.0 / total, iowait * 100.0 / total
 
 
-def cpu_percentages_lines(current: CpuLines, previous: CpuLines) -> list[tuple[float | None, float | None]] | None:
-    """cpu_percentages for every cpu line of two readings of the same lines, in line order, equal to it
-    line by line; from the flat counters in a few C calls. None when the lines differ (a CPU came or
-    went) or some field went backwards on some line: the caller then goes CPU by CPU."""
-    if current.numbers is not previous.numbers and current.numbers != previous.numbers:
-        return None
-    deltas = list(map(sub, current.values, previous.values))
-    if not deltas or min(deltas) < 0:
-        return None if deltas else []
-    # The same sum as CpuTimes.total (user to steal; guest time is already inside user and nice).
-    totals = map(sum, map(_USER_TO_STEAL, zip(*[iter(deltas)] * 10, strict=True)))
-    return [
-        ((total - idle - iowait) * 100.0 / total, iowait * 100.0 / total) if total > 0 else (None, None)
-        for total, idle, iowait in zip(totals, deltas[3::10], deltas[4::10], strict=True)
-    ]
-
-
-_USER_TO_STEAL = itemgetter(slice(0, 8))
-
-
 def cpu_percentages_columns(
     current: CpuLines, previous: CpuLines
 ) -> tuple[list[float | None], list[float | None]] | None:
-    """cpu_percentages_lines as two lists, busy % and iowait % of each line, a field at a time.
-
-    Equal to it line by line (integer sums are exact in any order; the divisions are the same), None
-    exactly when it is None. A field that kept last tick's list (parse_cpu_lines) has not moved.
+    """cpu_percentages for every cpu line of two readings of the same lines, in line order, as two lists
+    (busy % and iowait % of each line), a field at a time: equal to it line by line (integer sums are
+    exact in any order; the divisions are the same). None when the lines differ (a CPU came or went)
+    or some field went backwards on some line: the caller then goes CPU by CPU. A field that kept last
+    tick's list (parse_cpu_lines) has not moved.
     """
     if current.numbers is not previous.numbers and current.numbers != previous.numbers:
         return None

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mdtui.probe.cpu import CpuTimes, parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import parse_diskstats, parse_diskstats_columns
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.rates import cpu_percentages, cpu_percentages_lines, device_rates, device_rates_columns
+from mdtui.sample.rates import cpu_percentages, cpu_percentages_columns, device_rates, device_rates_columns
 from mdtui.sample.sampler import Sampler
 
 COUNTER = st.integers(min_value=0, max_value=2**64 - 1)
@@ -132,15 +132,15 @@ def test_cpu_lines_give_the_percentages_of_cpu_by_cpu(ticks: tuple[str, str]) ->
     assert lines_before is not None and lines_after is not None
     assert lines_after.numbers is lines_before.numbers  # the same lines: the same tuple, tick after tick
     assert lines_after.times() == after
-    by_line = cpu_percentages_lines(lines_after, lines_before)
+    columns = cpu_percentages_columns(lines_after, lines_before)
     expected = [cpu_percentages(after.total, before.total)] + [
         cpu_percentages(after.per_cpu[c], before.per_cpu[c]) for c in sorted(after.per_cpu)
     ]
-    if by_line is None:
+    if columns is None:
         # Only when some field stepped back on some line.
         assert any(now < then for now, then in zip(lines_after.values, lines_before.values, strict=True))
     else:
-        assert by_line == expected
+        assert list(zip(*columns, strict=True)) == expected
 
 
 def test_proc_stat_block_path_equals_line_by_line() -> None:
