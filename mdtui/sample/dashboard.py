@@ -264,20 +264,6 @@ class DiskTotals:
         self._rows[id(snapshot)] = (snapshot, target, disks, row)
         return row
 
-    def rows(self, snapshots: Sequence[Snapshot], target: str, disks: frozenset[str]) -> list[SeriesRow]:
-        """row() of each snapshot, the kept ones looked up in one loop (a window's worth every tick)."""
-        get = self._rows.get
-        every = target == ALL_DISKS
-        found: list[SeriesRow] = []
-        add = found.append
-        for snapshot in snapshots:
-            kept = get(id(snapshot))
-            if kept is not None and kept[0] is snapshot and kept[1] == target and (not every or kept[2] is disks):
-                add(kept[3])
-            else:
-                add(self.row(snapshot, target, disks))
-        return found
-
     def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
         """Forget the figures of snapshots that left the window."""
         wanted = {id(snapshot) for snapshot in snapshots}
@@ -368,7 +354,7 @@ def target_series(
         return Series()
     if totals is not None:
         totals.keep_only(chosen)
-        rows = totals.rows(chosen, target, disks)
+        rows = [totals.row(snapshot, target, disks) for snapshot in chosen]
     else:
         rows = [_target_row(snapshot, target, disks) for snapshot in chosen]
     latest = chosen[-1].timestamp
@@ -397,14 +383,8 @@ class CoreFrequencies:
         return entry[1], entry[2]
 
     def entries(self, snapshots: Sequence[Snapshot]) -> list[_CoreEntry]:
-        """Each snapshot's (snapshot, MHz per core, spread, cores), the kept ones looked up in one loop."""
-        get = self._kept.get
-        found: list[_CoreEntry] = []
-        add = found.append
-        for snapshot in snapshots:
-            kept = get(id(snapshot))
-            add(kept if kept is not None and kept[0] is snapshot else self._entry(snapshot))
-        return found
+        """Each snapshot's (snapshot, MHz per core, spread, cores)."""
+        return [self._entry(snapshot) for snapshot in snapshots]
 
     def _entry(self, snapshot: Snapshot) -> _CoreEntry:
         kept = self._kept.get(id(snapshot))
