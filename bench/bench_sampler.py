@@ -137,9 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             assert snapshot is not None and len(snapshot.devices) == count
             verdict = ""
             if count in TARGETS:
-                hit = min(means) <= TARGETS[count]
+                # Judged on the median round, as bench_bighost judges its sampler figures: the best round
+                # alone read "met" for a median above the target on a slow minute.
+                hit = statistics.median(means) <= TARGETS[count]
                 met = met and hit
-                verdict = f"  target <= {TARGETS[count] * 1e3:g} ms: {'met' if hit else 'MISSED'}"
+                verdict = f"  target <= {TARGETS[count] * 1e3:g} ms (median): {'met' if hit else 'MISSED'}"
             print(f"  synthetic, {count:3d} devices, {CPUS} CPUs: {describe(means)}{verdict}")
 
     sampler = Sampler(SystemRoot("/"), history_length=args.samples)
