@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,20 @@ FIXTURE_TREES = REPO / "tests" / "fixtures" / "trees"
 # Real-format /proc and /sys files from the Prometheus procfs project (Apache-2.0), kept in the
 # repository; tests/fixtures/procfs/README.md says what was taken and which tests read it.
 PROCFS_FIXTURE = REPO / "tests" / "fixtures" / "procfs"
+
+
+# Tests that interrupt, hang up or terminate mdtui, fio or dd need those signals to reach them, and a
+# child inherits an ignored signal: a suite started in the background of a non-interactive shell
+# ignores SIGINT and SIGQUIT, one started under nohup SIGHUP, and then mdtui rightly keeps running
+# as asked (the fault tests then time out after 20 s). Only the suite's own dispositions are reset.
+_SIGNALS_TESTS_SEND = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for number in _SIGNALS_TESTS_SEND:
+        if signal.getsignal(number) is signal.SIG_IGN:
+            handler = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
+            signal.signal(number, handler)
 
 
 @pytest.fixture(scope="session")
