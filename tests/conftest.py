@@ -16,9 +16,10 @@ PROCFS_FIXTURE = REPO / "tests" / "fixtures" / "procfs"
 
 # Tests that interrupt, hang up or terminate mdtui, fio or dd need those signals to reach them, and a
 # child inherits an ignored signal: a suite started in the background of a non-interactive shell
-# ignores SIGINT and SIGQUIT, one started under nohup SIGHUP, and then mdtui rightly keeps running
-# as asked (the fault tests then time out after 20 s). Only the suite's own dispositions are reset.
-_SIGNALS_TESTS_SEND = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM)
+# ignores SIGINT, one started under nohup SIGHUP, and then mdtui rightly keeps running as asked (the
+# fault tests then time out after 20 s). Only the suite's own dispositions are reset. The lab guests'
+# agent (tests/lab/agent.py) does the same for the commands it runs there.
+_SIGNALS_TESTS_SEND = (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)
 
 
 def pytest_configure(config: pytest.Config) -> None:
