@@ -57,8 +57,23 @@ def parse_pid_stat(text: str) -> PidStat | None:
     if len(rest) < 13:
         return None
     pid = parse_int(text[:open_paren], lo=1, hi=PID_MAX)
-    utime, stime = parse_int(rest[11]), parse_int(rest[12])
-    processor = parse_int(rest[36], hi=MAX_CPUS) if len(rest) > 36 else None
+    utime_word, stime_word = rest[11], rest[12]
+    # The sampler reads each md thread's stat every tick: plain ASCII digits of fewer than 20 (always
+    # within u64) convert without parse_int's call; split words hold no spaces for it to strip.
+    if utime_word.isdigit() and stime_word.isdigit() and len(utime_word) < 20 > len(stime_word):
+        utime = int(utime_word) if utime_word.isascii() else parse_int(utime_word)
+        stime = int(stime_word) if stime_word.isascii() else parse_int(stime_word)
+    else:
+        utime, stime = parse_int(utime_word), parse_int(stime_word)
+    processor = None
+    if len(rest) > 36:
+        word = rest[36]
+        if word.isdigit() and word.isascii() and len(word) < 6:
+            processor = int(word)
+            if processor > MAX_CPUS:
+                processor = None
+        else:
+            processor = parse_int(word, hi=MAX_CPUS)
     if pid is None or utime is None or stime is None:
         return None
     return PidStat(pid, text[open_paren + 1 : close_paren], rest[0], utime, stime, processor)

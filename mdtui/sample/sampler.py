@@ -195,7 +195,10 @@ class Sampler:
         self._total_line: int | None = None
         self._core_has_times = False
         self._core_fixed: tuple[list[float | None], list[float | None], list[str | None], list[str | None]] = (
-            [], [], [], []
+            [],
+            [],
+            [],
+            [],
         )
         self._core_policy: list[bool] = []
         self._drivers: str | None = None
@@ -541,20 +544,17 @@ class Sampler:
         stats = stats or []
 
         previous = self._thread_ticks
-        self._thread_ticks = {stat.pid: stat.cpu_ticks for _, stat in stats}
+        ticks: dict[int, int] = {}
+        self._thread_ticks = ticks
         ticks_per_s = self.clock_ticks_per_s
-        return tuple(
-            MdThreadCpu(
-                stat.pid,
-                thread.name,
-                thread.array,
-                thread.role,
-                thread_cpu_percent(stat.cpu_ticks, previous.get(stat.pid), interval, ticks_per_s),
-                stat.cpu_ticks / ticks_per_s,
-                stat.processor,
-            )
-            for thread, stat in stats
-        )
+        found = []
+        for thread, stat in stats:
+            pid, cpu_ticks = stat.pid, stat.utime_ticks + stat.stime_ticks  # PidStat.cpu_ticks
+            ticks[pid] = cpu_ticks
+            percent = thread_cpu_percent(cpu_ticks, previous.get(pid), interval, ticks_per_s)
+            seconds = cpu_ticks / ticks_per_s
+            found.append(MdThreadCpu(pid, thread.name, thread.array, thread.role, percent, seconds, stat.processor))
+        return tuple(found)
 
     def _rescan_threads(self, key: tuple[tuple[str, str | None], ...]) -> None:
         # md threads exist only for running arrays, so a host without any is never scanned.

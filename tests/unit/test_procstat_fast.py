@@ -35,6 +35,8 @@ def reference(text: str) -> PidStat | None:
 WORDS = st.one_of(
     st.integers(0, 10**6).map(str),
     st.sampled_from(["0", "-1", "+5", "1_0", "٤", "x", "18446744073709551616", "4194304", "4194305", ""]),
+    # Around the processor field's ceiling (65536) and the 20-digit edge of u64.
+    st.sampled_from(["65535", "65536", "65537", "99999", "100000", "9" * 19, "1" * 20, "18446744073709551615"]),
     st.text(max_size=4),
 )
 PIDS = st.one_of(
@@ -85,3 +87,15 @@ def pattern_int(text: str, lo: int, hi: int) -> int | None:
 )
 def test_parse_int_is_the_pattern(word: str, bounds: tuple[int, int]) -> None:
     assert parse_int(word, lo=bounds[0], hi=bounds[1]) == pattern_int(word, *bounds)
+
+
+def test_fields_at_their_edges() -> None:
+    """The fast path's edges, each held to the reference: processor around 65536, times around 20 digits."""
+    edges = ["0", "65535", "65536", "65537", "99999", "100000", "9" * 19, "1" * 20, "18446744073709551615",
+             "18446744073709551616", "٤", "+5", "1_0"]  # fmt: skip
+    for word in edges:
+        for position in (11, 12, 36):
+            words = ["S"] + ["0"] * 40
+            words[position] = word
+            text = f"4000 (md0_raid6) {' '.join(words)}\n"
+            assert parse_pid_stat(text) == reference(text), (position, word)
