@@ -63,19 +63,27 @@ class ProcStatCpu(NamedTuple):
 
 
 class CpuLines(NamedTuple):
-    """The cpu lines of /proc/stat as flat numbers: what a sampler keeps between ticks.
+    """The cpu lines of /proc/stat field by field: what a sampler keeps between ticks.
 
     ``numbers`` holds each line's CPU number (-1 for the aggregate "cpu" line) and is the same tuple
     object for as long as the kernel prints the same lines, so ``is`` tells a tick that no CPU came
-    or went; ``values`` holds the ten counters of every line, line after line.
+    or went; ``columns`` holds the ten counters field by field (user of every line, then nice, ...)
+    and ``words`` each field's words as printed: a field printed as last tick printed it keeps last
+    tick's list, unconverted.
     """
 
     numbers: tuple[int, ...]
-    values: list[int]
-    # The same counters field by field (user of every line, then nice, ...) and each field's words as
-    # printed: a field printed as last tick printed it keeps last tick's list, unconverted.
-    columns: tuple[list[int], ...] = ()
+    columns: tuple[list[int], ...]
     words: tuple[list[str], ...] = ()
+
+    @property
+    def values(self) -> list[int]:
+        """The ten counters of every line, line after line (built on demand: the sampler's usual tick
+        works on the columns and never needs them)."""
+        values = [0] * (10 * len(self.numbers))
+        for field, column in enumerate(self.columns):
+            values[field::10] = column
+        return values
 
     def times(self) -> ProcStatCpu:
         rows = map(_new_tuple, repeat(CpuTimes), zip(*[iter(self.values)] * 10, strict=True))
@@ -156,10 +164,7 @@ def _block_lines(block: str, previous: CpuLines | None = None) -> CpuLines | Non
         if max(converted) > U64_MAX:
             return None
         columns.append(converted)
-    values = [0] * (10 * lines)
-    for field, converted in enumerate(columns):
-        values[field::10] = converted
-    return CpuLines(numbers, values, tuple(columns), fields)
+    return CpuLines(numbers, tuple(columns), fields)
 
 
 @functools.lru_cache(maxsize=8)

@@ -243,8 +243,7 @@ def cpu_percentages_columns(
     if current.numbers is not previous.numbers and current.numbers != previous.numbers:
         return None
     count = len(current.numbers)
-    now = current.columns or tuple(current.values[field::10] for field in range(10))
-    before = previous.columns or tuple(previous.values[field::10] for field in range(10))
+    now, before = current.columns, previous.columns
     deltas: list[list[int] | None] = []
     for field in range(10):
         if now[field] is before[field]:
