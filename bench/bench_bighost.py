@@ -180,16 +180,20 @@ def _reload_tree(base: str) -> BigTree:
     return shadow
 
 
-def bench_sampler(repo: Path, trees: dict[int, BigTree], samples: int, rounds: int) -> list[str]:
+def bench_sampler(repos: list[Path], trees: dict[int, BigTree], samples: int, rounds: int) -> list[str]:
+    """Every repo's sampler on the same trees, repo after repo for each size, so the figures share the minutes."""
     lines = []
     for count, target in SAMPLER_TARGETS.items():
-        result = run_child(repo, "sampler", str(trees[count].base), str(samples), str(rounds))
-        figures = json.loads(result.strip().splitlines()[-1])
-        median = figures["median"]
-        lines.append(
-            f"sampler, {count:4d} disks: median {median * 1e3:.2f} ms per sample (best {figures['best'] * 1e3:.2f}), "
-            f"target <= {target * 1e3:g} ms: {verdict(median, target)}  [{load()}]"
-        )
+        for repo in repos:
+            result = run_child(repo, "sampler", str(trees[count].base), str(samples), str(rounds))
+            figures = json.loads(result.strip().splitlines()[-1])
+            median = figures["median"]
+            judged = f"target <= {target * 1e3:g} ms: {verdict(median, target)}" if repo == repos[-1] else "(compared)"
+            best = figures["best"]
+            lines.append(
+                f"sampler, {count:4d} disks: median {median * 1e3:.2f} ms per sample (best {best * 1e3:.2f}), "
+                f"{judged}  [{load()}]" + (f"  {repo}" if len(repos) > 1 else "")
+            )
     return lines
 
 
@@ -583,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
     parser.add_argument(
         "--compare", type=Path, action="append", default=[], metavar="DIR",
-        help="watch, side: also run this checkout's dashboards in the same windows (the before of a change)",
+        help="sampler, watch, side: also measure this checkout in the same minutes (the before of a change)",
     )  # fmt: skip
     parser.add_argument("--side-by-side", action="store_true", help="also compare with iostat and glances (root)")
     parser.add_argument("--runs", type=int, default=3, help="runs of each timed launch (default 3)")
@@ -611,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         steps: list[tuple[str, Callable[[], list[str]]]] = [
             ("scan", lambda: bench_scan(repo, trees, args.runs)),
-            ("sampler", lambda: bench_sampler(repo, trees, args.samples, args.rounds)),
+            ("sampler", lambda: bench_sampler([*args.compare, repo], trees, args.samples, args.rounds)),
             ("paint", lambda: bench_first_screen(repo, trees[256], args.runs)),
             ("scroll", lambda: bench_scroll(repo, trees[1024], 60)),
             ("watch", lambda: bench_watch([*args.compare, repo], trees[256], args.seconds, args.warmup, args.repeats)),
