@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
-from mdtui.numbers import U64_MAX, parse_int
+from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.probe.kept import KeptFile
 from mdtui.probe.mdstat import (
     MAX_DEVICES,
@@ -409,10 +409,13 @@ def _sync(
     if completed == "delayed":
         state = "delayed"
     elif completed is not None and (m := _COMPLETED_RE.fullmatch(completed)):
-        done_sectors, total_sectors = parse_int(m[1], hi=MAX_SECTORS), parse_int(m[2], hi=MAX_SECTORS)
-        if done_sectors is not None and total_sectors is not None:
-            done, total = done_sectors, total_sectors
-            state = "running"
+        # The pattern matched ASCII digits alone: parse_int's checks come down to its length and range.
+        done_text, total_text = m.groups()
+        if len(done_text) <= MAX_DIGITS >= len(total_text):
+            done_sectors, total_sectors = int(done_text), int(total_text)
+            if done_sectors <= MAX_SECTORS >= total_sectors:
+                done, total = done_sectors, total_sectors
+                state = "running"
     if done is None and same is not None:
         done, total = same.done_sectors, same.total_sectors
 

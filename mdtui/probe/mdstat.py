@@ -266,8 +266,36 @@ def is_progress_line(line: str) -> bool:
     return "=" in line and (_PROGRESS_RE.search(line) is not None or _WAITING_RE.search(line) is not None)
 
 
+# The progress line as md_seq_show prints it for a running sync (the line a sampler re-reads every
+# tick): bar, action, percentage, (done/total), finish and speed. Such a line reads here with one
+# match; any other spelling goes through the patterns one by one, with the same result.
+_USUAL_PROGRESS_RE = re.compile(
+    r"\s*\[[=>.]*\]\s+(?P<action>resync|recovery|reshape|check|repair) = [0-9]{1,3}\.[0-9]%"
+    r" \((?P<done>[0-9]{1,19})/(?P<total>[0-9]{1,19})\)\s+finish=(?P<minutes>[0-9]{1,12}\.[0-9])min"
+    r" speed=(?P<speed>[0-9]{1,19})K/sec\s*",
+    re.ASCII,
+)
+
+
 def parse_progress_line(line: str) -> SyncStatus | None:
     """The sync an mdstat progress or waiting line describes, as parse_mdstat reads it; None for other lines."""
+    if "=" not in line:
+        return None
+    if (m := _USUAL_PROGRESS_RE.fullmatch(line)) is not None:
+        done, total, speed, minutes = int(m["done"]), int(m["total"]), int(m["speed"]), float(m["minutes"])
+        if done <= MAX_KIB and total <= MAX_KIB and speed <= MAX_KIB:
+            return SyncStatus(
+                action=_SYNC_ACTIONS[m["action"]],
+                done_sectors=done * 2,
+                total_sectors=total * 2,
+                speed_bytes_per_s=speed * 1024,
+                eta_seconds=minutes * 60.0 if minutes else None,  # at most 1e12 by its 12 digits
+            )
+    return _progress_by_patterns(line)
+
+
+def _progress_by_patterns(line: str) -> SyncStatus | None:
+    """parse_progress_line for any line, pattern by pattern."""
     if "=" not in line:
         return None
     if (m := _PROGRESS_RE.search(line)) is not None:
