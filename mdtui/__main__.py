@@ -34,6 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mdtui.ui.app import run_app
         from mdtui.ui.watch.screen import WatchScreen
 
+        # As for the inventory below: what is loaded lives as long as the process, and the dashboard's
+        # sampler thread, which allocates most, would otherwise walk it at every full collection.
+        gc.freeze()
         return run_app(
             root=request.root, start_screen=lambda: WatchScreen(request.root, request.array, request.interval)
         )
