@@ -6,6 +6,7 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
@@ -289,37 +290,61 @@ class PastSnapshot(Snapshot):
     Only what the charts read of a past tick: its time, its CPU state and each device's read and write
     bytes and IOPS per second, in the snapshot's order; devices (empty here), arrays and threads are
     left out. A 256-disk snapshot is ~400 objects the garbage collector walks at every full collection
-    while the window keeps it (two minutes of them ~50,000); this is the CPU state's and ~3 more, its
-    rows being tuples of numbers, which Python stops tracking. The charts drawn from a window of
+    while the window keeps it (two minutes of them ~50,000); this is the CPU state's and five tuples:
+    the devices' names (the same tuple from tick to tick while they stay the same devices) and one per
+    figure, tuples of numbers, which Python stops tracking. A tuple per device would be as many objects
+    again each tick, each counted towards the next young collection. The charts drawn from a window of
     these and a full latest snapshot are the same as from the full ones (tests hold them equal).
     """
 
-    rows: tuple[tuple[str, SeriesRow], ...] = ()
+    names: tuple[str, ...] = ()
+    # read bytes/s, write bytes/s, read IOPS, write IOPS of each device, in names' order
+    figures: tuple[tuple[float | None, ...], ...] = ((), (), (), ())
 
     def row(self, target: str, disks: frozenset[str]) -> SeriesRow:
         """The target's figures as a full snapshot gives them: ALL_DISKS sums the disks in the same order."""
+        read_bytes, write_bytes, read_iops, write_iops = self.figures
         if target != ALL_DISKS:
-            return next((row for name, row in self.rows if name == target), _NO_ROW)
-        chosen = [row for name, row in self.rows if name in disks]
+            try:
+                index = self.names.index(target)
+            except ValueError:
+                return _NO_ROW
+            return read_bytes[index], write_bytes[index], read_iops[index], write_iops[index]
+        chosen = [index for index, name in enumerate(self.names) if name in disks]
         if not chosen:
             return _NO_ROW
         return (
-            _sum(r[0] for r in chosen),
-            _sum(r[1] for r in chosen),
-            _sum(r[2] for r in chosen),
-            _sum(r[3] for r in chosen),
+            _sum(read_bytes[index] for index in chosen),
+            _sum(write_bytes[index] for index in chosen),
+            _sum(read_iops[index] for index in chosen),
+            _sum(write_iops[index] for index in chosen),
         )
 
 
-def past(snapshot: Snapshot) -> PastSnapshot:
+_READ_BYTES, _WRITE_BYTES = attrgetter("read_bytes_per_s"), attrgetter("write_bytes_per_s")
+_READ_IOPS, _WRITE_IOPS = attrgetter("read_iops"), attrgetter("write_iops")
+_NAME = attrgetter("name")
+
+
+def past(snapshot: Snapshot, before: PastSnapshot | None = None) -> PastSnapshot:
     """The snapshot as a window keeps it after the latest tick: what target_series and frequency_series read.
 
     build_view reads the latest snapshot's devices, arrays and threads: a window ends in a full one.
+    before: the previous tick's PastSnapshot, whose names tuple is kept when the devices are the same.
     """
     if isinstance(snapshot, PastSnapshot):
         return snapshot
-    rows = tuple([(device.name, _series_row(device)) for device in snapshot.devices])
-    return PastSnapshot(snapshot.timestamp, snapshot.interval, (), snapshot.cpu, rows=rows)
+    devices = snapshot.devices
+    names = tuple(map(_NAME, devices))
+    if before is not None and before.names == names:
+        names = before.names
+    figures = (
+        tuple(map(_READ_BYTES, devices)),
+        tuple(map(_WRITE_BYTES, devices)),
+        tuple(map(_READ_IOPS, devices)),
+        tuple(map(_WRITE_IOPS, devices)),
+    )
+    return PastSnapshot(snapshot.timestamp, snapshot.interval, (), snapshot.cpu, names=names, figures=figures)
 
 
 def _target_row(snapshot: Snapshot, target: str, disks: frozenset[str], totals: DiskTotals | None = None) -> SeriesRow:

@@ -7,6 +7,7 @@ equal to the one made without anything kept.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import random
 from itertools import pairwise
@@ -88,9 +89,12 @@ def test_a_window_of_past_snapshots_draws_what_the_full_ones_draw() -> None:
     for seed in range(3):
         history = _history(60, seed)
         totals, cores = DiskTotals(), CoreFrequencies()
+        chained: list[PastSnapshot] = []  # as the screen keeps them: each past() given the one before
+        for snapshot in history:
+            chained.append(past(snapshot, chained[-1] if chained else None))
         for end in range(1, len(history) + 1):
             full = tuple(history[max(0, end - 25) : end])
-            slim = (*(past(snapshot) for snapshot in full[:-1]), full[-1])
+            slim = (*chained[max(0, end - 25) : end - 1], full[-1])
             assert all(isinstance(snapshot, PastSnapshot) for snapshot in slim[:-1])
             disks = frozenset(d.name for d in full[-1].devices if d.name.startswith("sd"))
             fewer = frozenset(sorted(disks)[:2])  # a disk set that changed since: the past totals follow it
@@ -108,9 +112,24 @@ def test_a_past_snapshot_keeps_only_numbers_besides_its_cpu_state() -> None:
     snapshot = _history(3, 1)[-1]
     kept = past(snapshot)
     assert past(kept) is kept and kept.devices == () and kept.arrays == () and kept.cpu is snapshot.cpu
-    assert [name for name, _ in kept.rows] == [device.name for device in snapshot.devices]
+    assert list(kept.names) == [device.name for device in snapshot.devices]
+    assert kept.figures == tuple(
+        tuple(getattr(device, figure) for device in snapshot.devices)
+        for figure in ("read_bytes_per_s", "write_bytes_per_s", "read_iops", "write_iops")
+    )
     # Tuples of names and numbers: the collector stops walking them once it has passed over them, a
-    # level of nesting a pass at worst (the numbers' tuples, the pairs, the tuple of pairs).
-    for _ in range(3):
+    # level of nesting a pass at worst (each figure's tuple, then the tuple of them).
+    for _ in range(2):
         gc.collect()
-    assert not gc.is_tracked(kept.rows) and not any(gc.is_tracked(pair) for pair in kept.rows)
+    assert not gc.is_tracked(kept.names) and not gc.is_tracked(kept.figures)
+    assert not any(gc.is_tracked(column) for column in kept.figures)
+
+
+def test_past_snapshots_of_the_same_devices_share_one_names_tuple() -> None:
+    history = _history(4, 2)
+    first = past(history[0])
+    second = past(history[1], first)
+    assert second.names is first.names and second.names == tuple(d.name for d in history[1].devices)
+    # Other devices: a names tuple of their own.
+    fewer = dataclasses.replace(history[2], devices=history[2].devices[1:])
+    assert past(fewer, second).names == tuple(d.name for d in fewer.devices)

@@ -184,7 +184,7 @@ class WatchScreen(Screen[None]):
                 while not self._stop.is_set():
                     snapshot = sampler.sample()
                     if latest is not None:
-                        kept.append(past(latest))
+                        kept.append(past(latest, kept[-1] if kept else None))
                     latest = snapshot
                     names = disks.names(device.name for device in snapshot.devices)
                     self.post_message(SnapshotTaken((*kept, snapshot), names))
