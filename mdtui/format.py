@@ -54,11 +54,12 @@ def duration(seconds: float | None) -> str:
 
 def to_jsonable(value: Any) -> Any:
     """Dataclasses, NamedTuples, enums and tuples into plain JSON types, with computed link facts added."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for extra in getattr(type(value), "__json_extras__", ()):
-            out[extra] = to_jsonable(getattr(value, extra))
-        return out
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    names = _attributes(kind)
+    if names is not None:
+        return {name: to_jsonable(getattr(value, name)) for name in names}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: an object, not a list
@@ -68,3 +69,25 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     return value
+
+
+# Values that come out as they go in (exact types: a bool or int enum member is an Enum, not these).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+# Each dataclass's attributes in the order they come out: its fields, then its __json_extras__; None for
+# other types. A host's `watch --json` turns tens of thousands of dataclasses a tick into dicts, and
+# dataclasses.fields() per value cost more than the conversion itself.
+_ATTRIBUTES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _attributes(kind: type) -> tuple[str, ...] | None:
+    try:
+        return _ATTRIBUTES[kind]
+    except KeyError:
+        pass
+    names: tuple[str, ...] | None = None
+    # A dataclass instance (a dataclass type itself is a value of type `type`, which is none).
+    if dataclasses.is_dataclass(kind) and not issubclass(kind, type):
+        names = tuple(f.name for f in dataclasses.fields(kind))
+        names += tuple(getattr(kind, "__json_extras__", ()))
+    _ATTRIBUTES[kind] = names
+    return names
