@@ -69,7 +69,27 @@ def read_arrays(root: SystemRoot, text: str | None = None) -> list[MdArray]:
         text = root.read_table(MDSTAT)
     if text is None:
         return []
-    return _complete(root, parse_mdstat(text))
+    return _complete(root, [array for _, found in _parse_entries(text) for array in found])
+
+
+# The entries of the last mdstat text read in full, with the arrays each holds. A scan and a sampler
+# started right after it (advise does both) read the same text: a host of thousands of arrays parses
+# each entry once. Replaced as a whole by every full read, so it holds one text's entries at most.
+_parsed_entries: dict[str, tuple[MdArray, ...]] = {}
+
+
+def _parse_entries(text: str) -> list[tuple[str, tuple[MdArray, ...]]]:
+    """parse_mdstat(text) entry by entry (the same arrays in the same order), each with its entry's text."""
+    global _parsed_entries
+    known = _parsed_entries
+    parsed = []
+    for entry in _entries(text):
+        found = known.get(entry)
+        if found is None:
+            found = tuple(parse_mdstat(entry))
+        parsed.append((entry, found))
+    _parsed_entries = dict(parsed)
+    return parsed
 
 
 def _complete(root: SystemRoot, parsed: list[MdArray]) -> list[MdArray]:
@@ -118,7 +138,7 @@ class ArrayReader:
             return []
         if full or not self._entries:
             # read_arrays, with mdstat parsed entry by entry to remember each entry's arrays.
-            parsed = [(entry, parse_mdstat(entry)) for entry in _entries(text)]
+            parsed = _parse_entries(text)
             self._touched = set()
             try:
                 arrays = _complete(self._sysfs, [array for _, found in parsed for array in found])
@@ -302,7 +322,9 @@ def layout_name(level: str | None, number: int) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)  # arrays are sorted every tick a resync moves; their names seldom change
+# Arrays are sorted every tick a resync moves and their names seldom change; big enough for a host's
+# every array (a cache smaller than the arrays sorted would miss on every name).
+@functools.lru_cache(maxsize=1 << 16)
 def _natural_key(name: str) -> tuple[str | tuple[int, str], ...]:
     """md2 before md10: runs of ASCII digits compare by value, without int() (a name may be long)."""
     parts: list[str | tuple[int, str]] = []
