@@ -46,9 +46,7 @@ class CpuTimes(NamedTuple):
     @property
     def total(self) -> int:
         # guest and guest_nice are already counted inside user and nice; adding them would count twice.
-        return (
-            self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
-        )
+        return self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
 
     @property
     def busy(self) -> int:
