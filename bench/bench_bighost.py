@@ -501,13 +501,16 @@ def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float,
     for repo in repos:
         label = f" [{repo}]" if len(repos) > 1 else ""
         one, every = statistics.median(results[repo, "one"]), statistics.median(results[repo, "all"])
+
+        def judged(value: float, target: float, measured: bool = repo == repos[-1]) -> str:
+            # Only the measured checkout (the last) is judged: a compared one is the before, not a miss.
+            return f"target <= {target:g} %: {verdict(value, target)}" if measured else "(compared)"
+
         lines += [
             f"watch dashboard{label}, one array (md1, 4 members) of {len(tree.disks)} disks: median {one:.2f} % of a "
-            f"core ({spread(results[repo, 'one'])}; {where}), target <= {WATCH_ONE_TARGET:g} %: "
-            f"{verdict(one, WATCH_ONE_TARGET)}",
+            f"core ({spread(results[repo, 'one'])}; {where}), {judged(one, WATCH_ONE_TARGET)}",
             f"watch dashboard{label}, all {len(tree.disks)} disks: median {every:.2f} % of a core "
-            f"({spread(results[repo, 'all'])}; {where}), target <= {WATCH_ALL_TARGET:g} %: "
-            f"{verdict(every, WATCH_ALL_TARGET)}",
+            f"({spread(results[repo, 'all'])}; {where}), {judged(every, WATCH_ALL_TARGET)}",
         ]
     return lines
 
