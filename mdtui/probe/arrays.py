@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
+from mdtui.model.names import kernel_name_key
 from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.probe.kept import KeptFile
 from mdtui.probe.mdstat import (
@@ -100,7 +100,7 @@ def _complete(root: SystemRoot, parsed: list[MdArray]) -> list[MdArray]:
             # Assembled between our read of mdstat and the listing of /sys/block.
             arrays[name] = MdArray(name=name, state="unknown", level=None)
     enriched = [_enrich(root, array) for array in arrays.values()]
-    return sorted(enriched, key=lambda a: _natural_key(a.name))
+    return sorted(enriched, key=lambda a: kernel_name_key(a.name))
 
 
 class ArrayReader:
@@ -171,7 +171,7 @@ class ArrayReader:
                         self._outlines[array.name] = outlines[array.name]
             self._entries[entry] = known
             result.update((array.name, array) for array in known)
-        return sorted(result.values(), key=lambda a: _natural_key(a.name))
+        return sorted(result.values(), key=lambda a: kernel_name_key(a.name))
 
     def _changed(
         self, entry: str, shapes: dict[str, tuple[MdArray, MdArray]], outlines: dict[str, str]
@@ -320,21 +320,6 @@ def layout_name(level: str | None, number: int) -> str | None:
     if level == "raid0":
         return RAID0_LAYOUT_NAMES.get(number)
     return None
-
-
-# Arrays are sorted every tick a resync moves and their names seldom change; big enough for a host's
-# every array (a cache smaller than the arrays sorted would miss on every name).
-@functools.lru_cache(maxsize=1 << 16)
-def _natural_key(name: str) -> tuple[str | tuple[int, str], ...]:
-    """md2 before md10: runs of ASCII digits compare by value, without int() (a name may be long)."""
-    parts: list[str | tuple[int, str]] = []
-    for index, part in enumerate(re.split(r"([0-9]+)", name)):
-        if index % 2:
-            digits = part.lstrip("0") or "0"
-            parts.append((len(digits), digits))
-        else:
-            parts.append(part)
-    return tuple(parts)
 
 
 def _sysfs_only_array(root: SystemRoot, name: str) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.link import Link
+from mdtui.model.names import kernel_name_key
 from mdtui.probe.arrays import MAX_SECTORS
 from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.links import PCI_ADDRESS, pcie_link, sas_link, sata_link
@@ -141,6 +142,8 @@ class DiskProber:
             if self.root.read_text(f"/sys/block/{name}/size") == "0":
                 continue  # no medium: empty card reader, unconnected nbd
             names.append(name)
+        # The kernel's order, not sysfs's: nvme2n1 before nvme10n1, sdz before sdaa.
+        names.sort(key=kernel_name_key)
         return names
 
     def probe(self, name: str) -> Disk:

@@ -11,10 +11,11 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Iterator
 from itertools import repeat
-from operator import attrgetter, or_
+from operator import or_
 
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
+from mdtui.model.names import kernel_name_key
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
 from mdtui.probe.arrays import ArrayReader
 from mdtui.probe.cpu import (
@@ -285,7 +286,8 @@ class Sampler:
         if table.names is not self._order_names:
             # Same devices as last tick (device_rates_columns checked): the order is the same too.
             if self._order_names is None or table.names != self._order_names:
-                self._order = sorted(range(len(table.names)), key=table.names.__getitem__)
+                keys = list(map(kernel_name_key, table.names))
+                self._order = sorted(range(len(keys)), key=keys.__getitem__)
                 names = self._names
                 self._named = [i for i in self._order if table.names[i] in names] if names is not None else None
             self._order_names = table.names
@@ -316,7 +318,7 @@ class Sampler:
             chosen = list(current.values())
         else:
             chosen = [c for c in current.values() if _ever_used(c)]
-        chosen.sort(key=attrgetter("name"))
+        chosen.sort(key=lambda counters: kernel_name_key(counters.name))
         return tuple(device_rates(counters, previous.get(counters.name), interval) for counters in chosen)
 
     def _parse_diskstats(self, text: str) -> dict[str, DiskCounters]:

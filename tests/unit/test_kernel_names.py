@@ -1,0 +1,87 @@
+"""Devices and arrays are listed in the kernel's order: nvme2n1 before nvme10n1, sdz before sdaa, md2 before md10."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import string
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mdtui.model.names import kernel_name_key
+from mdtui.probe.inventory import scan, scan_in_steps
+from mdtui.probe.root import SystemRoot
+from mdtui.sample.sampler import Sampler
+from tests.unit.test_bigtree import bigtree
+
+
+def sd_name(index: int, prefix: str = "sd") -> str:
+    """The name the kernel gives the index-th SCSI disk (sd_format_disk_name: a..z, aa..zz, aaa..)."""
+    letters = ""
+    index += 1
+    while index:
+        index, digit = divmod(index - 1, 26)
+        letters = string.ascii_lowercase[digit] + letters
+    return prefix + letters
+
+
+def test_sd_name_follows_the_kernel() -> None:
+    assert [sd_name(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == [
+        "sda", "sdz", "sdaa", "sdab", "sdaz", "sdba", "sdzz", "sdaaa",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("prefix", ["sd", "vd", "xvd", "hd"])
+def test_lettered_disks_sort_in_the_order_the_kernel_hands_them_out(prefix: str) -> None:
+    indices = [*range(800), *random.Random(17).sample(range(800, 18_278 + 2000), 300)]
+    names = [sd_name(i, prefix) for i in sorted(indices)]
+    shuffled = random.Random(3).sample(names, len(names))
+    assert sorted(shuffled, key=kernel_name_key) == names
+
+
+def test_partitions_follow_their_disk_and_numbers_sort_by_value() -> None:
+    expected = ["sda", "sda1", "sda2", "sda10", "sdb", "sdz", "sdz3", "sdaa", "sdaa1"]
+    assert sorted(reversed(expected), key=kernel_name_key) == expected
+    nvme = [f"nvme{c}n{n}" for c in range(12) for n in (1, 2, 10)]
+    assert sorted(reversed(nvme), key=kernel_name_key) == nvme
+    md = ["md", "md0", "md2", "md10", "md127", "md_home"]
+    assert sorted(reversed(md), key=kernel_name_key) == md
+    mixed = ["dm-2", "dm-10", "loop2", "loop10", "md9", "md10", "nvme9n1", "nvme10n1", "sdy", "sdaa", "vda", "xvdb"]
+    assert sorted(reversed(mixed), key=kernel_name_key) == mixed
+
+
+names = st.text(alphabet="sdvxhnmeloop0123456789abz-_", max_size=8)
+
+
+@given(st.lists(names, max_size=30), st.randoms(use_true_random=False))
+def test_any_names_sort_without_error_and_in_one_order(listed: list[str], rng: random.Random) -> None:
+    ordered = sorted(listed, key=kernel_name_key)
+    assert sorted(rng.sample(listed, len(listed)), key=kernel_name_key) == ordered
+
+
+@pytest.fixture(scope="module")
+def tree() -> Iterator[object]:
+    directory = bigtree.scratch_directory()
+    try:
+        yield bigtree.build(directory, 256)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_the_inventory_and_the_sampler_list_a_big_host_in_the_kernels_order(tree) -> None:
+    expected = [*(f"nvme{i}n1" for i in range(64)), *(sd_name(i) for i in range(192))]
+    inventory = scan(tree.base, privileged=True)
+    assert [d.name for d in inventory.disks] == expected
+    (head, pending), _whole = scan_in_steps(tree.base, privileged=True, first=12)
+    assert [d.name for d in head.disks] == expected[:12] and list(pending) == expected[12:]
+    assert [a.name for a in inventory.arrays] == [f"md{i}" for i in range(len(inventory.arrays))]
+
+    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
+        sampler.sample(now=0.0)
+        tree.advance(1)
+        assert [d.name for d in sampler.sample(now=1.0).devices] == expected  # the column path
+    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
+        assert [d.name for d in sampler.sample(now=2.0).devices] == expected  # line by line
