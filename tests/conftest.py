@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import signal
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -12,6 +15,7 @@ FIXTURE_TREES = REPO / "tests" / "fixtures" / "trees"
 # Real-format /proc and /sys files from the Prometheus procfs project (Apache-2.0), kept in the
 # repository; tests/fixtures/procfs/README.md says what was taken and which tests read it.
 PROCFS_FIXTURE = REPO / "tests" / "fixtures" / "procfs"
+BIGTREE = REPO / "bench" / "bigtree.py"
 
 
 # Tests that interrupt, hang up or terminate mdtui, fio or dd need those signals to reach them, and a
@@ -27,6 +31,19 @@ def pytest_configure(config: pytest.Config) -> None:
         if signal.getsignal(number) is signal.SIG_IGN:
             handler = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
             signal.signal(number, handler)
+
+
+@pytest.fixture(scope="session")
+def bigtree() -> ModuleType:
+    """bench/bigtree.py, the generator of big-host trees: bench/ is not a package on the test path."""
+    module = sys.modules.get("bigtree")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("bigtree", BIGTREE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bigtree"] = module  # its dataclasses look their module up while it loads
+        spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

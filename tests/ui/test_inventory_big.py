@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -16,23 +14,11 @@ from mdtui.ui.inventory.widgets import DiskTable
 
 from .conftest import THEME_DIRS, settle
 
-REPO = Path(__file__).resolve().parents[2]
 DISKS = 256
 
 
-def load_bigtree() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bigtree", REPO / "bench" / "bigtree.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get("bigtree") or importlib.util.module_from_spec(spec)
-    if "bigtree" not in sys.modules:
-        sys.modules["bigtree"] = module
-        spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture()
-def tree() -> Iterator[object]:
-    bigtree = load_bigtree()
+def tree(bigtree: ModuleType) -> Iterator[object]:
     directory = bigtree.scratch_directory()
     try:
         yield bigtree.build(directory, DISKS)

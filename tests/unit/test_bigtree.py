@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,21 +28,8 @@ DISKS = 256
 SCAN_BUDGET_S = 10.0
 
 
-def load_bigtree() -> ModuleType:
-    """bench/ is not a package on the test path; load the generator from its file."""
-    spec = importlib.util.spec_from_file_location("bigtree", REPO / "bench" / "bigtree.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bigtree"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bigtree = load_bigtree()
-
-
 @pytest.fixture(scope="module")
-def tree() -> Iterator[object]:
+def tree(bigtree: ModuleType) -> Iterator[object]:
     directory = bigtree.scratch_directory()
     try:
         yield bigtree.build(directory, DISKS)
@@ -88,7 +73,7 @@ def test_the_probe_finds_every_disk_with_its_transport_link_and_use(tree) -> Non
     assert len(free) == DISKS - len(members) - 1
 
 
-def test_the_arrays_resync_and_degrade_as_generated(tree) -> None:
+def test_the_arrays_resync_and_degrade_as_generated(tree, bigtree: ModuleType) -> None:
     inventory = scan(tree.base, privileged=True)
     arrays = {a.name: a for a in inventory.arrays}
     assert sorted(arrays) == sorted(a.name for a in tree.arrays) and len(arrays) == bigtree.arrays_for(DISKS)
@@ -100,7 +85,7 @@ def test_the_arrays_resync_and_degrade_as_generated(tree) -> None:
         assert found.raid_disks == len(array.members) + array.degraded
 
 
-def test_the_sampler_sees_every_disk_move(tree) -> None:
+def test_the_sampler_sees_every_disk_move(tree, bigtree: ModuleType) -> None:
     with Sampler(SystemRoot(tree.base)) as sampler:
         sampler.sample(now=0.0)
         tree.advance(1)

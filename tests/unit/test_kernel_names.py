@@ -6,6 +6,7 @@ import random
 import shutil
 import string
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 from hypothesis import given
@@ -15,7 +16,6 @@ from mdtui.model.names import kernel_name_key
 from mdtui.probe.inventory import scan, scan_in_steps
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
-from tests.unit.test_bigtree import bigtree
 
 
 def sd_name(index: int, prefix: str = "sd") -> str:
@@ -63,7 +63,7 @@ def test_any_names_sort_without_error_and_in_one_order(listed: list[str], rng: r
 
 
 @pytest.fixture(scope="module")
-def tree() -> Iterator[object]:
+def tree(bigtree: ModuleType) -> Iterator[object]:
     directory = bigtree.scratch_directory()
     try:
         yield bigtree.build(directory, 256)
