@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from rich.console import RenderableType
@@ -25,7 +26,6 @@ from mdtui.ui.inventory.widgets import PENDING, DetailBody, DiskTable, Drawn, In
 from mdtui.ui.themes import DEFAULT_THEME, repo_themes_dir
 
 from .conftest import THEME_DIRS, plain, settle
-from .test_inventory_big import load_bigtree
 
 MakeApp = Callable[..., MdtuiApp]
 
@@ -144,7 +144,7 @@ async def test_a_failure_after_the_first_step_is_a_message_and_r_scans_again(
         await wait_for(pilot, stepped.first_posted.is_set)
         stepped.release.set()
         await settle(pilot)
-        banner = app.screen.query_one('#banner', Static)
+        banner = app.screen.query_one("#banner", Static)
         assert "Input/output error" in plain(banner.content)
         assert "Traceback" not in plain(banner.content)
         assert "scan failed" in str(app.screen.sub_title)
@@ -324,10 +324,11 @@ def detail_text(app: MdtuiApp) -> str:
     return plain(app.screen.query_one("#detail-body", DetailBody).source)
 
 
-async def test_cells_drawn_once_per_look_are_drawn_as_datatable_draws_them(tree_root: Path, tmp_path: Path) -> None:
+async def test_cells_drawn_once_per_look_are_drawn_as_datatable_draws_them(
+    tree_root: Path, tmp_path: Path, bigtree: ModuleType
+) -> None:
     """Every cell of a 64-disk table, under and off the cursor and the mouse, in both themes: the same
     segments (text, colours, the mouse's row and column) as DataTable's own drawing."""
-    bigtree = load_bigtree()
     tree = bigtree.build(tmp_path / "tree", 64)
     app = MdtuiApp(str(tree.base), privileged=True, theme_dirs=(repo_themes_dir(),), db_path=tmp_path / "r.db")
     async with app.run_test(size=(160, 48)) as pilot:
@@ -393,8 +394,10 @@ async def test_a_launch_with_its_scan_begun_first_shows_what_a_scan_by_the_scree
     )
 
 
-async def test_a_big_host_scanned_ahead_in_steps_ends_as_a_scan_by_the_screen_ends(tmp_path: Path) -> None:
-    tree = load_bigtree().build(tmp_path / "tree", 64)
+async def test_a_big_host_scanned_ahead_in_steps_ends_as_a_scan_by_the_screen_ends(
+    tmp_path: Path, bigtree: ModuleType
+) -> None:
+    tree = bigtree.build(tmp_path / "tree", 64)
     steps = list(scan_in_steps(tree.base, first=FIRST))
     assert len(steps) == 2 and steps[0][1]  # the first step leaves disks to probe
     ahead = ScanAhead(tree.base, first=FIRST)
@@ -403,8 +406,8 @@ async def test_a_big_host_scanned_ahead_in_steps_ends_as_a_scan_by_the_screen_en
     )
 
 
-async def test_the_first_step_of_a_scan_begun_first_is_shown_then_the_rest(tmp_path: Path) -> None:
-    tree = load_bigtree().build(tmp_path / "tree", 64)
+async def test_the_first_step_of_a_scan_begun_first_is_shown_then_the_rest(tmp_path: Path, bigtree: ModuleType) -> None:
+    tree = bigtree.build(tmp_path / "tree", 64)
     (early, pending), (whole, _) = scan_in_steps(tree.base, first=FIRST)
     ahead = ScanAhead(tree.base, first=FIRST)
     assert ahead.wait(30)
@@ -440,8 +443,10 @@ async def test_a_scan_begun_first_that_fails_shows_the_failure_as_a_scan_by_the_
     assert screens[0] == screens[1]
 
 
-async def test_the_launch_is_told_once_that_the_first_rows_are_drawn_before_the_rest_is_probed(tmp_path: Path) -> None:
-    tree = load_bigtree().build(tmp_path / "tree", 64)
+async def test_the_launch_is_told_once_that_the_first_rows_are_drawn_before_the_rest_is_probed(
+    tmp_path: Path, bigtree: ModuleType
+) -> None:
+    tree = bigtree.build(tmp_path / "tree", 64)
     ahead = ScanAhead(tree.base, first=FIRST)
     assert ahead.wait(30)
     told: list[tuple[int, int, bool]] = []
@@ -481,9 +486,9 @@ async def test_a_rescan_before_the_scan_begun_first_is_probed_replaces_it(
     release = threading.Event()
     real = core_inventory.scan_in_steps
 
-    def held(root: str, *, privileged: bool | None = None, first: int | None = None) -> Iterator[
-        tuple[Inventory, tuple[str, ...]]
-    ]:
+    def held(
+        root: str, *, privileged: bool | None = None, first: int | None = None
+    ) -> Iterator[tuple[Inventory, tuple[str, ...]]]:
         assert release.wait(30), "the test never released the scan"
         yield from real(root, privileged=privileged, first=first)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from types import ModuleType
 
 from rich.segment import Segment
 from rich.style import Style
@@ -19,7 +20,6 @@ from mdtui.ui.inventory.widgets import InventoryTable
 from mdtui.ui.themes import repo_themes_dir
 
 from .conftest import settle
-from .test_inventory_big import load_bigtree
 
 
 def with_meta(segments: list[Segment]) -> list[tuple[str, Style | None, object]]:
@@ -92,10 +92,12 @@ def assert_lines_equal(table: InventoryTable) -> None:
     assert [with_meta(list(strip)) for strip in drawn] == [with_meta(list(strip)) for strip in reference]
 
 
-async def test_every_row_of_a_big_host_is_laid_out_as_datatable_lays_it_out(tmp_path: Path) -> None:
+async def test_every_row_of_a_big_host_is_laid_out_as_datatable_lays_it_out(
+    tmp_path: Path, bigtree: ModuleType
+) -> None:
     """Both inventory tables of a 64-disk host, every row under and off the cursor and the mouse, focused
     and not, in both themes and at a width that cuts the model/serial column."""
-    tree = load_bigtree().build(tmp_path / "tree", 64)
+    tree = bigtree.build(tmp_path / "tree", 64)
     app = MdtuiApp(str(tree.base), privileged=True, theme_dirs=(repo_themes_dir(),), db_path=tmp_path / "r.db")
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
