@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from mdtui.errors import MdtuiError
+from mdtui.model.names import kernel_name_key
 
 
 class Topic(StrEnum):
@@ -91,11 +92,12 @@ class Finding:
 
 def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
     """One cause, then its consequences: findings another one explains are folded into it; then worst first,
-    causes before the rest at the same severity, then by id, so output is stable."""
+    causes before the rest at the same severity, then by id in the kernel's order (md2 before md10), so output
+    is stable."""
     found = list(findings)
     explained = {explained_id for finding in found for explained_id in finding.explains if explained_id != finding.id}
     kept = [finding for finding in found if finding.id not in explained]
-    return tuple(sorted(kept, key=lambda f: (-f.severity.rank, 0 if f.explains else 1, f.id)))
+    return tuple(sorted(kept, key=lambda f: (-f.severity.rank, 0 if f.explains else 1, kernel_name_key(f.id))))
 
 
 class Pattern(StrEnum):

@@ -85,3 +85,17 @@ def test_the_inventory_and_the_sampler_list_a_big_host_in_the_kernels_order(tree
         assert [d.name for d in sampler.sample(now=1.0).devices] == expected  # the column path
     with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
         assert [d.name for d in sampler.sample(now=2.0).devices] == expected  # line by line
+
+
+def test_findings_of_a_severity_come_in_the_kernels_order_of_their_arrays() -> None:
+    from mdtui.advise.findings import Finding, Severity, sort_findings
+
+    def finding(fid: str, severity: Severity = Severity.WARNING) -> Finding:
+        return Finding(fid, severity, fid, (), "why", "what to do")
+
+    given_ids = ["boot-unlisted:md10", "boot-unlisted:md2", "degraded:md11", "boot-unlisted:md1", "degraded:md3"]
+    severities = {"degraded:md11": Severity.CRITICAL, "degraded:md3": Severity.CRITICAL}
+    found = sort_findings(finding(fid, severities.get(fid, Severity.WARNING)) for fid in given_ids)
+    assert [f.id for f in found] == [
+        "degraded:md3", "degraded:md11", "boot-unlisted:md1", "boot-unlisted:md2", "boot-unlisted:md10",
+    ]  # fmt: skip
