@@ -154,12 +154,24 @@ def workload(key: str) -> Workload:
     raise UnknownWorkload(f"unknown workload {key!r}; choose one of {known}")
 
 
-def finding_lines(finding: Finding) -> list[str]:
-    """A finding as plain lines: the title with its severity, then evidence, why, what to do, the experiment."""
+def why_text(finding: Finding, told: dict[str, str] | None = None) -> str:
+    """The finding's why, or, when ``told`` (why -> id of the finding shown with it, filled as findings are
+    shown) holds the same text, a pointer to that finding: a host's 32 arrays missing from mdadm.conf or
+    46 stripes held back by a slow member share one explanation, given once."""
+    if told is None:
+        return finding.why
+    first = told.setdefault(finding.why, finding.id)
+    return finding.why if first == finding.id else f"as for {first} above"
+
+
+def finding_lines(finding: Finding, told: dict[str, str] | None = None) -> list[str]:
+    """A finding as plain lines: the title with its severity, then evidence, why, what to do, the experiment.
+
+    ``told``: see :func:`why_text`; pass one dict for a whole list of findings."""
     lines = [f"{finding.severity.mark} {finding.severity.value.upper()}: {finding.title}"]
     if finding.evidence:
         lines.append("  evidence: " + "; ".join(str(item) for item in finding.evidence))
-    lines.append(f"  why: {finding.why}")
+    lines.append(f"  why: {why_text(finding, told)}")
     lines.extend(f"  rules out: {text}" for text in finding.ruled_out)
     lines.append(f"  what to do: {finding.what_to_do}")
     if finding.experiment is not None:

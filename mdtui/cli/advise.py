@@ -53,7 +53,8 @@ def _recent_runs(path: str | None) -> list[RunRecord]:
 def render(findings: tuple[Finding, ...]) -> str:
     if not findings:
         return "No findings: nothing mdtui checks for is limiting these disks and arrays."
-    blocks = ["\n".join(finding_lines(finding)) for finding in findings]
+    told: dict[str, str] = {}  # each explanation in full once, then "as for <finding> above"
+    blocks = ["\n".join(finding_lines(finding, told)) for finding in findings]
     return "\n\n".join(blocks)
 
 

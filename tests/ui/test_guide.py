@@ -270,3 +270,18 @@ async def test_guide_opens_by_itself_only_when_asked(recorder: Recorder) -> None
     async with plain_app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert isinstance(plain_app.screen, InventoryScreen)
+
+
+def test_findings_sharing_an_explanation_give_it_once() -> None:
+    from mdtui.advise.findings import Finding, Severity
+    from mdtui.ui.common.render import Palette
+
+    shared = "A stripe runs at its slowest member."
+    findings = [
+        Finding("slow-member:md6", Severity.CRITICAL, "sdan limits md6", (), shared, "Check sdan's cable."),
+        Finding("slow-member:md7", Severity.CRITICAL, "nvme15n1 limits md7", (), shared, "Reseat nvme15n1."),
+        Finding("degraded:md2", Severity.CRITICAL, "md2 is degraded", (), "No redundancy left.", "Add a disk."),
+    ]
+    text = plain(guide_screen.findings_renderable(findings, Palette()))
+    assert text.count(shared) == 1 and "Why: as for slow-member:md6 above" in text
+    assert "Why: No redundancy left." in text and "Do: Reseat nvme15n1." in text

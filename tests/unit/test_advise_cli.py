@@ -70,3 +70,26 @@ def test_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert err.startswith("mdtui: ") and "Traceback" not in err
     assert main(["--root", REAL_LINKS, "advise", "--samples", "-1"]) == 2
     assert "--samples" in capsys.readouterr().err
+
+
+def test_text_gives_each_explanation_once_and_json_every_time(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The captured tree's two downgraded links share one why: the text gives it in full for the first and
+    points back to it for the second (a big host's dozens of them read as a list, not a wall); JSON keeps it."""
+    assert main(["--root", REAL_LINKS, "advise", "--db", str(tmp_path / "none.db")]) == 0
+    blocks = capsys.readouterr().out.split("\n\n")
+    findings = advise_json(capsys, "--db", str(tmp_path / "none.db"))["findings"]
+    assert len(blocks) == len(findings)
+    seen: dict[str, str] = {}
+    pointers = 0
+    for block, finding in zip(blocks, findings, strict=True):
+        why = next(line for line in block.splitlines() if line.startswith("  why: "))
+        first = seen.setdefault(finding["why"], finding["id"])
+        if first == finding["id"]:
+            assert why == f"  why: {finding['why']}"
+        else:
+            assert why == f"  why: as for {first} above"
+            pointers += 1
+    assert pointers >= 1, "the captured tree has findings sharing an explanation"
+    assert len({f["why"] for f in findings}) < len(findings)

@@ -21,7 +21,7 @@ from textual.widgets import Button, ContentSwitcher, Footer, Header, RadioButton
 
 from mdtui.advise import guide as core
 from mdtui.advise.experiments import ExperimentResult, RunPreset
-from mdtui.advise.findings import EXPERIMENT_TITLES, WORKLOADS, Finding, Severity
+from mdtui.advise.findings import EXPERIMENT_TITLES, WORKLOADS, Finding, Severity, why_text
 from mdtui.advise.runner import BenchRunner
 from mdtui.format import iec_bytes
 from mdtui.model.disk import Disk
@@ -80,13 +80,14 @@ def findings_renderable(findings: Sequence[Finding], palette: Palette) -> Render
         return Text("No findings: links, CPU governor and geometry look right for this.", style=palette.good)
     colour = {Severity.CRITICAL: palette.error, Severity.WARNING: palette.warning, Severity.INFO: palette.muted}
     parts: list[RenderableType] = []
+    told: dict[str, str] = {}  # each explanation in full once, then "as for <finding> above"
     for finding in findings:
         parts.append(Text(f"{finding.severity.mark} {finding.title}", style=f"bold {colour[finding.severity]}"))
         # Indented as a block, so wrapped lines stay under their finding.
         details = []
         if finding.evidence:
             details.append(Text("; ".join(str(e) for e in finding.evidence), style=palette.muted))
-        details += [Text(f"Why: {finding.why}"), Text(f"Do: {finding.what_to_do}")]
+        details += [Text(f"Why: {why_text(finding, told)}"), Text(f"Do: {finding.what_to_do}")]
         if finding.experiment:
             details.append(Text(f"Try: {EXPERIMENT_TITLES[finding.experiment]}", style=palette.muted))
         parts += [Padding(Group(*details), (0, 0, 1, 2))]
