@@ -156,8 +156,8 @@ def workload(key: str) -> Workload:
 
 def why_text(finding: Finding, told: dict[str, str] | None = None) -> str:
     """The finding's why, or, when ``told`` (why -> id of the finding shown with it, filled as findings are
-    shown) holds the same text, a pointer to that finding: a host's 32 arrays missing from mdadm.conf or
-    46 stripes held back by a slow member share one explanation, given once."""
+    shown) holds the same text, a pointer to that finding: a host's 32 arrays missing from mdadm.conf, or its
+    46 slow members and downgraded links, share one explanation each, given once."""
     if told is None:
         return finding.why
     first = told.setdefault(finding.why, finding.id)
