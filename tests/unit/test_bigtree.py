@@ -15,7 +15,7 @@ from mdtui.model.disk import InUseKind, Transport
 from mdtui.model.link import LinkKind
 from mdtui.probe.arrays import ArrayReader, read_arrays
 from mdtui.probe.diskstats import parse_diskstats_line, parse_diskstats_lines
-from mdtui.probe.inventory import scan
+from mdtui.probe.inventory import scan, scan_in_steps
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import ALL_DISKS, DiskTotals, WholeDisks, build_view
 from mdtui.sample.sampler import Sampler
@@ -222,3 +222,20 @@ def test_a_big_members_table_lays_out_what_the_pane_shows_and_keeps_standouts(tr
     assert cells[11] == whole[DISKS].split(), "then the standout"
     small = members_table(view, Palette(), wide=True, max_lines=DISKS + 2).plain.splitlines()
     assert small == whole
+
+
+def test_the_inventory_and_the_sampler_list_the_disks_in_the_kernels_order(tree, bigtree: ModuleType) -> None:
+    """nvme2n1 before nvme10n1, sdz before sdaa: by scan, by the scan's first step and by both sampler paths."""
+    expected = [*(f"nvme{i}n1" for i in range(tree.counts["nvme"])), *map(bigtree.sd_name, range(tree.counts["sas"]))]
+    inventory = scan(tree.base, privileged=True)
+    assert [d.name for d in inventory.disks] == expected
+    (head, pending), _whole = scan_in_steps(tree.base, privileged=True, first=12)
+    assert [d.name for d in head.disks] == expected[:12] and list(pending) == expected[12:]
+    assert [a.name for a in inventory.arrays] == [f"md{i}" for i in range(len(inventory.arrays))]
+
+    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
+        sampler.sample(now=0.0)
+        tree.advance(1)
+        assert [d.name for d in sampler.sample(now=1.0).devices] == expected  # the column path
+    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
+        assert [d.name for d in sampler.sample(now=2.0).devices] == expected  # line by line

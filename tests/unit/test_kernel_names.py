@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import random
-import shutil
-import string
-from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -13,31 +10,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mdtui.model.names import kernel_name_key
-from mdtui.probe.inventory import scan, scan_in_steps
-from mdtui.probe.root import SystemRoot
-from mdtui.sample.sampler import Sampler
 
 
-def sd_name(index: int, prefix: str = "sd") -> str:
-    """The name the kernel gives the index-th SCSI disk (sd_format_disk_name: a..z, aa..zz, aaa..)."""
-    letters = ""
-    index += 1
-    while index:
-        index, digit = divmod(index - 1, 26)
-        letters = string.ascii_lowercase[digit] + letters
-    return prefix + letters
-
-
-def test_sd_name_follows_the_kernel() -> None:
-    assert [sd_name(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == [
+def test_the_generators_sd_names_follow_the_kernel(bigtree: ModuleType) -> None:
+    """bench/bigtree.py names its SAS disks as the sd driver does (sd_format_disk_name: a..z, aa..zz, aaa..)."""
+    assert [bigtree.sd_name(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == [
         "sda", "sdz", "sdaa", "sdab", "sdaz", "sdba", "sdzz", "sdaaa",
     ]  # fmt: skip
 
 
 @pytest.mark.parametrize("prefix", ["sd", "vd", "xvd", "hd"])
-def test_lettered_disks_sort_in_the_order_the_kernel_hands_them_out(prefix: str) -> None:
+def test_lettered_disks_sort_in_the_order_the_kernel_hands_them_out(prefix: str, bigtree: ModuleType) -> None:
     indices = [*range(800), *random.Random(17).sample(range(800, 18_278 + 2000), 300)]
-    names = [sd_name(i, prefix) for i in sorted(indices)]
+    names = [prefix + bigtree.sd_name(i).removeprefix("sd") for i in sorted(indices)]
     shuffled = random.Random(3).sample(names, len(names))
     assert sorted(shuffled, key=kernel_name_key) == names
 
@@ -60,31 +45,6 @@ names = st.text(alphabet="sdvxhnmeloop0123456789abz-_", max_size=8)
 def test_any_names_sort_without_error_and_in_one_order(listed: list[str], rng: random.Random) -> None:
     ordered = sorted(listed, key=kernel_name_key)
     assert sorted(rng.sample(listed, len(listed)), key=kernel_name_key) == ordered
-
-
-@pytest.fixture(scope="module")
-def tree(bigtree: ModuleType) -> Iterator[object]:
-    directory = bigtree.scratch_directory()
-    try:
-        yield bigtree.build(directory, 256)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-def test_the_inventory_and_the_sampler_list_a_big_host_in_the_kernels_order(tree) -> None:
-    expected = [*(f"nvme{i}n1" for i in range(64)), *(sd_name(i) for i in range(192))]
-    inventory = scan(tree.base, privileged=True)
-    assert [d.name for d in inventory.disks] == expected
-    (head, pending), _whole = scan_in_steps(tree.base, privileged=True, first=12)
-    assert [d.name for d in head.disks] == expected[:12] and list(pending) == expected[12:]
-    assert [a.name for a in inventory.arrays] == [f"md{i}" for i in range(len(inventory.arrays))]
-
-    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
-        sampler.sample(now=0.0)
-        tree.advance(1)
-        assert [d.name for d in sampler.sample(now=1.0).devices] == expected  # the column path
-    with Sampler(SystemRoot(tree.base), devices=set(expected)) as sampler:
-        assert [d.name for d in sampler.sample(now=2.0).devices] == expected  # line by line
 
 
 def test_findings_of_a_severity_come_in_the_kernels_order_of_their_arrays() -> None:
