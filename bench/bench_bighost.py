@@ -71,6 +71,12 @@ def verdict(value: float, target: float) -> str:
     return "PASS" if value <= target else "MISS"
 
 
+def judged(value: float, target: float, shown: str, repo: Path, repos: list[Path]) -> str:
+    """The target (as ``shown``) and its verdict for the measured checkout, the last of ``repos``; a compared
+    one is the before of a change, not a miss."""
+    return f"target <= {shown}: {verdict(value, target)}" if repo == repos[-1] else "(compared)"
+
+
 REFERENCE_LOOP = 300_000  # iterations of the reference loop: 10-12 ms of one core of this machine when quiet
 
 
@@ -188,11 +194,11 @@ def bench_sampler(repos: list[Path], trees: dict[int, BigTree], samples: int, ro
             result = run_child(repo, "sampler", str(trees[count].base), str(samples), str(rounds))
             figures = json.loads(result.strip().splitlines()[-1])
             median = figures["median"]
-            judged = f"target <= {target * 1e3:g} ms: {verdict(median, target)}" if repo == repos[-1] else "(compared)"
+            judgement = judged(median, target, f"{target * 1e3:g} ms", repo, repos)
             best = figures["best"]
             lines.append(
                 f"sampler, {count:4d} disks: median {median * 1e3:.2f} ms per sample (best {best * 1e3:.2f}), "
-                f"{judged}  [{load()}]" + (f"  {repo}" if len(repos) > 1 else "")
+                f"{judgement}  [{load()}]" + (f"  {repo}" if len(repos) > 1 else "")
             )
     return lines
 
@@ -501,16 +507,13 @@ def bench_watch(repos: list[Path], tree: BigTree, seconds: float, warmup: float,
     for repo in repos:
         label = f" [{repo}]" if len(repos) > 1 else ""
         one, every = statistics.median(results[repo, "one"]), statistics.median(results[repo, "all"])
-
-        def judged(value: float, target: float, measured: bool = repo == repos[-1]) -> str:
-            # Only the measured checkout (the last) is judged: a compared one is the before, not a miss.
-            return f"target <= {target:g} %: {verdict(value, target)}" if measured else "(compared)"
-
+        one_judged = judged(one, WATCH_ONE_TARGET, f"{WATCH_ONE_TARGET:g} %", repo, repos)
+        every_judged = judged(every, WATCH_ALL_TARGET, f"{WATCH_ALL_TARGET:g} %", repo, repos)
         lines += [
             f"watch dashboard{label}, one array (md1, 4 members) of {len(tree.disks)} disks: median {one:.2f} % of a "
-            f"core ({spread(results[repo, 'one'])}; {where}), {judged(one, WATCH_ONE_TARGET)}",
+            f"core ({spread(results[repo, 'one'])}; {where}), {one_judged}",
             f"watch dashboard{label}, all {len(tree.disks)} disks: median {every:.2f} % of a core "
-            f"({spread(results[repo, 'all'])}; {where}), {judged(every, WATCH_ALL_TARGET)}",
+            f"({spread(results[repo, 'all'])}; {where}), {every_judged}",
         ]
     return lines
 
