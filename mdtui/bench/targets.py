@@ -13,6 +13,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
+from mdtui.run.jobs import fio_filename
 
 SECTOR_BYTES = 512
 
@@ -91,9 +92,20 @@ def _known(inventory: Inventory) -> str:
     return f"arrays: {arrays}; disks: {disks}"
 
 
+def canonical_path(text: str) -> str:
+    """An absolute path spelled one way: ``//dev/sda``, ``/./dev/sda`` and ``/dev/../dev/sda`` are ``/dev/sda``.
+
+    Every rule that looks at a path's text (is it under /dev/? which device?) sees this spelling, never the
+    user's; links are left for the lookups that follow them.
+    """
+    if not text.startswith("/"):
+        return text
+    return "/" + os.path.normpath(text).lstrip("/")
+
+
 def resolve_target(text: str, inventory: Inventory, root: SystemRoot) -> BenchTarget:
     """An md array, a whole disk, another block device, or a file (which fio creates when it writes)."""
-    text = text.strip()
+    text = canonical_path(text.strip())
     if not text:
         raise PlanError("no target given: name an md array (md0), a disk (sdb, /dev/disk/by-id/...) or a file")
     name = text if "/" not in text else _dev_name(root, text)
@@ -109,6 +121,7 @@ def resolve_target(text: str, inventory: Inventory, root: SystemRoot) -> BenchTa
     except FileNotFoundError:
         if not path.parent.is_dir():
             raise PlanError(f"{text}: no such file, and its directory {path.parent} does not exist") from None
+        fio_filename(str(path))
         return BenchTarget(str(path), TargetKind.FILE, path.name, None, exists=False)
     except OSError as exc:
         raise PlanError(f"cannot look at {text}: {exc.strerror}") from None
@@ -120,4 +133,5 @@ def resolve_target(text: str, inventory: Inventory, root: SystemRoot) -> BenchTa
             return found
     if not stat.S_ISREG(info.st_mode):
         raise PlanError(f"{text} is neither a regular file nor a block device mdtui knows")
+    fio_filename(str(path))
     return BenchTarget(str(path), TargetKind.FILE, path.name, info.st_size)

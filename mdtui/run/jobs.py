@@ -23,6 +23,28 @@ def _size_arg(size_bytes: int) -> str:
     return str(size_bytes)
 
 
+# What fio makes of a filename= value, checked with fio 3.33 on the command line and in job files: ':'
+# separates several files (so /srv/t12:00/x opens /srv/t12, then 00/x) unless written '\:'; '#' and ';'
+# start a comment and cut the name there; a job file expands ${VAR} from fio's environment; leading and
+# trailing blanks are stripped; a line break ends the option. A backslash before anything but ':' is kept
+# as it is, so escaping every ':' is unambiguous.
+_FIO_CUTS_NAME = {"#": "'#' starts a comment", ";": "';' starts a comment", "$": "'$' expands a variable"}
+
+
+def fio_filename(path: str) -> str:
+    """``path`` as fio's filename= option must spell it to open exactly that one file; PlanError if it cannot."""
+    problems = [why for char, why in _FIO_CUTS_NAME.items() if char in path]
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+        problems.append("it holds a control character or line break")
+    if path != path.strip():
+        problems.append("fio strips its leading and trailing blanks")
+    if not path:
+        problems.append("it is empty")
+    if problems:
+        raise PlanError(f"fio cannot be given the target {path!r} safely: {'; '.join(problems)}; rename it")
+    return path.replace(":", "\\:")
+
+
 def fio_argv(spec: JobSpec) -> list[str]:
     """The fio command line for ``spec``: argv only, JSON on stdout with one document per interval."""
     if spec.tool is not Tool.FIO:
@@ -30,7 +52,7 @@ def fio_argv(spec: JobSpec) -> list[str]:
     argv = [
         "fio",
         f"--name={spec.name}",
-        f"--filename={spec.target}",
+        f"--filename={fio_filename(spec.target)}",
         f"--rw={spec.rw.value}",
         f"--bs={_size_arg(spec.block_size_bytes)}",
         f"--iodepth={spec.iodepth}",
