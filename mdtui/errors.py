@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mdtui.text import clean_text
+
 
 class MdtuiError(Exception):
     """Base of every error mdtui raises on purpose; its message is shown to the user as is."""
@@ -34,9 +36,13 @@ class CommandError(MdtuiError):
         self.argv = list(argv)
         self.returncode = returncode
         self.stderr = stderr
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no error output"
+        tail = clean_text(stderr.strip().splitlines()[-1], one_line=True) if stderr.strip() else "no error output"
         super().__init__(f"{argv[0]} exited with code {returncode}: {tail}")
 
 
 class SafetyError(MdtuiError):
     """A destructive action was refused by the in-use rules or an identity check."""
+
+
+class ReadOnlyRootError(SafetyError):
+    """An action that changes the live system was asked for while reading a captured tree (``--root DIR``)."""

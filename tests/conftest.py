@@ -60,3 +60,15 @@ def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
         monkeypatch.setenv(name, str(home / name.lower()))
     for name in ("MDTUI_DB", "MDTUI_STATE_DIR"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def tree_stands_for_live(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let an in-process CLI test drive a verb that acts (bench, create, ...) on a captured tree.
+
+    Only for tests whose runners, mdadm and sysfs writes never reach a device (canned fio, fake programs,
+    a temporary tree). The real ``--root`` refusal is tested as an attack in tests/unit/test_trust_local.py.
+    """
+    import mdtui.cli.common as common
+
+    monkeypatch.setattr(common, "live_action", lambda args: None)

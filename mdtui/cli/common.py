@@ -16,8 +16,9 @@ from typing import Any
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import SystemRoot, require_live
 from mdtui.run.leftovers import leftovers_at_start
+from mdtui.text import clean_text
 from mdtui.tune.journal import knobs_at_start
 
 
@@ -51,19 +52,50 @@ def print_leftovers(args: argparse.Namespace) -> None:
             print(f"mdtui: {leftover.notice}", file=sys.stderr)
 
 
+def live_action(args: argparse.Namespace) -> str | None:
+    """What the verb in ``args`` would do to the live system, or None when it only reads, plans or stores.
+
+    With ``--root DIR`` such a verb is refused before anything runs (probe.root.require_live): its plan
+    would come from the captured tree while mdadm, fio, wipefs or a knob write act on this machine.
+    """
+    command = getattr(args, "command", None)
+    dry_run = getattr(args, "dry_run", False)
+    if command in ("create", "destroy", "repair") and not dry_run:
+        what = {"create": "creating an array", "destroy": "stopping and wiping an array"}.get(
+            command, "changing an array's members"
+        )
+        return f"{what} (--dry-run plans it from the tree)"
+    if command == "persist":
+        # Even its dry run asks the live mdadm about the array (mdadm --detail --brief).
+        return "persisting an array (mdadm --detail, mdadm.conf, update-initramfs)"
+    if command == "scrub" and getattr(args, "device", None):
+        return "starting a scrub"
+    # tune --apply/--remove show their udev rule diff from the tree first, then refuse (cli.tune).
+    if command == "experiment":
+        return "running an experiment (fio on live devices; some create and destroy arrays)"
+    if command == "bench" and not getattr(args, "list", False):
+        return "running a benchmark (fio or dd opens the live device or file)"
+    return None
+
+
 def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run one verb: an MdtuiError is one line on stderr and exit 2, a closed pipe is a quiet 0.
 
-    Every verb first puts back the knobs a killed knob sweep left changed (mdtui.tune.journal) and names
+    A verb that would act on the live system is refused first when ``--root`` names a captured tree.
+    Every verb then puts back the knobs a killed knob sweep left changed (mdtui.tune.journal) and names
     the arrays a killed experiment left behind (mdtui.run.leftovers).
     """
     try:
+        action = live_action(args)
+        if action is not None:
+            require_live(getattr(args, "root", "/"), action)
         for line in knobs_at_start(getattr(args, "root", "/")):
             print(f"mdtui: {line}", file=sys.stderr)
         print_leftovers(args)
         return verb(args)
     except MdtuiError as exc:
-        print(f"mdtui: {exc}", file=sys.stderr)
+        # A message may quote a device's strings, a file's text or another program's output.
+        print(f"mdtui: {clean_text(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

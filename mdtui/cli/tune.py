@@ -22,7 +22,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import RwMode
 from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.inventory import scan
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.root import SystemRoot, require_live
 from mdtui.run.jobs import PRESETS
 from mdtui.tune.catalogue import KNOBS, Knob, Scope, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir, write_knob
@@ -195,8 +195,7 @@ def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory
     cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
     print(f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, through:")
     print(plan.diff or f"{plan.path}: already says so")
-    if not root.is_live:
-        raise MdtuiError("a captured tree (--root) cannot be changed")
+    require_live(root, "changing a knob")
     if not confirm(args, f"set {knob.name}={checked} on {array.name} and write {plan.path}", array.name):
         print("Cancelled; nothing was changed.")
         return EXIT_DECLINED
@@ -212,8 +211,7 @@ def _remove(args: argparse.Namespace, root: SystemRoot, array: MdArray) -> int:
     plan = plan_remove(array, knob, rules_file(root))
     print(f"{array.name} {knob.name} will no longer be set when the array appears:")
     print(plan.diff)
-    if not root.is_live:
-        raise MdtuiError("a captured tree (--root) cannot be changed")
+    require_live(root, "changing a knob")
     if not confirm(args, f"remove the {knob.name} rule of {array.name} from {plan.path}", array.name):
         print("Cancelled; nothing was changed.")
         return EXIT_DECLINED

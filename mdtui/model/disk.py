@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mdtui.model.link import Link
+from mdtui.text import clean_optional, clean_text
 
 
 class Transport(StrEnum):
@@ -39,6 +40,10 @@ class InUseReason:
     kind: InUseKind
     detail: str
 
+    def __post_init__(self) -> None:
+        # A detail quotes what the disk carries (a label, a mount point, a holder's name): never raw.
+        object.__setattr__(self, "detail", clean_text(self.detail, one_line=True))
+
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.detail}"
 
@@ -67,6 +72,16 @@ class Disk:
     problems: tuple[str, ...] = field(default=())
 
     __json_extras__ = ("available",)
+
+    def __post_init__(self) -> None:
+        # Model, serial, WWN and the by-id name come from the device's own firmware through sysfs and udev.
+        for name in ("model", "serial", "wwn", "by_id_path", "driver"):
+            value = getattr(self, name)
+            cleaned = clean_optional(value)
+            if cleaned is not value:
+                object.__setattr__(self, name, cleaned)
+        if not all(problem.isprintable() for problem in self.problems):
+            object.__setattr__(self, "problems", tuple(clean_text(p, one_line=True) for p in self.problems))
 
     @property
     def available(self) -> bool:

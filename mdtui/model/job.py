@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from mdtui.errors import PlanError
+from mdtui.text import clean_text
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -201,6 +202,12 @@ class JobResult:
     error: str | None = None  # a sentence for the user when status is FAILED (or a job reported an error)
     stderr: str = ""
     raw: str = ""  # the tool's own output the figures were taken from (fio's JSON document, dd's stderr)
+
+    def __post_init__(self) -> None:
+        # The error quotes fio's or dd's own messages (a remote server's too); stderr and raw are kept as
+        # they came, for the record, and are never printed to a terminal as they are.
+        if self.error is not None:
+            object.__setattr__(self, "error", clean_text(self.error))
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,7 @@ import os
 import stat
 from pathlib import Path
 
-from mdtui.errors import ParseError
+from mdtui.errors import ParseError, ReadOnlyRootError
 from mdtui.numbers import U64_MAX, parse_hex, parse_int
 
 ATTRIBUTE_LIMIT = 1 << 20
@@ -245,3 +245,25 @@ class SystemRoot:
             return path.resolve(strict=True)
         except (OSError, RuntimeError):
             return None
+
+
+def live_refusal(root: SystemRoot | str | os.PathLike[str], action: str) -> str | None:
+    """Why ``action`` must not run with this root: a captured tree (``--root DIR``) is only read.
+
+    What mdtui would run (mdadm, fio, wipefs, a knob write, update-initramfs) acts on the live system,
+    whatever tree the plan was made from, so with a captured tree only planning is allowed.
+    """
+    system = root if isinstance(root, SystemRoot) else SystemRoot(root)
+    if system.is_live:
+        return None
+    return (
+        f"--root {system.root} is read-only: {action} would act on this machine's live devices, not on the "
+        "captured tree; run it without --root"
+    )
+
+
+def require_live(root: SystemRoot | str | os.PathLike[str], action: str) -> None:
+    """Raise ReadOnlyRootError when ``root`` is a captured tree (see live_refusal)."""
+    refusal = live_refusal(root, action)
+    if refusal is not None:
+        raise ReadOnlyRootError(refusal)

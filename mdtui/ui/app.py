@@ -45,9 +45,14 @@ class MdtuiApp(App[None]):
         notices: Sequence[str] = (),
         scan_ahead: ScanAhead | None = None,
         first_screen_drawn: Callable[[], None] | None = None,
+        tree_stands_for_live: bool = False,
     ) -> None:
         super().__init__()
         self.root = root
+        # A captured tree (--root) is only read: create, teardown, benchmarks, sweeps and experiments are
+        # refused at their key (ui.common.live). Only the tests, whose runners and mdadm are fakes that
+        # never touch a device, let a tree stand for a live host to drive those flows.
+        self.tree_stands_for_live = tree_stands_for_live
         self.privileged = privileged
         # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
         self._db_path = Path(db_path).expanduser() if db_path is not None else None

@@ -38,8 +38,17 @@ def tree_inventory(tree_root: Path) -> Inventory:
 
 @pytest.fixture
 def make_app(tree_root: Path) -> Callable[..., MdtuiApp]:
-    def make(root: str | Path | None = None, privileged: bool | None = True) -> MdtuiApp:
-        return MdtuiApp(str(root if root is not None else tree_root), privileged=privileged, theme_dirs=THEME_DIRS)
+    def make(
+        root: str | Path | None = None, privileged: bool | None = True, tree_stands_for_live: bool = True
+    ) -> MdtuiApp:
+        # The trees stand for a live host (runners and mdadm are faked in the tests that act), unless a test
+        # checks that a captured tree is refused as the real app does.
+        return MdtuiApp(
+            str(root if root is not None else tree_root),
+            privileged=privileged,
+            theme_dirs=THEME_DIRS,
+            tree_stands_for_live=tree_stands_for_live,
+        )
 
     return make
 

@@ -27,7 +27,7 @@ def tree_app(tree_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     monkeypatch.chdir(tree_root.parent)
     monkeypatch.setenv("MDTUI_DB", str(tmp_path / "results.db"))
     monkeypatch.setattr(session, "run_step", CannedRunner())
-    return MdtuiApp(tree_root.name, privileged=True, theme_dirs=THEME_DIRS)
+    return MdtuiApp(tree_root.name, privileged=True, theme_dirs=THEME_DIRS, tree_stands_for_live=True)
 
 
 def test_bench_setup_80x24(snap_compare: SnapCompare, tree_app: MdtuiApp) -> None:

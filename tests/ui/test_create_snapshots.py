@@ -21,7 +21,7 @@ SnapCompare = Callable[..., bool]
 def create_app(tree_root: Path, monkeypatch: pytest.MonkeyPatch) -> MdtuiApp:
     monkeypatch.chdir(tree_root.parent)
     monkeypatch.setattr(inventory_screen, "scan", lambda root, *, privileged=None: FREE_INVENTORY)
-    return MdtuiApp(tree_root.name, privileged=True, theme_dirs=THEME_DIRS)
+    return MdtuiApp(tree_root.name, privileged=True, theme_dirs=THEME_DIRS, tree_stands_for_live=True)
 
 
 async def three_members(pilot: Pilot[None]) -> None:

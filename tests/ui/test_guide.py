@@ -100,7 +100,14 @@ def recorder(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rec
 
 
 def make_app(recorder: Recorder, **kwargs: Any) -> MdtuiApp:
-    return MdtuiApp(str(recorder.tree), privileged=True, theme_dirs=THEME_DIRS, db_path=recorder.db_path, **kwargs)
+    return MdtuiApp(
+        str(recorder.tree),
+        privileged=True,
+        theme_dirs=THEME_DIRS,
+        db_path=recorder.db_path,
+        tree_stands_for_live=True,
+        **kwargs,
+    )
 
 
 def text_of(pilot: Pilot[None], selector: str) -> str:

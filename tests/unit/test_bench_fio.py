@@ -107,6 +107,7 @@ def test_cli_json_write_on_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "WRITES to" in out.err  # the plan went to stderr, so stdout is only JSON
 
 
+@pytest.mark.usefixtures("tree_stands_for_live")
 def test_cli_refuses_a_write_on_a_mounted_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["--root", str(TREE), "bench", "--preset", "custom", "--rw", "write", "--target", "sda", "--yes"])
     err = capsys.readouterr().err
@@ -114,6 +115,7 @@ def test_cli_refuses_a_write_on_a_mounted_disk(tmp_path: Path, capsys: pytest.Ca
     assert "refusing to run custom on /dev/sda: it writes" in err and "mounted at /mnt/data" in err
 
 
+@pytest.mark.usefixtures("tree_stands_for_live")
 def test_cli_asks_for_confirmation_and_checks_options(capsys: pytest.CaptureFixture[str]) -> None:
     # pytest's stdin is not a terminal, so without --yes nothing can be confirmed.
     base = ["--root", str(TREE), "bench", "--target", "nvme4n1"]

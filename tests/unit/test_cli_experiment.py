@@ -25,6 +25,8 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 
 TREE = str(Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links")
+# The tree stands for a live host here: mdadm's create and every runner are recorders that touch nothing.
+pytestmark = pytest.mark.usefixtures("tree_stands_for_live")
 # The two free disks of the captured tree (everything else is an md member, mounted or an LVM PV).
 FREE = ("nvme4n1", "loop0")
 

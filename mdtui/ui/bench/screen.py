@@ -45,6 +45,7 @@ from mdtui.run.jobs import PRESETS, preset
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 from mdtui.ui.bench.widgets import BenchChart
+from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.table import SizedTable
@@ -363,6 +364,8 @@ class BenchScreen(Screen[None]):
         plan = self.plan
         if plan is None:
             self.notify(self.plan_error or "nothing to run", title="Cannot start", severity="error", timeout=10)
+            return
+        if refused_on_tree(self, self.root, "running a benchmark"):
             return
         if plan.refusals:
             self.notify("\n".join(plan.refusals), title=f"Will not write to {plan.target.path}", severity="error")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from mdtui.errors import MdtuiError
+from mdtui.text import clean_text
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not import the planner and runner
     from mdtui.model.array import MdArray
@@ -42,8 +43,8 @@ class ScanFailed(Message, bubble=False):
 def failure_reason(doing: str, exc: BaseException) -> str:
     """A sentence for a failed action: mdtui's own errors speak for themselves, anything else is named."""
     if isinstance(exc, MdtuiError):
-        return str(exc)
-    return f"{doing} failed: {exc.__class__.__name__}: {exc}"
+        return clean_text(str(exc))
+    return clean_text(f"{doing} failed: {exc.__class__.__name__}: {exc}")
 
 
 class CreateFinished(Message, bubble=False):

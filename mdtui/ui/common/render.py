@@ -344,9 +344,7 @@ def sync_detail(sync: SyncStatus) -> str:
     return ", ".join(parts)
 
 
-def array_detail(
-    array: MdArray, palette: Palette, keep: Sequence[tuple[str, str, bool]] = ()
-) -> RenderableType:
+def array_detail(array: MdArray, palette: Palette, keep: Sequence[tuple[str, str, bool]] = ()) -> RenderableType:
     """An array's health first (degraded, sync with speed and ETA), then members and geometry; ``keep`` adds
     (label, text, problem) rows about reboot, monitoring and checks (mdtui.keep.summary)."""
     state_style = palette.error if array.degraded else ""

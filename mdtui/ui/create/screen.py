@@ -22,6 +22,7 @@ from mdtui.plan.describe import describe_create
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
+from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
@@ -290,6 +291,8 @@ class CreateScreen(Screen[Created | None]):
         plan = self.result.plan
         if plan is None or self.busy:
             self.app.bell()
+            return
+        if refused_on_tree(self, self.root, "creating an array"):
             return
         device = plan.request.device
         dialog = ConfirmScreen(f"Create {device}", confirm_body(plan, self.inventory, self.palette()), device, "Create")

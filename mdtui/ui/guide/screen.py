@@ -30,6 +30,7 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import busy_reason
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, link_label, palette_from_variables
@@ -59,8 +60,9 @@ class LinksChecked(Message, bubble=False):
 class GuideRunsStored(Message, bubble=False):
     """A run of the guide ended: the weakest-link run (experiment None) or an experiment, with its stored runs."""
 
-    def __init__(self, run_ids: tuple[int, ...], runs: tuple[RunRecord, ...], experiment: ExperimentResult | None
-                 ) -> None:
+    def __init__(
+        self, run_ids: tuple[int, ...], runs: tuple[RunRecord, ...], experiment: ExperimentResult | None
+    ) -> None:
         super().__init__()
         self.run_ids = run_ids
         self.runs = runs
@@ -112,8 +114,9 @@ class GuideCreateScreen(CreateScreen):
 
 def default_runner_factory(root: str, privileged: bool | None) -> RunnerFactory:
     def make(store: ResultsStore, allow_writes_to: Collection[str], cancel: threading.Event) -> RunPreset:
-        return BenchRunner(store, SystemRoot(root), privileged=privileged, allow_writes_to=allow_writes_to,
-                           cancel=cancel)
+        return BenchRunner(
+            store, SystemRoot(root), privileged=privileged, allow_writes_to=allow_writes_to, cancel=cancel
+        )
 
     return make
 
@@ -162,8 +165,10 @@ class GuideScreen(Screen[core.GuideState | None]):
         with Vertical(id="guide-main"):
             with ContentSwitcher(initial="purpose", id="guide-switcher"):
                 with VerticalScroll(id="purpose"):
-                    yield Static("What is the array for? The advice (level, chunk, bitmap) follows from it.",
-                                 classes="guide-intro")
+                    yield Static(
+                        "What is the array for? The advice (level, chunk, bitmap) follows from it.",
+                        classes="guide-intro",
+                    )
                     with RadioSet(id="workload"):
                         for index, workload in enumerate(WORKLOADS):
                             yield RadioButton(workload.title, value=index == 0)
@@ -313,8 +318,11 @@ class GuideScreen(Screen[core.GuideState | None]):
         lines = [
             Text(f"Suggested: {level} on {', '.join(d.name for d in request.members)}{chunk}", style="bold"),
             Text(""),
-            Text("The create form opens with this filled in: change anything, review the plan, and confirm "
-                 "by typing the device. Nothing is written before that.", style=palette.muted),
+            Text(
+                "The create form opens with this filled in: change anything, review the plan, and confirm "
+                "by typing the device. Nothing is written before that.",
+                style=palette.muted,
+            ),
         ]
         body.update(Group(*lines))
 
@@ -330,12 +338,20 @@ class GuideScreen(Screen[core.GuideState | None]):
         if self.state.weakest_link_runs:
             stored = [self.runs[i] for i in self.state.weakest_link_runs if i in self.runs]
             shown = core.after_run_findings(self.inventory, stored)
-            parts: list[RenderableType] = [Text(f"Stored runs on {device}:", style="bold"),
-                                           self._run_lines(self.state.weakest_link_runs)]
+            parts: list[RenderableType] = [
+                Text(f"Stored runs on {device}:", style="bold"),
+                self._run_lines(self.state.weakest_link_runs),
+            ]
             if shown is not None:
-                parts += [Text(""), findings_renderable(shown, self.palette()) if shown else
-                          Text("No member stands out and the array keeps pace with them: nothing to fix here.",
-                               style=self.palette().good)]
+                parts += [
+                    Text(""),
+                    findings_renderable(shown, self.palette())
+                    if shown
+                    else Text(
+                        "No member stands out and the array keeps pace with them: nothing to fix here.",
+                        style=self.palette().good,
+                    ),
+                ]
             body.update(Group(*parts))
             return
         intro = Text(
@@ -362,8 +378,9 @@ class GuideScreen(Screen[core.GuideState | None]):
             lines += [Text(note) for note in result.notes]
             body.update(Group(*lines))
             return
-        writes = "It overwrites the array's data: you confirm it by typing the device." if self._writes() else (
-            "Read-only.")
+        writes = (
+            "It overwrites the array's data: you confirm it by typing the device." if self._writes() else ("Read-only.")
+        )
         body.update(Text(writes, style=self.palette().muted))
 
     def _draw_summary(self) -> None:
@@ -500,6 +517,8 @@ class GuideScreen(Screen[core.GuideState | None]):
         self.app.push_screen(dialog, confirmed)
 
     def _start_experiment(self, key: str, device: str, allow_writes_to: tuple[str, ...]) -> None:
+        if refused_on_tree(self, self.root, "running an experiment"):
+            return
         self.busy = True
         self.cancel.clear()
         self.run_experiment(key, device, allow_writes_to)

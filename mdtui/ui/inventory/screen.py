@@ -26,6 +26,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
 from mdtui.probe.inventory import ScanAhead, scan, screenful
 from mdtui.probe.root import SystemRoot
+from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import (
     ActionFailed,
     InventoryScanned,
@@ -559,6 +560,8 @@ class InventoryScreen(Screen[None]):
     def action_teardown(self) -> None:
         array = self.selected_array()
         if array is None or not self._scanned_whole() or self.inventory is None:
+            return
+        if refused_on_tree(self, self.root, "tearing an array down"):
             return
         self.plan_teardown(array, self.inventory)
 

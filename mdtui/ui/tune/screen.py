@@ -29,6 +29,7 @@ from mdtui.tune.catalogue import Scope
 from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import KnobReading, read_knobs
 from mdtui.tune.udev import Rule, rules_for, rules_path
+from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
@@ -46,9 +47,25 @@ def sweep_values(item: KnobReading) -> list[str]:
 def sweep_command(array: MdArray, item: KnobReading) -> list[str]:
     """The `mdtui experiment knob` line that measures this knob (what s runs from the screen)."""
     values = sweep_values(item)
-    return ["mdtui", "experiment", "knob", "--knob", item.knob.name, "--values", ",".join(values or ["VALUE"]),
-            "--target", array.name, "--preset", "custom", "--rw", "write", "--bs", "1m",
-            "--runtime", str(SWEEP_RUNTIME_S)]
+    return [
+        "mdtui",
+        "experiment",
+        "knob",
+        "--knob",
+        item.knob.name,
+        "--values",
+        ",".join(values or ["VALUE"]),
+        "--target",
+        array.name,
+        "--preset",
+        "custom",
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--runtime",
+        str(SWEEP_RUNTIME_S),
+    ]
 
 
 def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> RenderableType:
@@ -131,6 +148,8 @@ class TuneScreen(Screen[None]):
         item, array = self.selected(), self.array
         if item is None or array is None or self.sweeping:
             return
+        if refused_on_tree(self, self.root, "a knob sweep (fio writes, knob writes)"):
+            return
         values = sweep_values(item)
         if item.value is None or item.knob.scope is Scope.GLOBAL or len(values) < 2:
             self.notify(f"Nothing to sweep for {item.knob.name} here: no second value to compare.", severity="warning")
@@ -160,8 +179,18 @@ class TuneScreen(Screen[None]):
             with ResultsStore(db_path) as store:
                 runner = BenchRunner(store, root, allow_writes_to=(array.dev_path,), cancel=self.cancel)
                 result = knob_sweep(
-                    runner, array, item.knob, values, root=root, store=store, preset_key="custom", changer=changer,
-                    rw=RwMode.WRITE, block_size_bytes=1 << 20, runtime_s=SWEEP_RUNTIME_S, cancel=self.cancel,
+                    runner,
+                    array,
+                    item.knob,
+                    values,
+                    root=root,
+                    store=store,
+                    preset_key="custom",
+                    changer=changer,
+                    rw=RwMode.WRITE,
+                    block_size_bytes=1 << 20,
+                    runtime_s=SWEEP_RUNTIME_S,
+                    cancel=self.cancel,
                 )
             lines = [f"{point.label}: runs {', '.join(f'#{i}' for i in point.run_ids)}" for point in result.runs]
             text = "\n".join([*result.notes, *lines, "Compare them in the results history (h)."])
@@ -210,8 +239,14 @@ class TuneScreen(Screen[None]):
             rule = rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
             live = item.value.value if item.value else None
             marker = "" if rule is None else (rule.value if rule.value == live else f"{rule.value} ≠")
-            table.add_row(item.knob.name, item.device or "all", item.shown, item.suggestion.value or "leave",
-                          marker, key=str(index))
+            table.add_row(
+                item.knob.name,
+                item.device or "all",
+                item.shown,
+                item.suggestion.value or "leave",
+                marker,
+                key=str(index),
+            )
         self._detail(0)
 
     def _detail(self, index: int) -> None:

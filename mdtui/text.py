@@ -1,0 +1,37 @@
+"""Strings from outside mdtui made safe to show: no control characters reach a terminal or a screen.
+
+A disk's model, serial or filesystem label, a mount point, a remote host's JSON, fio's and mdadm's
+messages are written by whoever made the device, the filesystem or the program, not by the admin.
+Printed raw, an escape sequence in one of them can move the cursor, rewrite what the screen shows
+(hide a warning, fake a confirmation prompt), retitle the window or, on some terminals, answer back as
+typed input. Every such string passes through :func:`clean_text` before it is kept in a model object
+or put in a message.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, and the C1 controls (0x80-0x9f: CSI, OSC and friends as single
+# characters). An ESC-started sequence loses its ESC and shows as harmless text ("[31m").
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# The same, with newline and tab too: for a value that is one line of a table (a model, a serial).
+_CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f]")
+REPLACEMENT = "\N{REPLACEMENT CHARACTER}"
+
+
+def clean_text(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character (escape sequences' ESC included) replaced by U+FFFD.
+
+    Newlines and tabs are kept unless ``one_line``; then they are replaced as well. Printable text,
+    whatever its script, is returned as it is (the same object: the common case costs one scan).
+    """
+    if text.isprintable():
+        return text
+    pattern = _CONTROLS_ONE_LINE if one_line else _CONTROLS
+    return pattern.sub(REPLACEMENT, text)
+
+
+def clean_optional(text: str | None, *, one_line: bool = True) -> str | None:
+    """clean_text for an optional value (None stays None); one line by default, as table cells are."""
+    return None if text is None else clean_text(text, one_line=one_line)

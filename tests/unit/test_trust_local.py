@@ -1,0 +1,215 @@
+"""The local half of the trust boundary, written as the attacks that worked before it existed.
+
+- A ':' in a write target made fio open another file (fio splits filename= on ':'): real fio here.
+- ``--root DIR`` read the captured tree but ran mdadm, wipefs, fio and update-initramfs on this machine:
+  every verb that would act on live devices is refused before any program runs (programs on PATH are
+  recorders that note any call), in the CLI and in the app.
+- Strings from devices reached the terminal raw: a model with an escape sequence is cleaned where it
+  enters a model object, and an error quoting a program's stderr is cleaned before it is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mdtui.bench.targets import canonical_path, resolve_target
+from mdtui.errors import CommandError, PlanError
+from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot, live_refusal
+from mdtui.run.jobs import fio_filename
+from mdtui.text import REPLACEMENT, clean_text
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+
+
+def mdtui(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mdtui", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+# --- 1. a ':' in a write target ----------------------------------------------------------------------
+
+
+@needs_fio
+def test_a_colon_in_a_write_target_writes_that_file_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "t12:00").mkdir()
+    bystander = tmp_path / "t12"
+    bystander.write_bytes(b"keep me")
+    target = tmp_path / "t12:00" / "test.dat"
+    env = os.environ | {"MDTUI_DB": str(tmp_path / "results.db")}
+    done = mdtui(
+        "bench", "--preset", "custom", "--rw", "write", "--bs", "64k", "--size", "1m",
+        "--target", str(target), "--yes", env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert bystander.read_bytes() == b"keep me"
+    assert target.stat().st_size == 1 << 20
+    assert not (tmp_path / "00").exists()
+
+
+@needs_fio
+def test_fio_reads_the_escaped_name_back_as_the_same_path(tmp_path: Path) -> None:
+    """A backslash before a ':' in the name itself stays a backslash: escaping every ':' is unambiguous."""
+    (tmp_path / "p\\").mkdir()
+    name = str(tmp_path / "p\\:q")
+    subprocess.run(
+        ["fio", "--name=x", f"--filename={fio_filename(name)}", "--rw=write", "--size=4k", "--output-format=json"],
+        check=True, capture_output=True, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert Path(name).stat().st_size == 4096
+    assert not (tmp_path / "p\\" / "q").exists()
+
+
+@pytest.mark.parametrize("name", ["/srv/a#b", "/srv/a;b", "/srv/${HOME}", "/srv/a\nb", " /srv/x", "/srv/x "])
+def test_names_fio_would_cut_or_expand_are_refused_in_one_line(name: str, tmp_path: Path) -> None:
+    with pytest.raises(PlanError, match="fio cannot be given the target") as caught:
+        fio_filename(name)
+    assert "\n" not in str(caught.value).replace(repr(name), "")
+
+
+def test_a_file_target_fio_would_misread_is_refused_when_planned(tmp_path: Path) -> None:
+    root = SystemRoot(REAL)
+    inventory = scan(root, privileged=True)
+    with pytest.raises(PlanError, match="'#' starts a comment"):
+        resolve_target(str(tmp_path / "bench#1.dat"), inventory, root)
+
+
+@pytest.mark.parametrize("spelling", ["//dev/nvme4n1", "/./dev/nvme4n1", "/dev/../dev/nvme4n1", "///dev//nvme4n1"])
+def test_every_spelling_of_a_device_path_is_the_device(spelling: str) -> None:
+    assert canonical_path(spelling) == "/dev/nvme4n1"
+    root = SystemRoot(REAL)
+    target = resolve_target(spelling, scan(root, privileged=True), root)
+    assert (target.kind.value, target.name) == ("disk", "nvme4n1")
+
+
+# --- 2. --root DIR is read-only ----------------------------------------------------------------------
+
+RECORDED = ("mdadm", "wipefs", "fio", "dd", "update-initramfs", "dracut", "udevadm", "smartctl", "blkid")
+
+
+@pytest.fixture
+def recorders(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """PATH where every program mdtui could run on a live system only notes that it was called."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    for program in RECORDED:
+        script = bin_dir / program
+        script.write_text(f'#!/bin/sh\necho "{program} $*" >> {calls}\nexit 0\n')
+        script.chmod(0o755)
+    env = os.environ | {"PATH": f"{bin_dir}:{os.environ['PATH']}", "MDTUI_DB": str(tmp_path / "results.db")}
+    return env, calls
+
+
+LIVE_VERBS = [
+    ["bench", "--preset", "custom", "--target", "loop0", "--rw", "write", "--yes"],
+    ["bench", "--preset", "custom", "--target", "md0", "--rw", "read"],
+    ["bench", "--preset", "weakest-link", "--target", "md0", "--quick"],
+    ["destroy", "/dev/md2", "--yes"],
+    ["create", "--level", "1", "nvme4n1", "loop0", "--allow-mixed-sizes", "--yes"],
+    ["persist", "md0", "--yes"],
+    ["persist", "md0", "--dry-run"],
+    ["repair", "md1", "--add", "nvme4n1", "--yes"],
+    ["scrub", "md0"],
+    ["tune", "md0", "--apply", "stripe_cache_size=4096", "--yes"],
+    ["experiment", "parallelism", "--target", "md0"],
+    ["experiment", "levels", "nvme4n1", "loop0", "--yes"],
+    ["experiment", "knob", "--knob", "stripe_cache_size", "--values", "256,4096", "--target", "md0", "--yes"],
+]
+
+
+@pytest.mark.parametrize("argv", LIVE_VERBS, ids=lambda argv: " ".join(argv[:3]))
+def test_a_captured_tree_never_acts_on_this_machine(argv: list[str], recorders: tuple[dict[str, str], Path]) -> None:
+    env, calls = recorders
+    done = mdtui("--root", str(REAL), *argv, env=env)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "is read-only" in done.stderr and "without --root" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not calls.exists(), calls.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["create", "--level", "1", "nvme4n1", "loop0", "--allow-mixed-sizes", "--dry-run"],
+        ["scan"],
+        ["tune", "md0"],
+        ["scrub"],
+        ["bench", "--list"],
+        ["advise"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_planning_and_reading_a_captured_tree_still_work(
+    argv: list[str], recorders: tuple[dict[str, str], Path]
+) -> None:
+    env, calls = recorders
+    done = mdtui("--root", str(REAL), *argv, env=env)
+    assert done.returncode in (0, 1), done.stderr  # advise exits 1 when it has warnings
+    assert "read-only" not in done.stderr
+    assert not calls.exists() or not any(
+        line.split()[0] in ("mdadm", "wipefs", "fio", "dd", "update-initramfs")
+        for line in calls.read_text().splitlines()
+    )
+
+
+def test_the_live_root_is_not_refused(tmp_path: Path) -> None:
+    assert live_refusal("/", "anything") is None
+    assert live_refusal(SystemRoot(tmp_path), "creating an array") is not None
+    link = tmp_path / "slash"
+    link.symlink_to("/")
+    assert live_refusal(str(link), "creating an array") is None  # the same system, spelled through a link
+
+
+# --- terminal: strings from outside ------------------------------------------------------------------
+
+HOSTILE = "Evil\x1b]0;owned\x07\x1b[2J\x1b[31mSSD\x9b1m\x00"
+
+
+def test_clean_text_leaves_no_control_character() -> None:
+    cleaned = clean_text(HOSTILE, one_line=True)
+    assert all(ch.isprintable() for ch in cleaned)
+    assert cleaned.startswith("Evil") and "SSD" in cleaned and REPLACEMENT in cleaned
+    assert clean_text("tab\there\nline") == "tab\there\nline"
+    text = "Samsung SSD 990 PRO 2TB — ünïcode"
+    assert clean_text(text) is text
+
+
+def test_a_disks_model_serial_and_reasons_never_carry_escapes() -> None:
+    disk = Disk(
+        name="sdz",
+        dev_path="/dev/sdz",
+        transport=Transport.SATA,
+        model=HOSTILE,
+        serial="S\x1b[8mN",
+        in_use=(InUseReason(InUseKind.FS_SIGNATURE, "ext4 labelled 'x\x1b[1Ay'"),),
+        problems=("odd\x07",),
+    )
+    for text in (disk.model, disk.serial, str(disk.in_use[0]), *disk.problems):
+        assert text is not None and "\x1b" not in text and "\x07" not in text and "\x9b" not in text
+
+
+def test_an_error_quoting_a_programs_stderr_is_cleaned() -> None:
+    error = CommandError(["mdadm", "--create"], 1, "mdadm: \x1b[2Jcannot open /dev/sdz\n")
+    assert "\x1b" not in str(error) and "cannot open /dev/sdz" in str(error)
+
+
+def test_the_cli_prints_a_hostile_message_without_its_escapes(tmp_path: Path) -> None:
+    done = mdtui("bench", "--preset", "custom", "--target", str(tmp_path / "no\x1b[2Jdir" / "x.dat"))
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr and "no such file" in done.stderr
