@@ -10,7 +10,7 @@ from typing import Any
 from mdtui.bench.plan import custom_steps, override_steps
 from mdtui.bench.requests import BenchRequest
 from mdtui.errors import PlanError, SafetyError
-from mdtui.fleet.client import client_argv, job_file
+from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_scan
 from mdtui.run.jobs import Step, disk_mark, sync_random, weakest_link
@@ -139,6 +139,7 @@ def plan_fleet(
         )
     if request.members and key != "weakest-link":
         raise PlanError("--members only applies to the weakest-link preset")
+    sandbox_ids()  # no unprivileged user to run fio's client as: refused before anything runs
     target = _target_path(request.target)
     given_members = tuple(_target_path(m) for m in request.members)
     plans = []
