@@ -32,6 +32,7 @@ from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
+from mdtui.fleet.text import clean_line
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
 from mdtui.run import fio as fio_parse
 from mdtui.run.jobs import fio_argv
@@ -164,7 +165,7 @@ def _messages(stdout: str, stderr: str) -> list[str]:
     """fio's complaints in its text: its own "fio: ..." lines, the server's "<host> fio: ..." and disconnects."""
     found = []
     for line in (stdout + "\n" + stderr).splitlines():
-        text = line.strip()
+        text = clean_line(line)[:500]
         if text.startswith("<") and "> " in text:
             text = text.split("> ", 1)[1].strip()
         if text.startswith("fio:") or "disconnected" in text or "has write or trim bit set" in text:
@@ -182,7 +183,8 @@ def _failure(run: ProcessRun, host: Host, timeout_s: float, messages: list[str])
         return f"host {host.label} refused the connection: is `fio --server` running there on port {host.port}?"
     if any("disconnected" in m for m in messages):
         return f"host {host.label} dropped the connection mid-run (its fio server stopped or the network failed)"
-    lines = [line.strip() for line in (run.stderr_text + "\n" + run.stdout.decode("utf-8", "replace")).splitlines()]
+    text = run.stderr_text + "\n" + run.stdout.decode("utf-8", "replace")
+    lines = [clean_line(line)[:500] for line in text.splitlines()]
     last = next((line for line in reversed(lines) if line and line not in "{}"), "")
     detail = "; ".join(messages[:2]) or f"fio exited with code {run.returncode}" + (f": {last}" if last else "")
     return f"host {host.label}: {detail}"
@@ -228,7 +230,7 @@ async def run_on_host(
         else:
             errors.append(_failure(run, host, timeout_s, messages))
     elif (job_error := fio_parse.document_error(own)) is not None:
-        errors.append(f"host {host.label}: {job_error}")
+        errors.append(f"host {host.label}: {clean_line(job_error)[:500]}")
     if run.timed_out:
         status = JobStatus.TIMED_OUT
     elif run.cancelled and own is None:
