@@ -7,19 +7,32 @@ server writes anyway (fio 3.33, checked with a write job). The server's final JS
 ``client_stats`` (one entry per job, with ``hostname`` and ``port``); a server reports no status
 documents through the client (``--status-interval`` is not forwarded: fio issue #712) and JSON output
 suppresses fio's ETA line, so a host's progress is its elapsed time until its figures arrive.
+
+The client obeys its server: SENDFILE makes it send back any file the server names, IOLOG makes it write
+"<name>.<host>" wherever the server says. A server is not trusted (anyone who reaches its port, or a
+compromised host), so the client runs in a sandbox: a fresh directory holding only the job file as its
+working directory and, when mdtui is root, as nobody:nogroup with no capabilities and no way to gain
+any (setpriv, util-linux, on every Debian), so it can read only what any local user can and write
+nowhere an unprivileged user cannot.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import grp
 import json
+import os
+import pwd
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
+from mdtui.fleet.text import clean_line
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
 from mdtui.run import fio as fio_parse
 from mdtui.run.jobs import fio_argv
@@ -34,6 +47,8 @@ SIZE_BASED_LIMIT_S = 3600.0
 # does not answer that either is not waited for long.
 CLIENT_INTERRUPT_GRACE_S = 3.0
 _CLIENT_ONLY = ("--output-format=", "--status-interval=", "--readonly")
+SANDBOX_USER = "nobody"
+SANDBOX_GROUP = "nogroup"
 
 
 def job_file(spec: JobSpec) -> str:
@@ -58,6 +73,65 @@ def client_argv(host: Host, job_path: str, *, writes: bool) -> list[str]:
         argv.append("--readonly")  # after --client=: only then does the server get it
     argv.append(job_path)
     return argv
+
+
+def sandbox_ids() -> tuple[int, int] | None:
+    """The uid and gid the client drops to: nobody:nogroup when mdtui is root, else None (runs as the user)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        user = pwd.getpwnam(SANDBOX_USER)
+    except KeyError:
+        raise PlanError(
+            f"there is no user {SANDBOX_USER!r} to run fio's client as: mdtui will not run it as root"
+        ) from None
+    try:
+        gid = grp.getgrnam(SANDBOX_GROUP).gr_gid
+    except KeyError:
+        gid = user.pw_gid
+    if user.pw_uid == 0 or gid == 0:
+        raise PlanError(f"user {SANDBOX_USER!r} is root here: mdtui will not run fio's client as root")
+    if shutil.which("setpriv") is None:
+        raise PlanError("setpriv (util-linux) is not installed: mdtui will not run fio's client as root")
+    return user.pw_uid, gid
+
+
+def sandbox_prefix(directory: str, ids: tuple[int, int] | None) -> list[str]:
+    """What runs the client unprivileged (when ``ids``) with ``directory`` as its working directory."""
+    prefix: list[str] = []
+    if ids is not None:
+        uid, gid = ids
+        prefix = [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+    return [*prefix, "env", f"--chdir={directory}"]
+
+
+@contextlib.contextmanager
+def client_sandbox(spec: JobSpec) -> Iterator[tuple[list[str], str]]:
+    """(argv prefix, job file path): a fresh directory with only the job file, removed afterwards.
+
+    As root the directory and the job file stay root's (0755, 0444): the unprivileged client reads the
+    job but can neither change it nor create anything there, so an IOLOG it is told to write fails.
+    """
+    ids = sandbox_ids()
+    directory = tempfile.mkdtemp(prefix="mdtui-fio-client-")
+    try:
+        path = Path(directory) / "job.fio"
+        path.write_text(job_file(spec), encoding="utf-8")
+        path.chmod(0o444)
+        if ids is not None:
+            os.chmod(directory, 0o755)
+        yield sandbox_prefix(directory, ids), str(path)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def host_timeout_s(spec: JobSpec, slack_s: float) -> float:
@@ -91,7 +165,7 @@ def _messages(stdout: str, stderr: str) -> list[str]:
     """fio's complaints in its text: its own "fio: ..." lines, the server's "<host> fio: ..." and disconnects."""
     found = []
     for line in (stdout + "\n" + stderr).splitlines():
-        text = line.strip()
+        text = clean_line(line)[:500]
         if text.startswith("<") and "> " in text:
             text = text.split("> ", 1)[1].strip()
         if text.startswith("fio:") or "disconnected" in text or "has write or trim bit set" in text:
@@ -109,7 +183,8 @@ def _failure(run: ProcessRun, host: Host, timeout_s: float, messages: list[str])
         return f"host {host.label} refused the connection: is `fio --server` running there on port {host.port}?"
     if any("disconnected" in m for m in messages):
         return f"host {host.label} dropped the connection mid-run (its fio server stopped or the network failed)"
-    lines = [line.strip() for line in (run.stderr_text + "\n" + run.stdout.decode("utf-8", "replace")).splitlines()]
+    text = run.stderr_text + "\n" + run.stdout.decode("utf-8", "replace")
+    lines = [clean_line(line)[:500] for line in text.splitlines()]
     last = next((line for line in reversed(lines) if line and line not in "{}"), "")
     detail = "; ".join(messages[:2]) or f"fio exited with code {run.returncode}" + (f": {last}" if last else "")
     return f"host {host.label}: {detail}"
@@ -130,10 +205,8 @@ async def run_on_host(
     host that does not answer in time end FAILED or TIMED_OUT with the host named.
     """
     timeout_s = host_timeout_s(spec, slack_s)
-    with tempfile.TemporaryDirectory(prefix="mdtui-fleet-") as directory:
-        path = Path(directory) / f"{spec.name}.fio"
-        path.write_text(job_file(spec), encoding="utf-8")
-        argv = client_argv(host, str(path), writes=spec.writes)
+    with client_sandbox(spec) as (prefix, path):
+        argv = [*prefix, *client_argv(host, path, writes=spec.writes)]
         if on_started is not None:
             on_started()
         run = await run_streaming(
@@ -157,7 +230,7 @@ async def run_on_host(
         else:
             errors.append(_failure(run, host, timeout_s, messages))
     elif (job_error := fio_parse.document_error(own)) is not None:
-        errors.append(f"host {host.label}: {job_error}")
+        errors.append(f"host {host.label}: {clean_line(job_error)[:500]}")
     if run.timed_out:
         status = JobStatus.TIMED_OUT
     elif run.cancelled and own is None:

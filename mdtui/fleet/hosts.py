@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +11,11 @@ from mdtui.errors import PlanError
 
 FIO_SERVER_PORT = 8765  # fio --server listens here unless told otherwise
 HOSTS_FILE_MAX_BYTES = 1 << 20
-_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.\-_]{0,252})$")
-_IPV6 = re.compile(r"^[0-9A-Fa-f:.]+$")
+# RFC 1123 labels (underscores tolerated, as in some internal zones), an optional root dot; matched whole
+# with fullmatch, so no trailing newline or option-like leading '-' gets through.
+_LABEL = r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)"
+_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
+_NAME_MAX = 253
 
 
 @dataclass(frozen=True)
@@ -35,13 +39,22 @@ class Host:
     def tunnel_command(self, local_port: int | None = None) -> str:
         """The SSH command that forwards a local port to a fio server bound to the host's loopback."""
         local = local_port or self.port
-        return f"ssh -N -L {local}:127.0.0.1:{FIO_SERVER_PORT} {self.name}"
+        # Without ExitOnForwardFailure, ssh only warns when the local port is taken (another user's
+        # listener, say) and stays up, and the fio client would talk to that listener instead.
+        return f"ssh -N -o ExitOnForwardFailure=yes -L {local}:127.0.0.1:{FIO_SERVER_PORT} {self.name}"
 
 
 def _port(text: str, whole: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
         raise PlanError(f"{whole!r}: the port must be a number from 1 to 65535")
     return int(text)
+
+
+def _ipv6(text: str, whole: str) -> str:
+    try:
+        return str(ipaddress.IPv6Address(text))
+    except ValueError:
+        raise PlanError(f"{whole!r} is not an IPv6 address") from None
 
 
 def parse_host(text: str) -> Host:
@@ -53,21 +66,20 @@ def parse_host(text: str) -> Host:
     port = FIO_SERVER_PORT
     if text.startswith("["):
         address, sep, rest = text[1:].partition("]")
-        if not sep or not _IPV6.match(address):
+        if not sep:
             raise PlanError(f"{whole!r} is not [IPv6]:PORT")
+        address = _ipv6(address, whole)
         if rest:
             if not rest.startswith(":"):
                 raise PlanError(f"{whole!r} is not [IPv6]:PORT")
             port = _port(rest[1:], whole)
         return Host(address, port)
     if text.count(":") > 1:
-        if not _IPV6.match(text):
-            raise PlanError(f"{whole!r} is not a host name or address")
-        return Host(text, port)
+        return Host(_ipv6(text, whole), port)
     name, sep, port_text = text.partition(":")
     if sep:
         port = _port(port_text, whole)
-    if not _NAME.match(name):
+    if len(name) > _NAME_MAX or not _NAME.fullmatch(name):
         raise PlanError(f"{whole!r} is not a host name or address (letters, digits, '.', '-', '_')")
     return Host(name, port)
 

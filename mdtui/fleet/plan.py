@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.bench.plan import custom_steps, override_steps
 from mdtui.bench.requests import BenchRequest
 from mdtui.errors import PlanError, SafetyError
-from mdtui.fleet.client import client_argv, job_file
+from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
-from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_scan
+from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_path, remote_scan
 from mdtui.run.jobs import Step, disk_mark, sync_random, weakest_link
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
@@ -24,6 +25,9 @@ _LOCAL_ONLY = {
 }
 
 Scanner = Callable[[Host], RemoteInventory | str]
+# Hosts are scanned over ssh at once, this many at a time: a host that hangs costs its own timeout, not
+# every later host's turn.
+MAX_PARALLEL_SCANS = 16
 
 
 @dataclass(frozen=True)
@@ -98,13 +102,6 @@ class FleetPlan:
         return lines
 
 
-def _target_path(text: str) -> str:
-    text = text.strip()
-    if not text:
-        raise PlanError("no target given: name the device or file on the hosts (md0, /dev/nvme0n1, /srv/x.dat)")
-    return text if "/" in text else f"/dev/{text}"
-
-
 def _steps(request: BenchRequest, target: str, members: Sequence[str]) -> tuple[Step, ...]:
     options = request.options
     key = find_preset(request.preset).key
@@ -118,6 +115,21 @@ def _steps(request: BenchRequest, target: str, members: Sequence[str]) -> tuple[
     if key == "sync-random":
         return override_steps(sync_random(target, quick=quick), options, key)
     return custom_steps(target, options, quick=quick)
+
+
+def scan_hosts(hosts: Sequence[Host], scanner: Scanner = remote_scan) -> list[RemoteInventory | str]:
+    """Every host's inventory (or why none), in the hosts' order, at most MAX_PARALLEL_SCANS at once."""
+    if not hosts:
+        return []
+
+    def scan(host: Host) -> RemoteInventory | str:
+        try:
+            return scanner(host)
+        except Exception as exc:  # one host's surprise refuses that host, not the whole fleet
+            return f"the scan of {host.label} failed: {exc}"
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_SCANS, len(hosts)), thread_name_prefix="ssh-scan") as pool:
+        return list(pool.map(scan, hosts))
 
 
 def plan_fleet(
@@ -139,14 +151,14 @@ def plan_fleet(
         )
     if request.members and key != "weakest-link":
         raise PlanError("--members only applies to the weakest-link preset")
-    target = _target_path(request.target)
-    given_members = tuple(_target_path(m) for m in request.members)
+    sandbox_ids()  # no unprivileged user to run fio's client as: refused before anything runs
+    target = remote_path(request.target)
+    given_members = tuple(remote_path(m) for m in request.members)
     plans = []
-    for host in hosts:
+    for host, found in zip(hosts, scan_hosts(hosts, scanner) if ssh else [None] * len(hosts), strict=True):
         inventory: RemoteInventory | None = None
         why = "not asked for (--no-ssh)"
-        if ssh:
-            found = scanner(host)
+        if found is not None:
             if isinstance(found, RemoteInventory):
                 inventory = found
             else:

@@ -8,18 +8,33 @@ one, writes to remote devices are refused and reads run with --readonly.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import itertools
 import json
+import os
+import posixpath
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mdtui.command import run_command
-from mdtui.errors import MdtuiError
+from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
+from mdtui.fleet.text import clean_line, clean_strings
 
 SSH_CONNECT_TIMEOUT_S = 5
 SSH_COMMAND_TIMEOUT_S = 60.0
-REMOTE_SCAN_MAX_CHARS = 16 << 20
+REMOTE_SCAN_MAX_BYTES = 16 << 20
+SSH_STDERR_MAX_BYTES = 64 << 10
+_READ_CHUNK = 1 << 16
+_KERNEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:!+-]{0,63}")
 # In-use reasons of an array's members that mean the array itself is in use (a mount or swap on the
 # array traces down to its members); md-member is what every member has and says nothing.
 _ARRAY_BLOCKING = frozenset({"root-filesystem", "mounted", "swap", "holder", "open-exclusive"})
@@ -42,13 +57,89 @@ def ssh_argv(host: Host, command: str) -> list[str]:
     ]
 
 
-def is_loopback(host: Host) -> bool:
-    if host.name.lower() == "localhost":
-        return True
+def remote_path(text: str) -> str:
+    """A target on a remote host as one canonical absolute path: `md0` is /dev/md0; relative paths refused.
+
+    `//dev/sda`, `/./dev/sda` and `/dev/../dev/sda` are all /dev/sda, so the in-use rules, which key on
+    /dev/, see every spelling of a device.
+    """
+    text = text.strip()
+    if not text:
+        raise PlanError("no target given: name the device or file on the hosts (md0, /dev/nvme0n1, /srv/x.dat)")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise PlanError(f"{text!r}: a remote target may not hold control characters")
+    if "/" not in text:
+        if not _KERNEL_NAME.fullmatch(text):
+            raise PlanError(f"{text!r} is not a device name: give /dev/NAME or an absolute path")
+        return f"/dev/{text}"
+    if not text.startswith("/"):
+        raise PlanError(f"{text!r} is a relative path: on a remote host give an absolute path (/srv/x.dat)")
+    path = posixpath.normpath(text)
+    return "/" + path.lstrip("/")
+
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _own_addresses() -> set[Address]:
+    """This machine's addresses: the kernel's local routes (IPv4), its IPv6 addresses, its own name's."""
+    found: set[Address] = set()
+    with contextlib.suppress(OSError):
+        lines = Path("/proc/net/fib_trie").read_text().splitlines()
+        for previous, line in itertools.pairwise(lines):
+            if line.strip() == "/32 host LOCAL" and "--" in previous:
+                with contextlib.suppress(ValueError):
+                    found.add(ipaddress.ip_address(previous.split("--")[-1].strip()))
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/if_inet6").read_text().splitlines():
+            with contextlib.suppress(ValueError, IndexError):
+                found.add(ipaddress.IPv6Address(int(line.split()[0], 16)))
+    with contextlib.suppress(OSError, UnicodeError):
+        found |= {address for address, _ in _resolve(socket.gethostname())}
+    return found
+
+
+def _resolve(name: str) -> list[tuple[Address, str]]:
+    infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    out = []
+    for info in infos:
+        text = str(info[4][0]).split("%", 1)[0]
+        with contextlib.suppress(ValueError):
+            out.append((ipaddress.ip_address(text), text))
+    return out
+
+
+def _this_machine(address: Address, own: set[Address]) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_unspecified or address in own
+
+
+def loopback_reason(host: Host) -> str | None:
+    """Why ssh to ``host`` could reach this machine (None when it cannot), from every address it resolves to.
+
+    The host is resolved once, here: 127.1, 2130706433, 0.0.0.0, ``localhost.``, ::ffff:127.0.0.1 and
+    this machine's own name or addresses all lead back to this machine (an SSH tunnel, a forwarded port),
+    so the inventory ssh would bring back describes this machine, not the fio server's.
+    """
     try:
-        return ipaddress.ip_address(host.name).is_loopback
-    except ValueError:
-        return False
+        addresses = _resolve(host.name)
+    except (OSError, UnicodeError) as exc:
+        return f"{host.name} does not resolve ({clean_line(str(exc))}), so ssh cannot reach it to check its disks"
+    if not addresses:
+        return f"{host.name} does not resolve to any address, so ssh cannot reach it to check its disks"
+    own = _own_addresses()
+    local = sorted({text for address, text in addresses if _this_machine(address, own)})
+    if local:
+        return (
+            f"{host.name} is a loopback address or this machine ({', '.join(local)}: an SSH tunnel or a "
+            "forwarded port), so ssh to it would reach this machine, not the one the fio server runs on"
+        )
+    return None
+
+
+def is_loopback(host: Host) -> bool:
+    return loopback_reason(host) is not None
 
 
 @dataclass(frozen=True)
@@ -78,6 +169,17 @@ class RemoteInventory:
         name = path.removeprefix("/dev/")
         for disk in self.disks():
             if path in (disk.get("dev_path"), disk.get("by_id_path")) or name == disk.get("name"):
+                return disk
+        return None
+
+    def parent_disk(self, path: str) -> dict[str, Any] | None:
+        """The whole disk ``path`` is, or the one it is a partition of (sdc1 -> sdc); None when neither."""
+        disk = self.disk(path)
+        if disk is not None:
+            return disk
+        name = path.removeprefix("/dev/")
+        for disk in self.disks():
+            if name in (disk.get("partitions") or []):
                 return disk
         return None
 
@@ -129,37 +231,171 @@ class RemoteInventory:
         return context
 
 
+@dataclass(frozen=True)
+class _Output:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def read_capped(argv: list[str], *, timeout_s: float, max_bytes: int) -> _Output | str:
+    """Run argv and read its output, stopping it at ``max_bytes`` of stdout or ``timeout_s``: never more.
+
+    A remote host decides what ssh prints; the cap holds while reading, so a host printing without end
+    costs at most ``max_bytes`` of memory and ``timeout_s`` of time. A sentence when it did not finish.
+    """
+    if shutil.which(argv[0]) is None:
+        return f"{argv[0]} is not installed"
+    try:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
+    except OSError as exc:
+        return f"{argv[0]} could not start: {exc.strerror or exc}"
+    assert process.stdout is not None and process.stderr is not None
+    out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    limits = {out_fd: max_bytes, err_fd: SSH_STDERR_MAX_BYTES}
+    deadline = time.monotonic() + timeout_s
+    failure = ""
+    with selectors.DefaultSelector() as selector:
+        for stream in (process.stdout, process.stderr):
+            selector.register(stream, selectors.EVENT_READ)
+        while selector.get_map() and not failure:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                failure = f"did not finish within {timeout_s:g} s"
+                break
+            for key, _ in selector.select(left):
+                chunk = os.read(key.fd, _READ_CHUNK)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    continue
+                buffer = buffers[key.fd]
+                buffer += chunk[: max(0, limits[key.fd] - len(buffer))]
+                if key.fd == out_fd and len(buffer) >= max_bytes:
+                    failure = f"printed more than {max_bytes} bytes"
+                    break
+    if failure:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    try:
+        returncode = process.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        returncode = process.wait()
+        failure = failure or f"did not finish within {timeout_s:g} s"
+    process.stdout.close()
+    process.stderr.close()
+    if failure:
+        return failure
+    return _Output(returncode, bytes(buffers[out_fd]), bytes(buffers[err_fd]))
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _disk_problem(disk: Any) -> str | None:
+    if not isinstance(disk, dict):
+        return "a disk entry is not an object"
+    name = disk.get("name")
+    if not isinstance(name, str) or not _KERNEL_NAME.fullmatch(name):
+        return f"a disk's name {str(name)[:40]!r} is not a kernel device name"
+    for key in ("dev_path", "by_id_path", "model", "serial"):
+        if not (disk.get(key) is None or isinstance(disk.get(key), str)):
+            return f"disk {name}: {key} is not text"
+    if not (disk.get("link") is None or isinstance(disk.get("link"), dict)):
+        return f"disk {name}: link is not an object"
+    partitions = disk.get("partitions", [])
+    if not _is_str_list(partitions) or not all(_KERNEL_NAME.fullmatch(p) for p in partitions):
+        return f"disk {name}: partitions is not a list of device names"
+    if not _is_str_list(disk.get("problems", [])):
+        return f"disk {name}: problems is not a list of text"
+    return _reasons_problem(disk.get("in_use", []), f"disk {name}")
+
+
+def _reasons_problem(in_use: Any, where: str) -> str | None:
+    if not isinstance(in_use, list):
+        return f"{where}: in_use is not a list"
+    for item in in_use:
+        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
+            return f"{where}: an in_use entry has no kind"
+        if not isinstance(item.get("detail", ""), str):
+            return f"{where}: an in_use detail is not text"
+    return None
+
+
+def _array_problem(array: Any) -> str | None:
+    if not isinstance(array, dict):
+        return "an array entry is not an object"
+    name = array.get("name")
+    if not isinstance(name, str) or not _KERNEL_NAME.fullmatch(name):
+        return f"an array's name {str(name)[:40]!r} is not a kernel device name"
+    members = array.get("members", [])
+    if not isinstance(members, list):
+        return f"array {name}: members is not a list"
+    for member in members:
+        if not isinstance(member, dict) or not isinstance(member.get("name"), str):
+            return f"array {name}: a member has no name"
+        if not _KERNEL_NAME.fullmatch(member["name"]) or not _is_str_list(member.get("states", [])):
+            return f"array {name}: member {member['name'][:40]!r} is not a device name with a list of states"
+    for key in ("level", "layout", "metadata", "bitmap", "uuid", "dev_path"):
+        if not (array.get(key) is None or isinstance(array.get(key), str)):
+            return f"array {name}: {key} is not text"
+    for key in ("raid_disks", "chunk_bytes"):
+        value = array.get(key)
+        if not (value is None or (isinstance(value, int) and not isinstance(value, bool))):
+            return f"array {name}: {key} is not a whole number"
+    if "in_use" in array:
+        return _reasons_problem(array["in_use"], f"array {name}")
+    return None
+
+
+def inventory_problem(data: Any) -> str | None:
+    """What makes ``data`` not mdtui's `scan --json` inventory, checked by type before any of it is used."""
+    if not isinstance(data, dict):
+        return "not an object"
+    if not isinstance(data.get("disks"), list) or not isinstance(data.get("arrays", []), list):
+        return "no list of disks and arrays"
+    if not isinstance(data.get("privileged", False), bool):
+        return "privileged is not true or false"
+    for disk in data["disks"]:
+        if (problem := _disk_problem(disk)) is not None:
+            return problem
+    for array in data.get("arrays", []):
+        if (problem := _array_problem(array)) is not None:
+            return problem
+    return None
+
+
 def remote_scan(host: Host) -> RemoteInventory | str:
     """The host's inventory through `ssh HOST mdtui scan --json`, or a sentence saying why there is none."""
-    if is_loopback(host):
-        return (
-            f"{host.name} is a loopback address (an SSH tunnel or a forwarded port), so ssh to it would reach "
-            "this machine, not the one the fio server runs on"
-        )
+    if (local := loopback_reason(host)) is not None:
+        return local
+    command = f"`ssh {host.name} mdtui scan --json`"
+    result = read_capped(
+        ssh_argv(host, "mdtui scan --json"), timeout_s=SSH_COMMAND_TIMEOUT_S, max_bytes=REMOTE_SCAN_MAX_BYTES
+    )
+    if isinstance(result, str):
+        return f"{command} {result}"
+    if result.returncode != 0:
+        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        tail = clean_line(lines[-1])[:300] if lines else f"exit code {result.returncode}"
+        return f"{command} failed: {tail}"
     try:
-        result = run_command(ssh_argv(host, "mdtui scan --json"), timeout_s=SSH_COMMAND_TIMEOUT_S)
-    except MdtuiError as exc:
-        return f"`ssh {host.name} mdtui scan --json` could not run: {exc}"
-    if not result.ok:
-        tail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit code {result.returncode}"
-        return f"`ssh {host.name} mdtui scan --json` failed: {tail}"
-    if len(result.stdout) > REMOTE_SCAN_MAX_CHARS:
-        return f"`ssh {host.name} mdtui scan --json` printed more than {REMOTE_SCAN_MAX_CHARS} characters"
-    try:
-        data = json.loads(result.stdout)
+        data = json.loads(result.stdout.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return f"`ssh {host.name} mdtui scan --json` did not print JSON"
-    if not isinstance(data, dict) or not isinstance(data.get("disks"), list):
-        return f"`ssh {host.name} mdtui scan --json` printed JSON that is not mdtui's inventory"
+        return f"{command} did not print JSON"
+    if (problem := inventory_problem(data)) is not None:
+        return f"{command} printed JSON that is not mdtui's inventory: {clean_line(problem)}"
     kernel = governor = ""
-    try:
-        extra = run_command(ssh_argv(host, _CONTEXT_SCRIPT), timeout_s=SSH_COMMAND_TIMEOUT_S)
-        if extra.ok:
-            lines = extra.stdout.strip().splitlines()
-            kernel, governor = [*lines, "", ""][:2]
-    except MdtuiError:
-        pass
-    return RemoteInventory(host, data, kernel.strip()[:200], governor.strip()[:200])
+    extra = read_capped(ssh_argv(host, _CONTEXT_SCRIPT), timeout_s=SSH_COMMAND_TIMEOUT_S, max_bytes=4096)
+    if isinstance(extra, _Output) and extra.returncode == 0:
+        lines = extra.stdout.decode("utf-8", "replace").strip().splitlines()
+        kernel, governor = [*lines, "", ""][:2]
+    return RemoteInventory(host, clean_strings(data), clean_line(kernel)[:200], clean_line(governor)[:200])
 
 
 @dataclass(frozen=True)
@@ -183,6 +419,7 @@ def _reasons(disk: dict[str, Any]) -> list[str]:
 
 def check_target(host: Host, path: str, inventory: RemoteInventory | str | None, *, writes: bool) -> RemoteCheck:
     """The in-use rules on the host's own inventory; a write without an inventory is refused, naming why."""
+    path = remote_path(path)
     if isinstance(inventory, RemoteInventory):
         array = inventory.array(path)
         disk = inventory.disk(path)
@@ -206,10 +443,16 @@ def check_target(host: Host, path: str, inventory: RemoteInventory | str | None,
     if not path.startswith("/dev/"):
         return RemoteCheck((), config, devices)  # a file, as locally: fio creates or overwrites it
     if array is not None:
-        refusals = []
+        refusals = [f"{where} is in use: {reason}" for reason in _reasons(array) if not reason.startswith("md-member")]
         for member in inventory.active_members(array):
-            member_disk = inventory.disk(member)
+            # A member may be a partition (md1 on sdc1): the rules are the whole disk's, whose in-use reasons
+            # trace a mount or swap on anything stacked on it (the array included) down to it.
+            member_disk = inventory.parent_disk(member)
             if member_disk is None:
+                refusals.append(
+                    f"{where}: member {member} is neither a disk nor a partition in the host's inventory, so "
+                    "mdtui cannot check what uses it"
+                )
                 continue
             for item in member_disk.get("in_use") or []:
                 if isinstance(item, dict) and item.get("kind") in _ARRAY_BLOCKING:

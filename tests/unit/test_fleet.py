@@ -217,7 +217,7 @@ def test_hosts_parsing_and_tunnel(tmp_path: Path) -> None:
     for bad in ("", "a:b", "x:70000", "-rf", "a b"):
         with pytest.raises(PlanError):
             parse_host(bad)
-    assert Host("store1").tunnel_command(18765) == "ssh -N -L 18765:127.0.0.1:8765 store1"
+    assert Host("store1").tunnel_command(18765) == "ssh -N -o ExitOnForwardFailure=yes -L 18765:127.0.0.1:8765 store1"
     listing = tmp_path / "hosts"
     listing.write_text("# rack 3\nstore1\nstore2:9000  # new box\n\n")
     assert read_hosts_file(str(listing)) == [Host("store1"), Host("store2", 9000)]
@@ -256,4 +256,4 @@ def test_cli_runs_a_fleet_and_compares_it(tmp_path: Path, servers: list[FioServe
         [sys.executable, "-m", "mdtui", "bench", "--preset", "custom", "--target", "md0", "--host", "store1",
          "--tunnel"], capture_output=True, text=True, timeout=60, env=env, check=False,
     )  # fmt: skip
-    assert "ssh -N -L 8765:127.0.0.1:8765 store1" in tunnel.stdout
+    assert "ssh -N -o ExitOnForwardFailure=yes -L 8765:127.0.0.1:8765 store1" in tunnel.stdout
