@@ -32,11 +32,11 @@ from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
-from mdtui.fleet.text import clean_line
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
 from mdtui.run import fio as fio_parse
 from mdtui.run.jobs import fio_argv
 from mdtui.run.process import ProcessRun, run_streaming
+from mdtui.text import clean_line
 
 # Seconds a host may take beyond a job's runtime (connecting, laying out a file, sending the figures)
 # before it counts as not answering.

@@ -27,7 +27,7 @@ from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
-from mdtui.fleet.text import clean_line, clean_strings
+from mdtui.text import clean_line, clean_strings
 
 SSH_CONNECT_TIMEOUT_S = 5
 SSH_COMMAND_TIMEOUT_S = 60.0

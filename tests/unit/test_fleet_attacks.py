@@ -230,7 +230,7 @@ def test_invalid_utf8_and_escapes_from_a_host_are_cleaned(tmp_path: Path, monkey
     (bin_dir / "203.0.113.1.out").write_bytes(_inventory_json(model=model).replace(b"Evil", b"Evil\xff\xfe"))
     found = remote_scan(Host("203.0.113.1"))
     assert isinstance(found, RemoteInventory), found
-    assert found.disks()[0]["model"] == "Evil\ufffd\ufffd disk"
+    assert found.disks()[0]["model"] == "Evil\ufffd\ufffd disk\ufffd"  # sequences removed, the lone DEL marked
     (bin_dir / "203.0.113.2.err").write_bytes(b"\xff\x1b[31mPermission denied (publickey).\x1b]0;x\x07\n")
     (bin_dir / "203.0.113.2.rc").write_text("255")
     failed = remote_scan(Host("203.0.113.2"))
