@@ -12,11 +12,16 @@ Every file mdtui writes at a user's request (exports, captures) goes through her
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import pwd
+import re
+import secrets
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from mdtui.errors import MdtuiError
 
@@ -142,3 +147,294 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+# --- mdtui's own state: files in a directory no one but this user (and root) can change ----------------
+#
+# mdtui runs as root and re-reads its state at every start (the knob journal is written back to sysfs,
+# the registry decides what may be wiped), so a state file another user could plant, replace or point
+# elsewhere would let that user steer root. Every state file is therefore opened without following
+# links and without blocking, and used only when it is a regular file of the effective user that no
+# one else may write; it is replaced through a uniquely named temporary file in the same directory.
+
+STATE_FILE_LIMIT = 16 << 20  # the largest state file read: a journal or registry is a few KiB
+_STATE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafeStateError(MdtuiError):
+    """A state file or directory (or a location from the environment) another user could control."""
+
+
+def under_sudo() -> bool:
+    """Whether mdtui runs with another user's environment: through sudo, or set-uid (real != effective)."""
+    return bool(os.environ.get("SUDO_UID")) or os.getuid() != os.geteuid()
+
+
+def home_dir() -> Path:
+    """The effective user's home: $HOME normally; under sudo the password database's, since $HOME may
+    still be the invoking user's (sudo -E, su without -)."""
+    if under_sudo():
+        try:
+            return Path(pwd.getpwuid(os.geteuid()).pw_dir)
+        except KeyError:
+            return Path("/root")
+    return Path.home()
+
+
+def _component_problem(path: str, info: os.stat_result, owners: frozenset[int]) -> str | None:
+    if info.st_uid not in owners:
+        return f"{path} belongs to uid {info.st_uid}"
+    if stat.S_ISLNK(info.st_mode):
+        return None  # a link's own mode means nothing; where it leads is checked on the resolved path
+    if info.st_mode & 0o022:
+        # /tmp: anyone may add entries, but the sticky bit keeps them from renaming or removing root's.
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX and info.st_uid == 0:
+            return None
+        return f"{path} is writable by group or others"
+    return None
+
+
+def path_problem(path: str | os.PathLike[str], owners: frozenset[int] | None = None) -> str | None:
+    """Why someone other than ``owners`` (root and the effective user by default) could change what
+    ``path`` names: the path, an existing directory above it, or a component of where its links lead,
+    is theirs or writable by them. None when no one else can."""
+    trusted = owners if owners is not None else frozenset({0, os.geteuid()})
+    absolute = os.path.abspath(path)
+    for candidate in dict.fromkeys((absolute, os.path.realpath(absolute))):
+        current = candidate
+        while True:
+            try:
+                info = os.lstat(current)
+            except FileNotFoundError:
+                info = None
+            except OSError as exc:
+                return f"cannot check {current}: {exc.strerror}"
+            if info is not None:
+                problem = _component_problem(current, info, trusted)
+                if problem:
+                    return problem
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return None
+
+
+def env_location(variable: str) -> str | None:
+    """The location ``$variable`` names, or None when unset or empty.
+
+    Under sudo (see under_sudo) the environment may still be the invoking user's, so the location is
+    used only when root owns it (and every directory above it) and no one else can write it; otherwise
+    UnsafeStateError names the variable.
+    """
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    if not under_sudo():
+        return value
+    if not os.path.isabs(value):
+        raise UnsafeStateError(f"${variable} ({value}) is relative; under sudo mdtui uses only absolute ones")
+    problem = path_problem(value, frozenset({0}))
+    if problem:
+        raise UnsafeStateError(
+            f"${variable} ({value}) is not root's ({problem}): under sudo mdtui uses it only when root owns it "
+            "and no one else can write it; unset it, or run sudo without -E"
+        )
+    return value
+
+
+def _check_state_file(fd: int, where: Path) -> None:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeStateError(f"{where} is not a regular file; not used")
+    if info.st_uid != os.geteuid():
+        raise UnsafeStateError(f"{where} belongs to uid {info.st_uid}, not to this user; not used")
+    if info.st_mode & 0o022:
+        raise UnsafeStateError(f"{where} is writable by group or others; not used")
+
+
+class StateDir:
+    """One directory of mdtui's state (created 0700), with every file in it used as the module says."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def child(self, name: str) -> StateDir:
+        return StateDir(self.path / _state_name(name))
+
+    def _make(self) -> None:
+        missing = []
+        current = Path(os.path.abspath(self.path))
+        while not os.path.lexists(current) and current != current.parent:
+            missing.append(current)
+            current = current.parent
+        for directory in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(directory, 0o700)
+
+    @contextlib.contextmanager
+    def _open(self, create: bool) -> Iterator[int | None]:
+        """A descriptor of the directory after its checks; None when it does not exist (and not ``create``)."""
+        try:
+            if create:
+                self._make()
+            elif not os.path.lexists(self.path):
+                yield None
+                return
+            problem = path_problem(self.path)
+            if problem:
+                raise UnsafeStateError(f"mdtui's state directory {self.path} is not safe ({problem}); not used")
+            fd = os.open(os.path.realpath(self.path), _DIR_FLAGS)
+        except OSError as exc:
+            raise UnsafeStateError(f"cannot use mdtui's state directory {self.path}: {exc.strerror or exc}") from None
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid():
+                raise UnsafeStateError(f"mdtui's state directory {self.path} belongs to uid {info.st_uid}; not used")
+            if stat.S_IMODE(info.st_mode) & 0o077:
+                os.fchmod(fd, 0o700)
+            yield fd
+        finally:
+            os.close(fd)
+
+    def read(self, name: str, *, limit: int = STATE_FILE_LIMIT) -> bytes | None:
+        """The file's bytes; None when it (or the directory) does not exist; UnsafeStateError when refused."""
+        where = self.path / _state_name(name)
+        with self._open(create=False) as directory:
+            if directory is None:
+                return None
+            try:
+                fd = os.open(name, _READ_FLAGS, dir_fd=directory)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafeStateError(f"{where} is a symbolic link; not used") from None
+                raise UnsafeStateError(f"cannot read {where}: {exc.strerror or exc}") from None
+            try:
+                _check_state_file(fd, where)
+                data = os.read(fd, limit + 1)
+            finally:
+                os.close(fd)
+        if len(data) > limit:
+            raise UnsafeStateError(f"{where} is larger than {limit >> 20} MiB; not used")
+        return data
+
+    def write(self, name: str, data: bytes) -> Path:
+        """Replace the file with ``data``, synced: a new uniquely named file (O_EXCL) renamed over it."""
+        where = self.path / _state_name(name)
+        with self._open(create=True) as directory:
+            assert directory is not None
+            for _ in range(100):
+                temp = f".{name}.{secrets.token_hex(8)}.tmp"
+                try:
+                    fd = os.open(
+                        temp,
+                        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        0o600,
+                        dir_fd=directory,
+                    )
+                    break
+                except FileExistsError:
+                    continue
+            else:
+                raise UnsafeStateError(f"cannot make a temporary file beside {where}")
+            try:
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.rename(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=directory)
+                raise
+            with contextlib.suppress(OSError):
+                os.fsync(directory)
+        return where
+
+    def append(self, name: str, data: bytes) -> None:
+        """Add ``data`` at the end of the file (made 0600 when new)."""
+        where = self.path / _state_name(name)
+        with self._open(create=True) as directory:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            try:
+                fd = os.open(name, flags, 0o600, dir_fd=directory)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafeStateError(f"{where} is a symbolic link; not written") from None
+                raise UnsafeStateError(f"cannot write {where}: {exc.strerror or exc}") from None
+            try:
+                _check_state_file(fd, where)
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+    def names(self, suffix: str = "") -> list[str]:
+        """The names in the directory ending with ``suffix``, sorted; [] when it does not exist."""
+        with self._open(create=False) as directory:
+            if directory is None:
+                return []
+            return sorted(n for n in os.listdir(directory) if n.endswith(suffix) and _STATE_NAME.match(n))
+
+    def remove(self, name: str) -> None:
+        with self._open(create=False) as directory:
+            if directory is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(_state_name(name), dir_fd=directory)
+
+
+# --- what a state entry may say ------------------------------------------------------------------------
+
+# A kernel block device name (md0, nvme0n1, sdb1, dm-0): no '/', so it can never leave /sys/block or /dev.
+KERNEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+_UUID_DIGITS = re.compile(r"^[0-9a-f]{32}$")
+
+
+class BadEntry(ValueError):
+    """A state entry that does not fit its schema: skipped, never acted on."""
+
+
+def kernel_name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not KERNEL_NAME.match(value) or ".." in value:
+        raise BadEntry(f"{what} {value!r} is not a kernel device name")
+    return value
+
+
+def dev_path(value: Any, what: str) -> str:
+    """/dev/NAME or /dev/md/NAME, NAME a kernel-style name."""
+    if not isinstance(value, str):
+        raise BadEntry(f"{what} {value!r} is not a /dev path")
+    for prefix in ("/dev/md/", "/dev/"):
+        if value.startswith(prefix):
+            kernel_name(value[len(prefix) :], what)
+            return value
+    raise BadEntry(f"{what} {value!r} is not a /dev path")
+
+
+def uuid_text(value: Any, what: str) -> str | None:
+    """An md UUID in any punctuation (32 hex digits), or None for none."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 64 or not _UUID_DIGITS.match(re.sub(r"[-:]", "", value.lower())):
+        raise BadEntry(f"{what} {value!r} is not an md UUID")
+    return value
+
+
+def same_uuid(a: str | None, b: str | None) -> bool:
+    """Whether two UUIDs name the same array; a missing UUID matches nothing."""
+    if not a or not b:
+        return False
+    # mdadm prints 8:8:8:8 hex, sysfs 8-4-4-4-12: the same 128 bits.
+    return re.sub(r"[-:]", "", a.lower()) == re.sub(r"[-:]", "", b.lower())
+
+
+def _state_name(name: str) -> str:
+    if not _STATE_NAME.match(name) or name in (".", ".."):
+        raise UnsafeStateError(f"{name!r} is not a state file name")
+    return name

@@ -80,11 +80,33 @@ class MdadmConf:
         return next((a for a in self.arrays if wanted and a.uuid == wanted), None)
 
 
+def strip_comment(line: str) -> str:
+    """The line without its comment, as mdadm's conf_word reads it: a '#' starts a comment only where a
+    word would start (at the line's start or after white space, outside quotes); inside a word, as in
+    name=host#1, it is part of the word."""
+    quote = ""
+    word_start = True
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = ""
+            continue
+        if char in " \t":
+            word_start = True
+            continue
+        if char == "#" and word_start:
+            return line[:index]
+        if char in "'\"":
+            quote = char
+        word_start = False
+    return line
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """mdadm.conf lines with continuations joined (a line starting with white space continues the last)."""
     lines: list[tuple[int, str]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
+        line = strip_comment(raw).rstrip()
         if not line.strip():
             continue
         if raw[:1].isspace() and lines:

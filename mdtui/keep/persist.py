@@ -4,9 +4,12 @@ with the distribution's own tool so the copy the early boot reads says the same.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from mdtui import safefile
 from mdtui.command import CommandResult, run_command
@@ -87,10 +90,33 @@ def describe_persist(plan: PersistPlan) -> list[str]:
     return lines
 
 
+def conf_target(root: SystemRoot, path: str) -> Path:
+    """The file a write of mdadm.conf goes to: the file itself, or where its link leads.
+
+    A link is resolved once, here, and what it leads to must be a regular file: replacing the link with
+    a plain file would leave the file it pointed at (the one mdadm may still read) with the old lines.
+    """
+    where = root.path(path)
+    if not where.is_symlink():
+        return where
+    target = Path(os.path.realpath(where))
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError as exc:
+        raise MdtuiError(
+            f"{path} is a link to {target}, which cannot be used ({exc.strerror}); nothing was written"
+        ) from None
+    if not stat.S_ISREG(mode):
+        raise MdtuiError(f"{path} is a link to {target}, which is not a regular file; nothing was written")
+    return target
+
+
 def write_conf(
     plan: PersistPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
     """Write the planned mdadm.conf (temporary file + rename), after checking nothing changed since the plan.
+
+    A link is written through, to the regular file it leads to (conf_target).
 
     Returns False when there was nothing to write.
     """
@@ -106,7 +132,7 @@ def write_conf(
     if current != plan.brief:
         raise SafetyError(f"{plan.device} is not the array planned (now: {current}); run persist again")
     started = time.monotonic()
-    safefile.write_text(system.path(plan.edit.path), plan.edit.new_text, replace=True)
+    safefile.write_text(conf_target(system, plan.edit.path), plan.edit.new_text, replace=True)
     (log or ActionLog()).record(
         CommandResult(("mdtui-write", plan.edit.path), 0, plan.edit.diff(), "", time.monotonic() - started),
         f"persist {plan.device}: ARRAY line in {plan.edit.path}",
@@ -133,8 +159,11 @@ def refresh_initramfs(
 
     run = asyncio.run(run_streaming(argv, on_stdout=forward, on_stderr=forward, timeout_s=timeout_s))
     result = CommandResult(
-        run.argv, run.returncode if run.returncode is not None else -1,
-        run.stdout.decode("utf-8", "replace"), run.stderr_text, run.duration_s,
+        run.argv,
+        run.returncode if run.returncode is not None else -1,
+        run.stdout.decode("utf-8", "replace"),
+        run.stderr_text,
+        run.duration_s,
     )
     (log or ActionLog()).record(result, f"persist {plan.device}: refresh the initramfs")
     if run.timed_out:

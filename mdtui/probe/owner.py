@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from mdtui.probe.root import read_attribute
+from mdtui.safefile import env_location, home_dir
 
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _PID_MAX = 1 << 22  # the kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit)
@@ -14,6 +15,11 @@ _PID_MAX = 1 << 22  # the kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit)
 
 def _boot_id() -> str:
     return read_attribute(_BOOT_ID) or ""
+
+
+def boot_id() -> str:
+    """This boot's ID: anything recorded with another one was recorded before the last reboot."""
+    return _boot_id()
 
 
 def _start_ticks(pid: int) -> str:
@@ -58,9 +64,16 @@ def owner_alive(token: str | None) -> bool:
 
 
 def state_dir() -> Path:
-    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui."""
-    override = os.environ.get("MDTUI_STATE_DIR")
+    """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui.
+
+    Under sudo a location from the environment is used only when root owns it (safefile.env_location:
+    UnsafeStateError naming the variable otherwise), and ~ is the effective user's home.
+    """
+    override = env_location("MDTUI_STATE_DIR")
     if override:
         return Path(override)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    base = env_location("XDG_STATE_HOME")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if not base or not os.path.isabs(base):
+        base = str(home_dir() / ".local" / "state")
     return Path(base) / "mdtui"

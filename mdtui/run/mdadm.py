@@ -122,6 +122,7 @@ def execute_create(
             member_serials=tuple(d.serial or "" for d in current),
             member_paths=plan.member_paths + plan.spare_paths,
             created_at=time.time(),
+            member_names=tuple(d.name for d in current),
         )
     )
     return CreateOutcome(device, uuid, (result,), find_array(system, device))
@@ -149,8 +150,8 @@ def is_mounted(root: SystemRoot, array: MdArray) -> bool:
 
 def created_by_mdtui(array: MdArray, registry: ArrayRegistry | None = None) -> bool:
     registry = registry or ArrayRegistry()
-    uuid = array_uuid(array.dev_path) if array.metadata != "none" else None
-    return registry.find(array.dev_path, uuid) is not None
+    uuid = (array_uuid(array.dev_path) or array.uuid) if array.metadata != "none" else None
+    return registry.owner_entry(array, uuid) is not None
 
 
 def execute_destroy(

@@ -3,17 +3,27 @@ temporary arrays an experiment has up right now."""
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
-from mdtui.probe.owner import current_owner, owner_alive, state_dir
+from mdtui.model.array import MdArray
+from mdtui.probe.owner import boot_id, current_owner, owner_alive, state_dir
+from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, dev_path, kernel_name, same_uuid, uuid_text
+
+log = logging.getLogger(__name__)
+
+
+def skipped(where: Path, why: object) -> None:
+    """One line on stderr for a state file that was not used."""
+    log.warning("mdtui: skipped %s: %s", where, why)
 
 
 class ActionLog:
@@ -23,7 +33,6 @@ class ActionLog:
         self.path = path or state_dir() / "actions.log"
 
     def record(self, result: CommandResult, note: str = "") -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "argv": list(result.argv),
@@ -33,14 +42,15 @@ class ActionLog:
             "stderr": result.stderr[-4000:],
             "note": note,
         }
-        with self.path.open("a") as handle:
-            handle.write(json.dumps(entry) + "\n")
+        StateDir(self.path.parent).append(self.path.name, (json.dumps(entry) + "\n").encode())
 
     def entries(self) -> list[dict]:
         try:
-            lines = self.path.read_text().splitlines()
-        except OSError:
+            data = StateDir(self.path.parent).read(self.path.name)
+        except UnsafeStateError as exc:
+            skipped(self.path, exc)
             return []
+        lines = (data or b"").decode("utf-8", "replace").splitlines()
         out = []
         for line in lines:
             try:
@@ -52,11 +62,62 @@ class ActionLog:
 
 @dataclass(frozen=True)
 class CreatedArray:
+    """An array mdtui made. One with a superblock is known by its UUID. A --build array has none, so it is
+    known by what cannot outlive it: the boot it was built in (a built array is gone after a reboot) and
+    its exact set of member kernel names; an entry with neither a UUID nor that identity matches nothing."""
+
     device: str
     uuid: str | None  # None for --build arrays, which have no superblock
     member_serials: tuple[str, ...]
     member_paths: tuple[str, ...]
     created_at: float
+    member_names: tuple[str, ...] = ()  # kernel names of the members when it was made
+    boot_id: str = field(default_factory=lambda: boot_id())
+
+    def matches(self, array: MdArray, uuid: str | None) -> bool:
+        """Whether ``array`` (with ``uuid`` as mdadm or sysfs reports it, None for none) is this one."""
+        if self.device not in (array.dev_path, f"/dev/md/{array.name}"):
+            return False
+        if array.metadata != "none":
+            return same_uuid(self.uuid, uuid)
+        if self.uuid is not None or not self.boot_id or not self.member_names:
+            return False
+        return self.boot_id == boot_id() and set(self.member_names) == {m.name for m in array.members}
+
+
+def _member(value: Any, what: str = "member") -> str:
+    if isinstance(value, str) and value.startswith("/dev/") and "/../" not in value and len(value) < 256:
+        return value
+    return kernel_name(value, what)
+
+
+def _created_array(item: Any) -> CreatedArray:
+    if not isinstance(item, dict):
+        raise BadEntry("an entry is not a JSON object")
+
+    def names(key: str, check: Any) -> tuple[str, ...]:
+        value = item.get(key, ())
+        if not isinstance(value, list | tuple):
+            raise BadEntry(f"{key} is not a list")
+        return tuple(check(v, key) for v in value)
+
+    def text(value: Any, what: str) -> str:
+        if not isinstance(value, str) or len(value) > 256:
+            raise BadEntry(f"{what} {value!r} is not text")
+        return value
+
+    created_at = item.get("created_at", 0)
+    if isinstance(created_at, bool) or not isinstance(created_at, int | float):
+        raise BadEntry(f"created_at {created_at!r} is not a time")
+    return CreatedArray(
+        device=dev_path(item.get("device"), "device"),
+        uuid=uuid_text(item.get("uuid"), "uuid"),
+        member_serials=names("member_serials", text),
+        member_paths=names("member_paths", _member),
+        created_at=float(created_at),
+        member_names=names("member_names", kernel_name),
+        boot_id=text(item.get("boot_id", ""), "boot_id"),
+    )
 
 
 class ArrayRegistry:
@@ -67,23 +128,20 @@ class ArrayRegistry:
 
     def _load(self) -> list[CreatedArray]:
         try:
-            raw = json.loads(self.path.read_text())
-        except (OSError, json.JSONDecodeError):
+            data = StateDir(self.path.parent).read(self.path.name)
+            raw = json.loads(data) if data is not None else []
+        except UnsafeStateError as exc:
+            skipped(self.path, exc)
+            return []
+        except ValueError:
+            skipped(self.path, "not JSON")
             return []
         out = []
-        for item in raw if isinstance(raw, list) else []:
+        for index, item in enumerate(raw if isinstance(raw, list) else []):
             try:
-                out.append(
-                    CreatedArray(
-                        device=item["device"],
-                        uuid=item.get("uuid"),
-                        member_serials=tuple(item.get("member_serials", ())),
-                        member_paths=tuple(item.get("member_paths", ())),
-                        created_at=float(item.get("created_at", 0)),
-                    )
-                )
-            except (KeyError, TypeError, ValueError):
-                continue
+                out.append(_created_array(item))
+            except BadEntry as exc:
+                skipped(self.path, f"entry {index + 1}: {exc}")
         return out
 
     def add(self, entry: CreatedArray) -> None:
@@ -95,16 +153,15 @@ class ArrayRegistry:
         self._save([e for e in self._load() if not (e.device == device and e.uuid == uuid)])
 
     def find(self, device: str, uuid: str | None) -> CreatedArray | None:
-        for entry in self._load():
-            if entry.device == device and (entry.uuid == uuid or entry.uuid is None):
-                return entry
-        return None
+        """The entry of ``device`` with this UUID; a missing UUID (either side) matches nothing."""
+        return next((e for e in self._load() if e.device == device and same_uuid(e.uuid, uuid)), None)
+
+    def owner_entry(self, array: MdArray, uuid: str | None) -> CreatedArray | None:
+        """The entry saying mdtui made ``array`` (see CreatedArray for how a built array is known), or None."""
+        return next((e for e in self._load() if e.matches(array, uuid)), None)
 
     def _save(self, entries: list[CreatedArray]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([asdict(e) for e in entries], indent=2))
-        os.replace(tmp, self.path)
+        StateDir(self.path.parent).write(self.path.name, json.dumps([asdict(e) for e in entries], indent=2).encode())
 
 
 @dataclass(frozen=True)
@@ -124,6 +181,23 @@ class TemporaryArray:
     @property
     def name(self) -> str:
         return os.path.basename(self.device)
+
+
+def _temporary_array(raw: Any, path: Path) -> TemporaryArray:
+    members = raw.get("members", ())
+    if not isinstance(members, list):
+        raise BadEntry("members is not a list")
+    return TemporaryArray(
+        device=dev_path(raw["device"], "device"),
+        purpose=str(raw.get("purpose") or "experiment")[:200],
+        owner=str(raw["owner"]),
+        pid=int(raw["pid"]),
+        created_at=float(raw.get("created_at", 0)),
+        members=tuple(_member(m) for m in members),
+        db=str(raw["db"]) if raw.get("db") else None,
+        uuid=uuid_text(raw.get("uuid"), "uuid"),
+        path=path,
+    )
 
 
 class TemporaryArrayJournal:
@@ -168,27 +242,14 @@ class TemporaryArrayJournal:
 
     def _write(self, entry: TemporaryArray) -> TemporaryArray:
         assert entry.path is not None
-        self.directory.mkdir(parents=True, exist_ok=True)
         record = {k: v for k, v in asdict(entry).items() if k != "path"}
-        tmp = entry.path.with_suffix(".tmp")
-        with tmp.open("w") as handle:
-            handle.write(json.dumps(record, indent=2))
-            handle.flush()
-            # On disk before mdadm runs: the entry is the only trace of the array if mdtui dies next.
-            os.fsync(handle.fileno())
-        os.replace(tmp, entry.path)
-        with contextlib.suppress(OSError):
-            directory = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        # Synced (file and directory) before mdadm runs: the entry is the only trace of the array if mdtui dies next.
+        StateDir(self.directory).write(entry.path.name, json.dumps(record, indent=2).encode())
         return entry
 
     def remove(self, entry: TemporaryArray) -> None:
         if entry.path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                entry.path.unlink()
+            StateDir(entry.path.parent).remove(entry.path.name)
 
     def forget(self, device: str) -> None:
         """Drop every entry for ``device``: it was torn down (by `mdtui destroy` or the experiment)."""
@@ -198,29 +259,24 @@ class TemporaryArrayJournal:
 
     def entries(self) -> list[TemporaryArray]:
         """Every readable entry, oldest first; a damaged file is skipped (and left for a person to see)."""
+        directory = StateDir(self.directory)
         try:
-            paths = sorted(self.directory.glob("*.json"))
-        except OSError:
+            names = directory.names(".json")
+        except UnsafeStateError as exc:
+            skipped(self.directory, exc)
             return []
         found = []
-        for path in paths:
+        for name in names:
+            path = self.directory / name
             try:
-                raw = json.loads(path.read_text())
-                found.append(
-                    TemporaryArray(
-                        device=str(raw["device"]),
-                        purpose=str(raw.get("purpose") or "experiment"),
-                        owner=str(raw["owner"]),
-                        pid=int(raw["pid"]),
-                        created_at=float(raw.get("created_at", 0)),
-                        members=tuple(str(m) for m in raw.get("members", ())),
-                        db=str(raw["db"]) if raw.get("db") else None,
-                        uuid=str(raw["uuid"]) if raw.get("uuid") else None,
-                        path=path,
-                    )
-                )
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
+                data = directory.read(name)
+                if data is None:
+                    continue
+                found.append(_temporary_array(json.loads(data), path))
+            except UnsafeStateError as exc:
+                skipped(path, exc)
+            except (ValueError, KeyError, TypeError) as exc:  # BadEntry, damaged JSON
+                skipped(path, exc if isinstance(exc, BadEntry) else "not a temporary-array entry")
         return sorted(found, key=lambda entry: entry.created_at)
 
     def left_behind(self) -> list[TemporaryArray]:

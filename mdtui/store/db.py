@@ -7,9 +7,10 @@ import json
 import math
 import os
 import sqlite3
+import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from mdtui.probe.owner import current_owner, owner_alive
+from mdtui.safefile import env_location, home_dir, under_sudo
 from mdtui.store.errors import DamagedRunError, StoreBusyError, StoreError, StoreMissingError, UnknownRunError
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
@@ -34,14 +36,27 @@ _RUN_COLUMNS = (
 
 
 def default_db_path() -> Path:
-    """$MDTUI_DB, else $XDG_DATA_HOME/mdtui/results.db, else ~/.local/share/mdtui/results.db."""
-    override = os.environ.get("MDTUI_DB")
+    """$MDTUI_DB, else $XDG_DATA_HOME/mdtui/results.db, else ~/.local/share/mdtui/results.db.
+
+    Named in help texts, so it never refuses; ResultsStore refuses to open it under sudo when the
+    variable it came from is not root's (checked_default_db_path).
+    """
+    return _default_db(os.environ.get)
+
+
+def checked_default_db_path() -> Path:
+    """default_db_path, with a location from the environment checked as safefile.env_location says."""
+    return _default_db(env_location)
+
+
+def _default_db(lookup: Callable[[str], str | None]) -> Path:
+    override = lookup("MDTUI_DB")
     if override:
-        return Path(override).expanduser()
-    base = os.environ.get("XDG_DATA_HOME", "")
+        return Path(override).expanduser() if not under_sudo() else Path(override)
+    base = lookup("XDG_DATA_HOME") or ""
     # The XDG spec says a relative value is invalid and must be ignored.
     if not base or not os.path.isabs(base):
-        base = str(Path.home() / ".local" / "share")
+        base = str(home_dir() / ".local" / "share")
     return Path(base) / "mdtui" / "results.db"
 
 
@@ -101,7 +116,9 @@ class ResultsStore:
         create: bool = True,
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
     ) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_db_path()
+        self.path = Path(path).expanduser() if path is not None else checked_default_db_path()
+        if path is not None and under_sudo() and self.path == default_db_path():
+            checked_default_db_path()  # the caller took the default from the environment
         self.busy_timeout_s = busy_timeout_s
         self._owner = current_owner()
         self._lock = threading.RLock()
@@ -168,10 +185,18 @@ class ResultsStore:
     def _check_header(self) -> None:
         # Refuse a foreign file before SQLite touches it, so nothing (not even a -wal file) is written.
         try:
-            with self.path.open("rb") as handle:
-                header = handle.read(len(_SQLITE_HEADER))
+            # Without blocking: a FIFO in the database's place must be refused, not waited on.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise StoreError(f"{self.path} is not a regular file (a FIFO, device or socket); it was left untouched")
+            header = os.read(fd, len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
         if header and header != _SQLITE_HEADER:
             raise StoreError(
                 f"{self.path} is not an SQLite database (damaged or some other file); it was left untouched: "

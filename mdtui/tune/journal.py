@@ -16,14 +16,16 @@ import errno
 import json
 import logging
 import os
+import stat
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.tune.catalogue import Knob, Scope, knob_named
+from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, same_uuid, uuid_text
+from mdtui.tune.catalogue import KNOBS_BY_NAME, Knob, Scope, knob_named
 from mdtui.tune.read import parse_value, read_value
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,27 @@ class KnobPermissionError(MdtuiError):
     """The knob's file may not be written by this user: a restore is tried again by the next start."""
 
 
+# Where a knob's file may lead once its links are followed: sysfs's block devices, and md's global limits.
+_KNOB_HOMES = ("/sys/block/", "/sys/devices/", "/proc/sys/dev/raid/")
+
+
+def _open_knob(root: SystemRoot, path: str) -> int:
+    """A write descriptor for a knob file that is, links followed, a regular file under _KNOB_HOMES."""
+    real = os.path.realpath(root.path(path))
+    base = os.path.realpath(root.root)
+    homes = [os.path.join(base, home.lstrip("/")) for home in _KNOB_HOMES]
+    if not any(real.startswith(home) for home in homes):
+        raise MdtuiError(
+            f"{path} leads to {real}, outside /sys/block, /sys/devices and /proc/sys/dev/raid; not written"
+        )
+    # The resolved path has no links left: O_NOFOLLOW refuses one planted since; O_NONBLOCK a FIFO.
+    fd = os.open(real, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise MdtuiError(f"{path} is not a regular file; not written")
+    return fd
+
+
 def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
     """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused."""
     path = knob.system_path(device)
@@ -47,21 +70,17 @@ def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
     if not where.is_file():
         raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
     try:
-        with open(where, "w") as handle:
-            handle.write(value)
+        fd = _open_knob(root, path)
+        try:
+            os.write(fd, value.encode())
+        finally:
+            os.close(fd)
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (changing a knob needs root)") from None
         raise MdtuiError(f"the kernel refused {value!r} for {path}: {exc.strerror or exc}") from None
     current = read_value(root, knob, device)
     return current.raw if current is not None else ""
-
-
-def _same_uuid(a: str, b: str) -> bool:
-    def digits(text: str) -> str:
-        return "".join(c for c in text.lower() if c in "0123456789abcdef")
-
-    return digits(a) == digits(b)
 
 
 @dataclass(frozen=True)
@@ -93,52 +112,89 @@ class JournalFile:
         return data
 
 
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _save(entry: JournalFile) -> None:
     assert entry.path is not None
-    entry.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = entry.path.with_suffix(".tmp")
-    with tmp.open("w") as handle:
-        handle.write(json.dumps(entry.record(), indent=2))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, entry.path)
-    _fsync_dir(entry.path.parent)
+    try:
+        StateDir(entry.path.parent).write(entry.path.name, json.dumps(entry.record(), indent=2).encode())
+    except UnsafeStateError as exc:
+        raise OSError(str(exc)) from None
+
+
+def _text(raw: dict, key: str, limit: int = 256) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        raise BadEntry(f"{key} {value!r} is not a line of text")
+    return value
+
+
+def _change(raw: object) -> Change:
+    """One journalled change, checked: a knob of the catalogue at its own file, on a kernel device, for an
+    array named with its UUID, with an original the knob's range allows. Anything else is never written."""
+    if not isinstance(raw, dict) or set(raw) - {f.name for f in fields(Change)}:
+        raise BadEntry("a change is not a journal change")
+    name = _text(raw, "knob")
+    knob = KNOBS_BY_NAME.get(name)
+    if knob is None:
+        raise BadEntry(f"knob {name!r} is not in the catalogue")
+    device = _text(raw, "device")
+    if knob.scope is Scope.GLOBAL:
+        if device:
+            raise BadEntry(f"{name} is global; device {device!r} is not")
+    else:
+        kernel_name(device, "device")
+    array = kernel_name(_text(raw, "array"), "array")
+    if knob.scope in (Scope.MD, Scope.QUEUE) and device != array:
+        raise BadEntry(f"{name} is a knob of the array itself, not of {device}")
+    array_uuid = uuid_text(_text(raw, "array_uuid"), "array_uuid")
+    if array_uuid is None:
+        raise BadEntry(f"the change of {name} names no array UUID")
+    path = _text(raw, "path")
+    if path != knob.system_path(device):
+        raise BadEntry(f"{path!r} is not where {name} lives")
+    original = _text(raw, "original")
+    try:
+        knob.check_value(original)
+    except MdtuiError as exc:
+        raise BadEntry(str(exc)) from None
+    return Change(name, device, path, original, _text(raw, "shown"), array, array_uuid)
+
+
+def _journal(raw: object, path: Path) -> JournalFile:
+    if not isinstance(raw, dict) or not isinstance(raw.get("changes", []), list):
+        raise BadEntry("not a knob journal")
+    return JournalFile(
+        owner=_text(raw, "owner"),
+        pid=int(raw["pid"]),
+        purpose=_text(raw, "purpose") or "knob change",
+        root=_text(raw, "root", 4096) or "/",
+        created_at=float(raw.get("created_at", 0)),
+        changes=[_change(item) for item in raw.get("changes", [])],
+        path=path,
+    )
 
 
 def load_journals(directory: Path | None = None) -> list[JournalFile]:
-    """Every readable journal, oldest first; a damaged one is skipped and left for a person to see."""
+    """Every journal that passes its checks, oldest first; any other is skipped with one line on stderr,
+    never acted on, and left for a person to see."""
     directory = directory or journal_dir()
+    state = StateDir(directory)
     try:
-        paths = sorted(directory.glob("*.json"))
-    except OSError:
+        names = state.names(".json")
+    except UnsafeStateError as exc:
+        log.warning("mdtui: skipped %s: %s", directory, exc)
         return []
     found = []
-    for path in paths:
+    for name in names:
+        path = directory / name
         try:
-            raw = json.loads(path.read_text())
-            changes = [Change(**{k: str(v) for k, v in item.items()}) for item in raw.get("changes", [])]
-            found.append(
-                JournalFile(
-                    owner=str(raw["owner"]),
-                    pid=int(raw["pid"]),
-                    purpose=str(raw.get("purpose") or "knob change"),
-                    root=str(raw.get("root") or "/"),
-                    created_at=float(raw.get("created_at", 0)),
-                    changes=changes,
-                    path=path,
-                )
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+            data = state.read(name)
+            if data is not None:
+                found.append(_journal(json.loads(data), path))
+        except UnsafeStateError as exc:
+            log.warning("mdtui: skipped %s: %s", path, exc)
+        except (ValueError, KeyError, TypeError) as exc:  # BadEntry, damaged JSON
+            why = exc if isinstance(exc, BadEntry) else "not a knob journal"
+            log.warning("mdtui: skipped %s: %s", path, why)
     return sorted(found, key=lambda entry: entry.created_at)
 
 
@@ -160,7 +216,7 @@ def _array_problem(root: SystemRoot, change: Change) -> str | None:
     if not root.path(md).is_dir():
         return f"{change.array} no longer exists"
     uuid = root.read_text(f"{md}/uuid")
-    if change.array_uuid and uuid and not _same_uuid(uuid, change.array_uuid):
+    if change.array_uuid and uuid and not same_uuid(uuid, change.array_uuid):
         return f"{change.array} is now another array (UUID {uuid})"
     if change.device != change.array and not root.path(f"{md}/dev-{change.device}").exists():
         return f"{change.device} is no longer a member of {change.array}"
@@ -279,8 +335,8 @@ def _settle(entry: JournalFile) -> None:
     if entry.path is None:
         return
     if not entry.changes:
-        with contextlib.suppress(FileNotFoundError):
-            entry.path.unlink()
+        with contextlib.suppress(UnsafeStateError):
+            StateDir(entry.path.parent).remove(entry.path.name)
         return
     with contextlib.suppress(OSError):
         _save(entry)

@@ -287,7 +287,11 @@ class FakeMd:
             f"Personalities : [raid0]\nmd9 : active {plan.level.name} {members}\n"
             f"      2093056 blocks super 1.2{chunk} [{len(names)}/{len(names)}]\n\nunused devices: <none>\n"
         )
-        self.registry.add(CreatedArray(plan.request.device, None, (), plan.member_paths, 0.0))
+        # An array with a superblock is mdtui's only by its UUID, which the scan reads from sysfs.
+        uuid = f"{len(self.created) + 1:08x}-0000-0000-0000-00000000cafe"
+        (self.root / "sys/block/md9/md").mkdir(parents=True, exist_ok=True)
+        (self.root / "sys/block/md9/md/uuid").write_text(uuid + "\n")
+        self.registry.add(CreatedArray(plan.request.device, uuid, (), plan.member_paths, 0.0))
         self.events.append(f"create {plan.level.name} {plan.chunk_bytes}")
         self.created.append(plan)
         array = MdArray("md9", "active", plan.level.name, tuple(ArrayMember(n, i) for i, n in enumerate(names)))
@@ -296,7 +300,7 @@ class FakeMd:
     def destroy(self, plan: DestroyPlan, *, confirmed: bool, root: SystemRoot, log: Any, registry: Any) -> tuple:
         assert confirmed
         (self.root / "proc" / "mdstat").write_text("Personalities : [raid0]\nunused devices: <none>\n")
-        self.registry.remove(plan.array, None)
+        self.registry.remove(plan.array, self.registry._load()[-1].uuid)
         self.events.append(f"destroy {plan.array}")
         self.destroyed.append(plan)
         return ()

@@ -454,7 +454,11 @@ def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardo
         if fail == "create":
             raise MdtuiError("mdadm failed")
         (md9_root / "proc" / "mdstat").write_text(MDSTAT_MD9)
-        tools.registry.add(CreatedArray(plan.request.device, None, (), plan.member_paths, 0.0))
+        # An array with a superblock is mdtui's only by its UUID, which the scan reads from sysfs.
+        (md9_root / "sys/block/md9/md").mkdir(parents=True, exist_ok=True)
+        (md9_root / "sys/block/md9/md/uuid").write_text("0a1b2c3d-1111-1111-2222-222233333333\n")
+        tools.registry.add(CreatedArray(plan.request.device, "0a1b2c3d:11111111:22222222:33333333", (),
+                                        plan.member_paths, 0.0))  # fmt: skip
         return CreateOutcome(plan.request.device, "0a1b2c3d:11111111:22222222:33333333", (), None)
 
     def destroy(plan: Any, **_: Any) -> None:
