@@ -24,6 +24,7 @@ from mdtui.plan.levels import RAID0, RAID1, RAID5, RAID6, RAID10, RaidLevel, lev
 from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
+from mdtui.safefile import StateDir
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
@@ -235,7 +236,10 @@ def should_show_guide(db_path: Path, flag: Path | None = None) -> bool:
 
 
 def mark_guide_seen(flag: Path | None = None) -> None:
-    """Remember that the guide was shown, so it opens by itself only once (g opens it any time)."""
+    """Remember that the guide was shown, so it opens by itself only once (g opens it any time).
+
+    The flag lives in mdtui's state directory and is written as every state file is (safefile.StateDir):
+    a link or FIFO planted under its name is refused, never followed.
+    """
     path = flag or guide_flag_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("the guided flow was shown; press g in mdtui to open it again\n")
+    StateDir(path.parent).write(path.name, b"the guided flow was shown; press g in mdtui to open it again\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mdtui.errors import PlanError
 from mdtui.model.array import MdArray
-from mdtui.safefile import write_text
+from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
 
 RULES_DIR = "/etc/udev/rules.d"
@@ -35,7 +35,9 @@ _COMMENT = re.compile(r"^# mdtui: (?P<array>\S+) (?P<knob>\S+)$")
 
 
 def rules_path(directory: str | os.PathLike[str] | None = None) -> Path:
-    base = directory or os.environ.get("MDTUI_UDEV_RULES_DIR") or RULES_DIR
+    # Under sudo a directory from the environment is used only when root owns it (safefile.env_location):
+    # root must not write udev rules where the invoking user chose.
+    base = directory or env_location("MDTUI_UDEV_RULES_DIR") or RULES_DIR
     return Path(base) / RULES_FILE
 
 

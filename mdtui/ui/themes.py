@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -10,6 +9,8 @@ from pathlib import Path
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+from mdtui.safefile import UnsafeStateError, env_location, home_dir
 
 DEFAULT_THEME = "mdtui-dark"
 FALLBACK_THEME = "textual-dark"
@@ -43,8 +44,12 @@ def repo_themes_dir() -> Path:
 
 
 def user_themes_dir() -> Path:
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "mdtui" / "themes"
+    """$XDG_CONFIG_HOME/mdtui/themes; under sudo only a root-owned $XDG_CONFIG_HOME, else root's own ~/.config."""
+    try:
+        config = env_location("XDG_CONFIG_HOME")
+    except UnsafeStateError:
+        config = None
+    return Path(config or home_dir() / ".config") / "mdtui" / "themes"
 
 
 def default_theme_dirs() -> tuple[Path, ...]:

@@ -213,3 +213,53 @@ def test_the_cli_prints_a_hostile_message_without_its_escapes(tmp_path: Path) ->
     done = mdtui("bench", "--preset", "custom", "--target", str(tmp_path / "no\x1b[2Jdir" / "x.dat"))
     assert done.returncode == 2
     assert "\x1b" not in done.stderr and "no such file" in done.stderr
+
+
+# --- the environment under sudo: udev rules and themes ---------------------------------------------
+
+
+def _users_dir(tmp_path: Path) -> Path:
+    """A directory another user (nobody, 65534) owns, as $HOME/... of the invoking user is under sudo."""
+    place = tmp_path / "user"
+    place.mkdir()
+    os.chown(place, 65534, 65534)
+    return place
+
+
+def test_under_sudo_root_writes_no_udev_rules_where_the_user_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.safefile import UnsafeStateError
+    from mdtui.tune.udev import rules_path
+
+    place = _users_dir(tmp_path)
+    monkeypatch.setenv("MDTUI_UDEV_RULES_DIR", str(place))
+    assert rules_path().parent == place  # without sudo the variable is the user's own choice
+    monkeypatch.setenv("SUDO_UID", "1000")
+    with pytest.raises(UnsafeStateError, match="MDTUI_UDEV_RULES_DIR"):
+        rules_path()
+
+
+def test_under_sudo_themes_come_from_roots_config_not_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.safefile import home_dir
+    from mdtui.ui.themes import user_themes_dir
+
+    place = _users_dir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(place))
+    monkeypatch.setenv("SUDO_UID", "1000")
+    assert user_themes_dir() == home_dir() / ".config" / "mdtui" / "themes"
+
+
+def test_the_guide_flag_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    from mdtui.advise.guide import mark_guide_seen
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("root's file\n")
+    (state / "guide-seen").symlink_to(victim)
+    mark_guide_seen(state / "guide-seen")  # the link is replaced by a new file, never written through
+    assert victim.read_text() == "root's file\n"
+    assert (state / "guide-seen").is_file() and not (state / "guide-seen").is_symlink()
