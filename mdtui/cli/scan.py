@@ -8,6 +8,8 @@ import json
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.run.mdadm import array_in_use
 
 
 def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,9 +59,7 @@ def render_scan(inventory: Inventory) -> str:
     if inventory.arrays:
         lines.append(f"{'ARRAY':<8} {'LEVEL':<7} {'STATE':<16} {'SIZE':>10} {'CHUNK':>8} {'LAYOUT':<16} MEMBERS")
         for array in inventory.arrays:
-            members = " ".join(
-                m.name + ("(F)" if m.faulty else "(S)" if m.spare else "") for m in array.members
-            )
+            members = " ".join(m.name + ("(F)" if m.faulty else "(S)" if m.spare else "") for m in array.members)
             state = array.state + (f", degraded {array.degraded}" if array.degraded else "")
             chunk = iec_bytes(array.chunk_bytes) if array.chunk_bytes else "-"
             lines.append(
@@ -84,6 +84,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     inventory = scan(args.root)
     if args.json:
         data = to_jsonable(inventory)
+        # What uses each array itself (a filesystem, swap, a dm device or partition on it): a remote host's
+        # fleet check refuses a write to the array on these (fleet.remote).
+        for entry, array in zip(data["arrays"], inventory.arrays, strict=True):
+            entry["in_use"] = [to_jsonable(reason) for reason in array_in_use(SystemRoot(args.root), array)]
         if not args.no_smart and inventory.privileged and args.root in ("/", ""):
             from mdtui.probe.smart import read_smart_all
 
@@ -102,5 +106,3 @@ def cmd_capture(args: argparse.Namespace) -> int:
     copied = capture(args.out_dir, SystemRoot(args.root))
     print(f"captured {copied} files into {args.out_dir}; read it back with: mdtui --root {args.out_dir} scan")
     return 0
-
-

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
-from mdtui.model.disk import Disk
+from mdtui.model.disk import Disk, InUseKind, InUseReason
 from mdtui.numbers import U64_MAX, parse_int
 from mdtui.plan.create import CreatePlan, member_path
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.disks import DiskProber
-from mdtui.probe.mounts import read_mounts
+from mdtui.probe.mounts import read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 
@@ -139,13 +139,26 @@ def find_array(root: SystemRoot, device: str) -> MdArray | None:
     return next((a for a in read_arrays(root) if a.name == name), None)
 
 
-def is_mounted(root: SystemRoot, array: MdArray) -> bool:
+def array_in_use(root: SystemRoot, array: MdArray) -> tuple[InUseReason, ...]:
+    """Why writing over the array itself would destroy something: its mounts, swap, and what it holds."""
     majmin = root.read_text(f"/sys/block/{array.name}/dev")
-    for mount in read_mounts(root):
-        if mount.source in (array.dev_path, f"/dev/md/{array.name}") or (majmin and mount.major_minor == majmin):
-            return True
+    names = (array.dev_path, f"/dev/md/{array.name}")
+    reasons = [
+        InUseReason(InUseKind.MOUNTED, f"mounted at {mount.mount_point} ({mount.fs_type})")
+        for mount in read_mounts(root)
+        if mount.source in names or (majmin and mount.major_minor == majmin)
+    ]
+    reasons += [InUseReason(InUseKind.SWAP, f"{swap} is swap") for swap in read_swaps(root) if swap in names]
     # A partition of the array or a dm device on top of it is in use just the same.
-    return bool(root.listdir(f"/sys/block/{array.name}/holders"))
+    reasons += [
+        InUseReason(InUseKind.HOLDER, f"held by {holder}")
+        for holder in root.listdir(f"/sys/block/{array.name}/holders")
+    ]
+    return tuple(reasons)
+
+
+def is_mounted(root: SystemRoot, array: MdArray) -> bool:
+    return bool(array_in_use(root, array))
 
 
 def created_by_mdtui(array: MdArray, registry: ArrayRegistry | None = None) -> bool:

@@ -263,3 +263,28 @@ def test_the_guide_flag_is_never_written_through_a_planted_link(tmp_path: Path) 
     mark_guide_seen(state / "guide-seen")  # the link is replaced by a new file, never written through
     assert victim.read_text() == "root's file\n"
     assert (state / "guide-seen").is_file() and not (state / "guide-seen").is_symlink()
+
+
+# --- an array's own users, in scan --json and in the fleet's remote check ----------------------------
+
+
+def test_what_holds_an_array_is_in_scan_json_and_refuses_a_remote_write(tmp_path: Path) -> None:
+    """md0 holding an unmounted LV (a dm device): nothing is mounted, yet a write would destroy it."""
+    import json
+
+    from mdtui.fleet.hosts import Host
+    from mdtui.fleet.remote import RemoteInventory, check_target
+
+    tree = tmp_path / "tree"
+    shutil.copytree(REAL, tree, symlinks=True)
+    (tree / "sys" / "block" / "md0" / "holders").mkdir(exist_ok=True)
+    (tree / "sys" / "block" / "md0" / "holders" / "dm-7").mkdir()
+    done = mdtui("--root", str(tree), "scan", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    md0 = next(a for a in data["arrays"] if a["name"] == "md0")
+    assert md0["in_use"] == [{"kind": "holder", "detail": "held by dm-7"}]
+    assert next(a for a in data["arrays"] if a["name"] == "md2")["in_use"] == []
+    inventory = RemoteInventory(Host("203.0.113.1"), data)
+    refusals = check_target(inventory.host, "/dev/md0", inventory, writes=True).refusals
+    assert any("held by dm-7" in refusal for refusal in refusals), refusals
