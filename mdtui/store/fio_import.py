@@ -152,9 +152,10 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
     if not documents:
         return ()
 
-    def summed(document: dict[str, Any], name: str, field: str) -> float:
-        figures = [read_direction(job.get(name)) for job in _jobs(document)]
-        return float(sum(getattr(f, field) or 0 for f in figures))
+    def summed(document: dict[str, Any], name: str, field: str) -> float | None:
+        """A job total; None when a job does not carry the figure (fio 2.1 has no total_ios)."""
+        figures = [getattr(read_direction(job.get(name)), field) for job in _jobs(document)]
+        return None if any(f is None for f in figures) else float(sum(figures))
 
     # Directions the run never used would only add rows of zeros.
     used = [name for name in ("read", "write") if summed(documents[-1], name, "io_bytes")]
@@ -165,7 +166,9 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
         values = {}
         for name in used:
             for field, metric in (("io_bytes", f"{name}_bw_bytes_per_s"), ("total_ios", f"{name}_iops")):
-                values[metric] = (summed(after, name, field) - summed(before, name, field)) / seconds
+                now, then = summed(after, name, field), summed(before, name, field)
+                if now is not None and then is not None:
+                    values[metric] = (now - then) / seconds
         points.append(SamplePoint((_number(after.get("timestamp_ms")) - started_ms) / 1000, values))
     return tuple(points)
 

@@ -164,3 +164,16 @@ def test_output_that_cannot_be_read_right_is_refused_naming_the_version_and_what
     del doc["jobs"][0]["read"]["bw"]
     with pytest.raises(FioImportError, match=r"fio-3\.1 output has read: no bw_bytes or bw"):
         read_fio_output(json.dumps(doc, indent=2))
+
+
+def test_a_time_series_without_io_counts_has_no_iops_rather_than_zero() -> None:
+    # --status-interval output of an fio that writes no total_ios (2.1): IOPS per interval is unknown.
+    first = document("fio-2.18-randread.json")
+    for job in first["jobs"]:
+        for side in ("read", "write", "trim"):
+            job[side].pop("total_ios", None)
+    second = json.loads(json.dumps(first))
+    second["timestamp_ms"] += 1000
+    second["jobs"][0]["read"]["io_bytes"] += 292
+    run = read_fio_output(json.dumps(first, indent=2) + "\n" + json.dumps(second, indent=2) + "\n")
+    assert [point.values for point in run.samples] == [{"read_bw_bytes_per_s": 292 * 1024}]
