@@ -177,3 +177,19 @@ def test_a_time_series_without_io_counts_has_no_iops_rather_than_zero() -> None:
     second["jobs"][0]["read"]["io_bytes"] += 292
     run = read_fio_output(json.dumps(first, indent=2) + "\n" + json.dumps(second, indent=2) + "\n")
     assert [point.values for point in run.samples] == [{"read_bw_bytes_per_s": 292 * 1024}]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in VERSIONS.glob("*.json") if "client" not in p.name))
+def test_the_live_parser_and_the_import_read_every_version_alike(name: str) -> None:
+    doc = document(name)
+    for run in read_fio_runs(text(name)):
+        step = run.setup.params.get("step")
+        groupid = int(step.split()[1]) if step else 0
+        jobs = [job for job in doc["jobs"] if job["groupid"] == groupid]
+        total, _ = document_stats({"jobs": jobs})
+        assert total is not None
+        for side in ("read", "write"):
+            live = getattr(total, side)
+            stored = run.metrics.get(f"{side}_bw_bytes_per_s")
+            assert live.bytes_per_s == (stored or 0.0)
+            assert live.iops == pytest.approx(run.metrics.get(f"{side}_iops") or 0.0)
