@@ -244,7 +244,9 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
         raise FioImportError(f"{where}: the {version} JSON has a timestamp that is no date")
     ended_at = None if ended_ms is None else datetime.fromtimestamp(ended_ms / 1000, UTC)
     group_ids = sorted({groupid for _, groupid in groups})
-    # Stonewalled groups run one after another: each ends where the next one starts, the last at fio's end.
+    # Groups apart from the first start with stonewall (one after another: each ends where the next one
+    # starts, the last at fio's end) or, rarely, new_group, which fio's JSON does not tell apart; their
+    # figures are right either way, only such a group's times would be too early.
     ends: dict[int, datetime | None] = {}
     moment = ended_at
     for groupid in reversed(group_ids):
@@ -276,7 +278,7 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
         if group_end is None:
             extra["time"] = f"unknown: {version} wrote no timestamp"
         if len(group_ids) > 1:
-            extra["params"] = {"step": f"group {groupid} of {len(group_ids)} (stonewall)"}
+            extra["params"] = {"step": f"fio group {groupid} of {len(group_ids)}"}
         failures = [
             f"job {str(job.get('jobname', '?'))!r}: error {code} ({_strerror(code)})"
             for job in jobs
