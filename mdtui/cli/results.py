@@ -27,7 +27,7 @@ from mdtui.store.export import (
     format_setting,
     runs_json,
 )
-from mdtui.store.fio_import import read_fio_file, store_fio_run
+from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
 from mdtui.store.spool import is_spooled, read_spooled
 
@@ -253,8 +253,7 @@ def render_run(run: RunRecord) -> str:
         lines.append(f"  {len(run.samples)} samples over {duration(run.samples[-1].t_s)}")
     if run.fio_json:
         lines.append(
-            f"  raw fio JSON kept ({len(run.fio_json):,} characters): "
-            f"mdtui results export {run.id} --format json --raw"
+            f"  raw fio JSON kept ({len(run.fio_json):,} characters): mdtui results export {run.id} --format json --raw"
         )
     return "\n".join(lines).rstrip()
 
@@ -350,9 +349,7 @@ def _cmd_ratios(args: argparse.Namespace) -> int:
 def _cmd_normalise(args: argparse.Namespace) -> int:
     with _store(args) as store:
         runs = store.get_runs(args.runs)
-        device: RunRecord | float = (
-            store.get_run(args.device_run) if args.device_run is not None else args.device_speed
-        )
+        device: RunRecord | float = store.get_run(args.device_run) if args.device_run is not None else args.device_speed
     table = normalise(runs, device, metric=args.metric, data_disks_by_run=dict(args.data_disks))
     _emit(export_normalised(table, args.format), args, store)
     return 0
@@ -363,7 +360,7 @@ def _spooled(path: str) -> bool:
         with open(path, "rb") as handle:
             return is_spooled(handle.read(512).decode("utf-8", "replace"))
     except OSError:
-        return False  # read_fio_file says why
+        return False  # read_fio_file_runs says why
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -377,17 +374,21 @@ def _cmd_import(args: argparse.Namespace) -> int:
             run = store.get_run(store.store_spooled(spooled))
         print(f"stored the spooled run as #{run.id} ({run.status.value}); {args.file} can be deleted")
         return 0
-    fio_run = read_fio_file(args.file, label=args.label)
+    # One run per stonewall group and per --client host, every one read and checked before any is stored.
+    fio_runs = read_fio_file_runs(args.file, label=args.label)
     with _store(args, create=True) as store:
-        run = store.get_run(store_fio_run(store, fio_run))
-    figures = ", ".join(
-        f"{m.label} {format_metric(m, v)}"
-        for m in METRICS[:4]
-        if (v := run.metrics.get(m.name)) is not None
-    )
-    print(f"imported run #{run.id} ({run.status.value}){': ' + figures if figures else ''}")
-    if run.error:
-        print(f"note: fio reported errors: {run.error}", file=sys.stderr)
+        runs = [store.get_run(store_fio_run(store, fio_run)) for fio_run in fio_runs]
+    for run in runs:
+        figures = ", ".join(
+            f"{m.label} {format_metric(m, v)}" for m in METRICS[:4] if (v := run.metrics.get(m.name)) is not None
+        )
+        where = " ".join(str(part) for part in (run.context.get("fio_client_host"), run.params.get("step")) if part)
+        print(
+            f"imported run #{run.id} ({run.status.value}){' ' + where if where else ''}"
+            f"{': ' + figures if figures else ''}"
+        )
+        if run.error:
+            print(f"note: fio reported errors in run #{run.id}: {run.error}", file=sys.stderr)
     return 0
 
 

@@ -17,7 +17,7 @@ from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.links import PCI_ADDRESS, pcie_link, sas_link, sata_link
 from mdtui.probe.mounts import Mount, read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot, read_attribute
-from mdtui.probe.udev import UdevInfo, UdevReader
+from mdtui.probe.udev import UdevInfo, UdevReader, udev_model
 
 # Devices that are never array members in their own right: RAM disks, compressed swap, optical
 # drives, floppies, and the md and dm devices built on top of real disks.
@@ -50,9 +50,7 @@ def _pick_by_id(links: Iterable[str]) -> str | None:
     for prefix in _BY_ID_ORDER:
         for link in by_id:
             name = link.rsplit("/", 1)[1]
-            if name.startswith(prefix) and not name.startswith("nvme-eui.") and not name.startswith(
-                "nvme-nvme."
-            ):
+            if name.startswith(prefix) and not name.startswith("nvme-eui.") and not name.startswith("nvme-nvme."):
                 return link
     return by_id[0] if by_id else None
 
@@ -171,9 +169,12 @@ class DiskProber:
         if rotational is None:
             problems.append("rotational flag unreadable")
 
-        model = _clean(root.read_text(f"{base}/device/model")) or _clean(
-            (udev.get("ID_MODEL") or "").replace("_", " ")
-        )
+        model = _clean(root.read_text(f"{base}/device/model"))
+        full_model = udev_model(udev)
+        # sysfs's model of a SATA disk is the SCSI inquiry product, cut to 16 characters
+        # ("KINGSTON SH103S3"); udev's is the drive's own, whole ("KINGSTON SH103S3240G").
+        if full_model and (model is None or (len(full_model) > len(model) and full_model.startswith(model))):
+            model = full_model
         vendor = _clean(root.read_text(f"{base}/device/vendor"))
         if model and vendor and transport is Transport.SAS and vendor not in ("ATA",):
             model = f"{vendor} {model}"
@@ -219,9 +220,7 @@ class DiskProber:
 
     # -- in-use rules -------------------------------------------------------------------------
 
-    def _in_use(
-        self, name: str, partitions: tuple[str, ...], udev: UdevInfo, problems: list[str]
-    ) -> list[InUseReason]:
+    def _in_use(self, name: str, partitions: tuple[str, ...], udev: UdevInfo, problems: list[str]) -> list[InUseReason]:
         reasons: list[InUseReason] = []
         nodes = (name, *partitions)
         reasons += self._mount_reasons(name)
@@ -235,9 +234,7 @@ class DiskProber:
             if fs_type == "linux_raid_member":
                 if not held_by_md:
                     array = f" (array {label})" if label else ""
-                    reasons.append(
-                        InUseReason(InUseKind.MD_SUPERBLOCK, f"md superblock{where}{array}, not assembled")
-                    )
+                    reasons.append(InUseReason(InUseKind.MD_SUPERBLOCK, f"md superblock{where}{array}, not assembled"))
             elif fs_type == "LVM2_member":
                 reasons.append(InUseReason(InUseKind.LVM_PV, f"LVM physical volume{where}"))
             elif fs_type == "swap":
@@ -251,9 +248,7 @@ class DiskProber:
                 labelled = f" labelled '{label}'" if label else ""
                 reasons.append(InUseReason(InUseKind.FS_SIGNATURE, f"{fs_type} filesystem{where}{labelled}"))
         if partitions and not any(r.kind is InUseKind.PARTITION_TABLE for r in reasons):
-            reasons.append(
-                InUseReason(InUseKind.PARTITION_TABLE, f"partitioned: {', '.join(partitions)}")
-            )
+            reasons.append(InUseReason(InUseKind.PARTITION_TABLE, f"partitioned: {', '.join(partitions)}"))
         if not reasons and self.live and self.privileged:
             reasons += self._exclusive_reasons(nodes)
         return reasons
@@ -288,9 +283,7 @@ class DiskProber:
             if mount.mount_point == "/":
                 reasons.append(InUseReason(InUseKind.ROOT_FS, f"holds the running root filesystem{via}"))
             else:
-                reasons.append(
-                    InUseReason(InUseKind.MOUNTED, f"mounted at {mount.mount_point} ({mount.fs_type}){via}")
-                )
+                reasons.append(InUseReason(InUseKind.MOUNTED, f"mounted at {mount.mount_point} ({mount.fs_type}){via}"))
         return reasons
 
     def _swap_reasons(self, disk: str) -> list[InUseReason]:

@@ -2,7 +2,8 @@
 
 What an admin needs to decide whether a member is failing: the overall verdict, temperature, power-on hours,
 media errors (NVMe media errors; ATA reallocated, pending and uncorrectable sectors; SCSI uncorrected errors),
-interface CRC errors (a cable or backplane, not the disk), and how much of its rated endurance an NVMe has used.
+SCSI grown defects and non-medium errors, interface CRC errors (a cable or backplane, not the disk), how much
+of its rated endurance an NVMe has used and NVMe critical warnings, each in its own protocol's words.
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ ATA_CRC_ATTRIBUTE = 199
 # NVMe drives rate their endurance as percentage used (may pass 100); past this, plan a replacement.
 NVME_WORN_PERCENT = 90
 PARALLEL_DISKS = 8
+# The NVMe SMART / Health log's Critical Warning bits (NVMe base specification, log page 02h, byte 0).
+NVME_CRITICAL_WARNINGS = (
+    (0x01, "available spare below its threshold"),
+    (0x02, "temperature beyond a threshold"),
+    (0x04, "NVM subsystem reliability degraded (media or internal errors)"),
+    (0x08, "media placed in read-only mode"),
+    (0x10, "volatile memory backup device failed"),
+    (0x20, "persistent memory region read-only or unreliable"),
+)
 # A raw counter this large is a damaged reading, not a count.
 _COUNTER_LIMIT = 1 << 48
 
@@ -49,6 +59,8 @@ class SmartHealth:
     power_on_hours: int | None = None
     media_errors: int | None = None  # NVMe media_errors; ATA sum of ATA_MEDIA_ATTRIBUTES; SCSI uncorrected
     crc_errors: int | None = None  # ATA UDMA_CRC_Error_Count
+    grown_defects: int | None = None  # SCSI grown defect list: blocks the drive has reassigned
+    non_medium_errors: int | None = None  # SCSI non-medium errors (link, controller, power; not the media)
     percentage_used: int | None = None  # NVMe endurance used
     critical_warning: int | None = None  # NVMe critical_warning bits
     error_log_entries: int | None = None  # NVMe num_err_log_entries / ATA error log count
@@ -62,22 +74,42 @@ class SmartHealth:
         if self.passed is False:
             found.append("SMART overall health: FAILED")
         if self.critical_warning:
-            found.append(f"NVMe critical warning 0x{self.critical_warning:02x}")
+            words = nvme_warning_text(self.critical_warning)
+            found.append(f"NVMe critical warning 0x{self.critical_warning:02x}: {words}")
         if self.media_errors:
             found.append(f"{self.media_errors} media error(s)")
+        if self.grown_defects:
+            found.append(f"{self.grown_defects} grown defect(s) (blocks the drive has reassigned)")
+        if self.non_medium_errors:
+            found.append(f"{self.non_medium_errors} non-medium error(s) (link, controller or power, not the media)")
         if self.crc_errors:
             found.append(f"{self.crc_errors} interface CRC error(s) (cable or backplane)")
         if self.percentage_used is not None and self.percentage_used >= NVME_WORN_PERCENT:
             found.append(f"{self.percentage_used}% of its rated endurance used")
-        if self.exit_status is not None and self.exit_status & (EXIT_PREFAIL_NOW | EXIT_DISK_FAILING):
-            found.append("prefail attributes at or below threshold now")
+        if self.exit_status is not None:
+            if self.exit_status & EXIT_DISK_FAILING and self.passed is not False:
+                found.append("smartctl reports the disk failing")
+            # Prefail attributes are ATA's; smartctl's bit is set for no other protocol's reason.
+            if self.exit_status & EXIT_PREFAIL_NOW and self.protocol == "ATA":
+                found.append("prefail attributes at or below threshold now")
         return tuple(found)
 
     @property
     def failing(self) -> bool:
-        return self.passed is False or bool(self.critical_warning) or bool(
-            self.exit_status is not None and self.exit_status & (EXIT_DISK_FAILING | EXIT_PREFAIL_NOW)
+        return (
+            self.passed is False
+            or bool(self.critical_warning)
+            or bool(self.exit_status is not None and self.exit_status & (EXIT_DISK_FAILING | EXIT_PREFAIL_NOW))
         )
+
+
+def nvme_warning_text(bits: int) -> str:
+    """An NVMe Critical Warning byte in the specification's words, e.g. "available spare below its threshold"."""
+    named = [text for bit, text in NVME_CRITICAL_WARNINGS if bits & bit]
+    unknown = bits & ~sum(bit for bit, _ in NVME_CRITICAL_WARNINGS)
+    if unknown:
+        named.append(f"reserved bits 0x{unknown:02x}")
+    return "; ".join(named)
 
 
 def _int(value: Any) -> int | None:
@@ -131,6 +163,15 @@ def parse_smartctl_json(device: str, text: str) -> SmartHealth:
     if media is None and any(v is not None for v in scsi_errors):
         media = sum(v for v in scsi_errors if v is not None)
     protocol = _get(data, "device", "protocol")
+    # smartctl writes the non-medium error count to JSON under one of these names, where it writes it at
+    # all (older versions print it only as text).
+    non_medium = _int(_get(data, "scsi_nonmedium_error", "count"))
+    if non_medium is None:
+        non_medium = _int(data.get("scsi_nonmedium_error_count"))
+    temperature = _int(_get(data, "temperature", "current"))
+    if temperature == 0:
+        # No drive in service sits at 0 °C: a RAID volume or a bridge with no sensor fills the field with 0.
+        temperature = None
     model = data.get("model_name") or data.get("scsi_model_name")
     ata_errors = _int(_get(data, "ata_smart_error_log", "summary", "count"))
     return SmartHealth(
@@ -139,10 +180,12 @@ def parse_smartctl_json(device: str, text: str) -> SmartHealth:
         model=model if isinstance(model, str) else None,
         serial=data.get("serial_number") if isinstance(data.get("serial_number"), str) else None,
         passed=passed if isinstance(passed, bool) else None,
-        temperature_c=_int(_get(data, "temperature", "current")),
+        temperature_c=temperature,
         power_on_hours=_int(_get(data, "power_on_time", "hours")),
         media_errors=media,
         crc_errors=crc,
+        grown_defects=_int(data.get("scsi_grown_defect_list")),
+        non_medium_errors=non_medium,
         percentage_used=_int(nvme.get("percentage_used")) if nvme else None,
         critical_warning=_int(nvme.get("critical_warning")) if nvme else None,
         error_log_entries=_int(nvme.get("num_err_log_entries")) if nvme else ata_errors,

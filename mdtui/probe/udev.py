@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mdtui.probe.root import RefusedFileError, SystemRoot
@@ -16,6 +17,32 @@ class UdevInfo:
     def get(self, key: str) -> str | None:
         value = self.properties.get(key)
         return value or None
+
+
+# udev writes *_ENC properties with each byte it will not keep as is (a space, a backslash, ...) as "\xNN".
+_ENCODED_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
+
+
+def decode_udev_enc(value: str) -> str:
+    """An ``*_ENC`` property's text: ``KINGSTON\\x20SH103S3240G\\x20\\x20`` -> ``KINGSTON SH103S3240G  ``."""
+    raw = _ENCODED_BYTE.sub(lambda m: chr(int(m.group(1), 16)), value)
+    # Bytes above 0x7f were UTF-8 before udev encoded them: put the bytes back together.
+    try:
+        return raw.encode("latin-1").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # characters udev left unencoded beyond latin-1: already text
+        return raw
+
+
+def udev_model(info: UdevInfo) -> str | None:
+    """The model as the drive reports it, from udev: ID_MODEL_ENC decoded, words single-spaced.
+
+    ID_MODEL has every space made "_", so a real underscore cannot be told from a space there; it is
+    used (its "_" read as spaces) only when there is no ID_MODEL_ENC.
+    """
+    encoded = info.get("ID_MODEL_ENC")
+    text = decode_udev_enc(encoded) if encoded is not None else (info.get("ID_MODEL") or "").replace("_", " ")
+    text = " ".join(text.split())
+    return text or None
 
 
 class UdevReader:

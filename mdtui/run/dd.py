@@ -152,7 +152,9 @@ class DdStreamParser:
     def _lines(self, lines: list[str]) -> list[Progress]:
         found: list[Progress] = []
         for raw in lines:
-            line = raw.strip()
+            # The streaming path keeps only a line's first MAX_LINE + 1 characters; reading every line
+            # by that start makes a whole-text parse read exactly what a streamed one does.
+            line = raw[: MAX_LINE + 1].strip()
             if not line:
                 continue
             records = _RECORDS.match(line)

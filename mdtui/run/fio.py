@@ -11,6 +11,7 @@ from typing import Any
 
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress
 from mdtui.numbers import FLOAT_MAX
+from mdtui.store.fio_read import read_direction
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -191,12 +192,12 @@ def document_elapsed_s(document: Mapping[str, Any]) -> float:
 def _totals(document: Mapping[str, Any]) -> tuple[int, int, int, int]:
     read_bytes = write_bytes = read_ios = write_ios = 0
     for job in _jobs(document):
-        read = _dict(job.get("read"))
-        write = _dict(job.get("write"))
-        read_bytes += int(_number(read.get("io_bytes")))
-        write_bytes += int(_number(write.get("io_bytes")))
-        read_ios += int(_number(read.get("total_ios")))
-        write_ios += int(_number(write.get("total_ios")))
+        read = read_direction(job.get("read"))
+        write = read_direction(job.get("write"))
+        read_bytes += read.io_bytes or 0
+        write_bytes += write.io_bytes or 0
+        read_ios += read.total_ios or 0
+        write_ios += write.total_ios or 0
     return read_bytes, write_bytes, read_ios, write_ios
 
 
@@ -227,29 +228,27 @@ class FioProgressTracker:
         )
 
 
-def _percentile(clat: Mapping[str, Any], key: str) -> float | None:
-    value = _dict(clat.get("percentile")).get(key)
-    number = _number(value, math.nan)
-    return None if math.isnan(number) else number
-
-
 def _direction(section: Mapping[str, Any]) -> DirectionStats:
-    clat = _dict(section.get("clat_ns"))
-    has_samples = _number(clat.get("N")) > 0
-    latency = Latency(
-        mean_ns=_number(clat.get("mean")) if has_samples else None,
-        p50_ns=_percentile(clat, "50.000000"),
-        p99_ns=_percentile(clat, "99.000000"),
-        p99_9_ns=_percentile(clat, "99.900000"),
-        max_ns=_number(clat.get("max")) if has_samples else None,
-    )
+    """A direction read as the import reads it (mdtui.store.fio_read), for every fio version's units.
+
+    DirectionStats counts what was not measured as 0 for volumes and rates; latency stays None.
+    """
+    figures = read_direction(section)
+    clat = figures.clat
+    percentiles = clat.percentiles_ns or {}
     return DirectionStats(
-        io_bytes=int(_number(section.get("io_bytes"))),
-        runtime_s=_number(section.get("runtime")) / 1000,
-        bytes_per_s=_number(section.get("bw_bytes")),
-        iops=_number(section.get("iops")),
-        total_ios=int(_number(section.get("total_ios"))),
-        latency=latency,
+        io_bytes=figures.io_bytes or 0,
+        runtime_s=figures.runtime_s or 0.0,
+        bytes_per_s=figures.bytes_per_s or 0.0,
+        iops=figures.iops or 0.0,
+        total_ios=figures.total_ios or 0,
+        latency=Latency(
+            mean_ns=clat.mean_ns,
+            p50_ns=percentiles.get("p50"),
+            p99_ns=percentiles.get("p99"),
+            p99_9_ns=percentiles.get("p99_9"),
+            max_ns=clat.max_ns,
+        ),
     )
 
 

@@ -30,8 +30,7 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes; extended codes keep them in the low byte)
 _DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 _RUN_COLUMNS = (
-    "id, status, started_at, ended_at, preset, params_json, target, array_json, context_json, "
-    "label, note, owner, error"
+    "id, status, started_at, ended_at, preset, params_json, target, array_json, context_json, label, note, owner, error"
 )
 
 

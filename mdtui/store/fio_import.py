@@ -1,4 +1,4 @@
-"""Read fio 3.x `--output-format=json` output (one document, or one per --status-interval) into a run."""
+"""Read fio's JSON output, fio 2.x to today's (one document, or one per --status-interval), into runs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
+from mdtui.store.fio_read import PERCENTILES, number, read_direction
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import read_bounded_text
 
@@ -23,8 +24,6 @@ IMPORTED_PRESET = "imported"
 _LATEST_MS = 253_402_300_799_000
 # A --status-interval=1 log of an hour with 64 jobs is ~200 MiB; more is not one run's output.
 MAX_IMPORT_BYTES = 512 << 20
-# fio's default percentile_list holds these; a custom list without them leaves the figure unknown.
-_PERCENTILES = {"p50": 50.0, "p99": 99.0, "p99_9": 99.9}
 # Each document fio prints starts with "{" in column 0; nested objects are indented.
 _DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
 
@@ -35,8 +34,8 @@ class FioRun:
 
     setup: RunSetup
     status: RunStatus
-    started_at: datetime
-    ended_at: datetime
+    started_at: datetime | None  # None when fio wrote no timestamp (fio 2.1)
+    ended_at: datetime | None
     metrics: Metrics
     samples: tuple[SamplePoint, ...]
     error: str
@@ -61,19 +60,18 @@ def parse_fio_output(text: str) -> list[dict[str, Any]]:
             # stack. Look for the next document.
             position = match.start() + 1
             continue
-        if isinstance(document, dict) and isinstance(document.get("jobs"), list):
+        if isinstance(document, dict) and (
+            isinstance(document.get("jobs"), list) or isinstance(document.get("client_stats"), list)
+        ):
             documents.append(document)
         position = end
     return documents
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    try:
-        return float(value)
-    except OverflowError:  # an integer too large for a float
-        return math.inf
+    """A JSON number, 0 for anything else: for counts whose absence means none (fio's error code)."""
+    figure = number(value)
+    return 0.0 if figure is None else figure
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -85,54 +83,67 @@ def _jobs(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
 
 
-def _direction(jobs: Sequence[Any], name: str) -> list[dict[str, Any]]:
-    return [job[name] for job in jobs if isinstance(job, dict) and isinstance(job.get(name), dict)]
+def _client_entries(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """``fio --client`` output: each host's job entries; fio's own "All clients" sum is left out."""
+    stats = document.get("client_stats")
+    if not isinstance(stats, list):
+        return []
+    return [entry for entry in stats if isinstance(entry, dict) and entry.get("jobname") != "All clients"]
 
 
-def _percentile(stats: dict[str, Any], wanted: float) -> float | None:
-    # Total latency (lat_ns) has percentiles only with lat_percentiles=1; fio's default is completion latency.
-    for key in ("lat_ns", "clat_ns"):
-        table = _dict(stats.get(key)).get("percentile")
-        if isinstance(table, dict):
-            for point, value in table.items():
-                try:
-                    if abs(float(point) - wanted) < 1e-6:
-                        return _number(value)
-                except (TypeError, ValueError):
-                    continue
-    return None
+def _fio_version(document: dict[str, Any]) -> str:
+    return str(document.get("fio version") or "fio of unknown version")
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """Summary figures of jobs that ran at the same time, and how they were read."""
+
+    metrics: Metrics
+    percentile_kind: str | None  # "clat" or "lat": which latency p50/p99/p99.9 are of
+    missing: tuple[str, ...]  # "<direction>: <why>" for each used direction that cannot be read right
+
+
+def group_figures(jobs: Sequence[dict[str, Any]]) -> GroupFigures:
+    """Bandwidth, IOPS and CPU summed over jobs that ran together; latency as fio measured it.
+
+    Mean latency is total latency (fio's lat), weighted by each job's I/O count. Percentiles cannot be
+    merged from per-job tables, so the worst job's is kept: an upper bound, exact with group_reporting.
+    A direction with no I/O, and a figure no job measured, is left unknown rather than recorded as zero.
+    """
+    values: dict[str, float] = {}
+    kinds: set[str] = set()
+    missing: list[str] = []
+    for name in ("read", "write"):
+        figures = [read_direction(job.get(name)) for job in jobs if isinstance(job.get(name), dict)]
+        used = [f for f in figures if f.used]
+        if not used:
+            continue
+        missing.extend(f"{name}: {key}" for f in used for key in f.missing if f"{name}: {key}" not in missing)
+        if all(f.bytes_per_s is not None for f in used):
+            values[f"{name}_bw_bytes_per_s"] = sum(f.bytes_per_s or 0.0 for f in used)
+        if all(f.iops is not None for f in used):
+            values[f"{name}_iops"] = sum(f.iops or 0.0 for f in used)
+        weighted = [(m, w) for f in used if (m := f.lat.mean_ns) is not None and (w := f.weight)]
+        if weighted:
+            values[f"{name}_lat_mean_ns"] = sum(m * w for m, w in weighted) / sum(w for _, w in weighted)
+        for suffix in PERCENTILES:
+            found = [p for f in used if (p := f.percentiles_ns.get(suffix)) is not None]
+            if found:
+                values[f"{name}_lat_{suffix}_ns"] = max(found)
+        kinds.update(kind for f in used if (kind := f.percentile_kind) is not None)
+    for key, field in (("usr_cpu", "cpu_usr_pct"), ("sys_cpu", "cpu_sys_pct")):
+        cpu = [figure for job in jobs if (figure := number(job.get(key))) is not None]
+        if cpu:
+            values[field] = sum(cpu)
+    # Jobs of one run share their options, lat_percentiles included; a mix is named as such.
+    kind = kinds.pop() if len(kinds) == 1 else ("clat and lat" if kinds else None)
+    return GroupFigures(Metrics.from_dict(values), kind, tuple(missing))
 
 
 def metrics_from_fio(document: dict[str, Any]) -> Metrics:
-    """Summary figures of one fio JSON document.
-
-    Bandwidth, IOPS and CPU are summed over jobs (with group_reporting there is one job per group).
-    Mean latency is weighted by each job's I/O count. Percentiles cannot be merged from per-job
-    tables, so the worst job's percentile is kept: an upper bound, exact with group_reporting.
-    A direction with no I/O at all is left unknown rather than recorded as zero.
-    """
-    jobs = _jobs(document)
-    values: dict[str, float] = {}
-    for name in ("read", "write"):
-        stats = _direction(jobs, name)
-        total_ios = sum(_number(s.get("total_ios")) for s in stats)
-        if total_ios <= 0 and sum(_number(s.get("io_bytes")) for s in stats) <= 0:
-            continue
-        values[f"{name}_bw_bytes_per_s"] = sum(_number(s.get("bw_bytes")) for s in stats)
-        values[f"{name}_iops"] = sum(_number(s.get("iops")) for s in stats)
-        weighted = [s for s in stats if _number(s.get("total_ios")) > 0]
-        if weighted:
-            values[f"{name}_lat_mean_ns"] = sum(
-                _number(_dict(s.get("lat_ns")).get("mean")) * _number(s.get("total_ios")) for s in weighted
-            ) / sum(_number(s.get("total_ios")) for s in weighted)
-            for suffix, wanted in _PERCENTILES.items():
-                found = [p for s in weighted if (p := _percentile(s, wanted)) is not None]
-                if found:
-                    values[f"{name}_lat_{suffix}_ns"] = max(found)
-    if jobs:
-        values["cpu_usr_pct"] = sum(_number(job.get("usr_cpu")) for job in jobs)
-        values["cpu_sys_pct"] = sum(_number(job.get("sys_cpu")) for job in jobs)
-    return Metrics.from_dict(values)
+    """Summary figures of one fio JSON document's jobs (see :func:`group_figures`)."""
+    return group_figures(_jobs(document) or _client_entries(document)).metrics
 
 
 def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> tuple[SamplePoint, ...]:
@@ -140,9 +151,14 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
     points = []
     if not documents:
         return ()
-    final_jobs = _jobs(documents[-1])
+
+    def summed(document: dict[str, Any], name: str, field: str) -> float | None:
+        """A job total; None when a job does not carry the figure (fio 2.1 has no total_ios)."""
+        figures = [getattr(read_direction(job.get(name)), field) for job in _jobs(document)]
+        return None if any(f is None for f in figures) else float(sum(figures))
+
     # Directions the run never used would only add rows of zeros.
-    used = [name for name in ("read", "write") if any(_number(s.get("io_bytes")) for s in _direction(final_jobs, name))]
+    used = [name for name in ("read", "write") if summed(documents[-1], name, "io_bytes")]
     for before, after in pairwise(documents):
         seconds = (_number(after.get("timestamp_ms")) - _number(before.get("timestamp_ms"))) / 1000
         if seconds <= 0:
@@ -150,16 +166,16 @@ def samples_from_fio(documents: Sequence[dict[str, Any]], started_ms: float) -> 
         values = {}
         for name in used:
             for field, metric in (("io_bytes", f"{name}_bw_bytes_per_s"), ("total_ios", f"{name}_iops")):
-                delta = sum(_number(s.get(field)) for s in _direction(_jobs(after), name)) - sum(
-                    _number(s.get(field)) for s in _direction(_jobs(before), name)
-                )
-                values[metric] = delta / seconds
+                now, then = summed(after, name, field), summed(before, name, field)
+                if now is not None and then is not None:
+                    values[metric] = (now - then) / seconds
         points.append(SamplePoint((_number(after.get("timestamp_ms")) - started_ms) / 1000, values))
     return tuple(points)
 
 
-def _setup(document: dict[str, Any], source: str, label: str) -> RunSetup:
-    jobs = _jobs(document)
+def _setup(
+    document: dict[str, Any], jobs: Sequence[dict[str, Any]], source: str, label: str, extra: dict[str, Any]
+) -> RunSetup:
     params: dict[str, Any] = dict(_dict(document.get("global options")))
     distinct: list[dict[str, Any]] = []
     for job in jobs:
@@ -171,61 +187,127 @@ def _setup(document: dict[str, Any], source: str, label: str) -> RunSetup:
         params.update(distinct[0])
     elif distinct:
         params["jobs"] = distinct
+    params.update(extra.pop("params", {}))
     target = str(params.get("filename") or params.get("directory") or "")
     if not target and distinct:
         target = str(distinct[0].get("filename") or distinct[0].get("directory") or "")
     context: dict[str, Any] = {}
     if document.get("fio version"):
         context["fio_version"] = str(document["fio version"])
+    context.update(extra)
     if source:
         context["source_file"] = source
     return RunSetup(preset=IMPORTED_PRESET, params=params, target=target, context=context, label=label)
 
 
-def read_fio_output(text: str, *, source: str = "", label: str = "") -> FioRun:
-    """A run from fio JSON output; FioImportError when the text holds no fio JSON document."""
+def _ended_ms(document: dict[str, Any]) -> float | None:
+    ended_ms = _number(document.get("timestamp_ms")) or _number(document.get("timestamp")) * 1000
+    return ended_ms if 0 < ended_ms < _LATEST_MS else None
+
+
+def _elapsed_s(jobs: Sequence[dict[str, Any]]) -> float:
+    # "elapsed" is whole seconds since the job started (layout included): the best start time fio gives.
+    return max((_number(job.get("elapsed")) for job in jobs), default=0.0)
+
+
+_PERCENTILES_OF = {
+    "clat": "clat (completion latency; the lat mean is total latency)",
+    "lat": "lat (total latency, lat_percentiles=1)",
+    "clat and lat": "clat for some jobs, lat for others",
+}
+
+
+def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRun]:
+    """The runs fio output describes: one per stonewall group (``groupid``) and, for ``fio --client``
+    output, per host; FioImportError naming the fio version and what is missing when it cannot be read.
+    """
     documents = parse_fio_output(text)
+    where = source or "the input"
     if not documents:
-        where = source or "the input"
         raise FioImportError(
-            f"{where} holds no fio JSON output (no document with a 'jobs' list); produce it with "
-            "fio --output-format=json"
+            f"{where} holds no fio JSON output (no document with a 'jobs' or 'client_stats' list); produce it "
+            "with fio --output-format=json"
         )
     final = documents[-1]
-    where = source or "the input"
-    jobs = _jobs(final)
-    if not jobs:
-        raise FioImportError(f"{where}: the fio JSON lists no jobs, so there is nothing to store")
-    ended_ms = _number(final.get("timestamp_ms")) or _number(final.get("timestamp")) * 1000
-    if not 0 < ended_ms < _LATEST_MS:
-        raise FioImportError(f"{where}: fio JSON without a usable timestamp; is it from fio 3.x?")
-    # "elapsed" is whole seconds since the job started (layout included): the best start time fio gives.
-    elapsed_s = max((_number(job.get("elapsed")) for job in jobs), default=0.0)
-    if not 0 <= elapsed_s < ended_ms / 1000:
-        raise FioImportError(f"{where}: a job's elapsed time ({elapsed_s:g} s) is negative or impossible")
-    ended_at = datetime.fromtimestamp(ended_ms / 1000, UTC)
-    started_at = ended_at - timedelta(seconds=elapsed_s)
-    metrics = metrics_from_fio(final)
-    bad = [name for name, value in metrics.as_dict().items() if not (math.isfinite(value) and value >= 0)]
-    if bad:
-        raise FioImportError(
-            f"{where}: {', '.join(bad)} would be negative or not finite; that is not what fio writes"
+    version = _fio_version(final)
+    client = "client_stats" in final and not _jobs(final)
+    entries = _client_entries(final) if client else _jobs(final)
+    if not entries:
+        raise FioImportError(f"{where}: the {version} JSON lists no jobs, so there is nothing to store")
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for entry in entries:
+        host = str(entry.get("hostname") or "?") if client else ""
+        groupid = int(number(entry.get("groupid")) or 0)
+        groups.setdefault((host, groupid), []).append(entry)
+    ended_ms = _ended_ms(final)
+    if ended_ms is None and any(k in final for k in ("timestamp", "timestamp_ms")):
+        raise FioImportError(f"{where}: the {version} JSON has a timestamp that is no date")
+    ended_at = None if ended_ms is None else datetime.fromtimestamp(ended_ms / 1000, UTC)
+    group_ids = sorted({groupid for _, groupid in groups})
+    # Groups apart from the first start with stonewall (one after another: each ends where the next one
+    # starts, the last at fio's end) or, rarely, new_group, which fio's JSON does not tell apart; their
+    # figures are right either way, only such a group's times would be too early.
+    ends: dict[int, datetime | None] = {}
+    moment = ended_at
+    for groupid in reversed(group_ids):
+        ends[groupid] = moment
+        longest = max(_elapsed_s(jobs) for (_, g), jobs in groups.items() if g == groupid)
+        if moment is not None:
+            if not 0 <= longest < moment.timestamp():
+                raise FioImportError(f"{where}: a job's elapsed time ({longest:g} s) is negative or impossible")
+            moment = moment - timedelta(seconds=longest)
+    runs = []
+    for (host, groupid), jobs in groups.items():
+        figures = group_figures(jobs)
+        if figures.missing:
+            raise FioImportError(
+                f"{where}: {version} output has {'; '.join(figures.missing)}, so its figures cannot be read right"
+            )
+        bad = [name for name, value in figures.metrics.as_dict().items() if not (math.isfinite(value) and value >= 0)]
+        if bad:
+            raise FioImportError(
+                f"{where}: {', '.join(bad)} would be negative or not finite; that is not what fio writes"
+            )
+        group_end = ends[groupid]
+        group_start = None if group_end is None else group_end - timedelta(seconds=_elapsed_s(jobs))
+        extra: dict[str, Any] = {}
+        if figures.percentile_kind is not None:
+            extra["latency_percentiles_of"] = _PERCENTILES_OF[figures.percentile_kind]
+        if host:
+            extra["fio_client_host"] = host
+        if group_end is None:
+            extra["time"] = f"unknown: {version} wrote no timestamp"
+        if len(group_ids) > 1:
+            extra["params"] = {"step": f"fio group {groupid} of {len(group_ids)}"}
+        failures = [
+            f"job {str(job.get('jobname', '?'))!r}: error {code} ({_strerror(code)})"
+            for job in jobs
+            if (code := _error_code(job.get("error")))
+        ]
+        # A time series is only the whole run's: status documents sum every group and host.
+        alone = len(groups) == 1 and not client and group_start is not None
+        runs.append(
+            FioRun(
+                setup=_setup(final, jobs, source, label, extra),
+                status=RunStatus.FAILED if failures else RunStatus.COMPLETE,
+                started_at=group_start,
+                ended_at=group_end,
+                metrics=figures.metrics,
+                samples=samples_from_fio(documents, group_start.timestamp() * 1000) if alone and group_start else (),
+                error="; ".join(failures),
+                fio_json=text,
+            )
         )
-    failures = [
-        f"job {str(job.get('jobname', '?'))!r}: error {code} ({_strerror(code)})"
-        for job in jobs
-        if (code := _error_code(job.get("error")))
-    ]
-    return FioRun(
-        setup=_setup(final, source, label),
-        status=RunStatus.FAILED if failures else RunStatus.COMPLETE,
-        started_at=started_at,
-        ended_at=ended_at,
-        metrics=metrics,
-        samples=samples_from_fio(documents, started_at.timestamp() * 1000),
-        error="; ".join(failures),
-        fio_json=text,
-    )
+    return runs
+
+
+def read_fio_output(text: str, *, source: str = "", label: str = "") -> FioRun:
+    """The run fio output describes; FioImportError when it holds none, or several (see read_fio_runs)."""
+    runs = read_fio_runs(text, source=source, label=label)
+    if len(runs) > 1:
+        where = source or "the input"
+        raise FioImportError(f"{where} holds {len(runs)} runs (stonewall groups or --client hosts); read them all")
+    return runs[0]
 
 
 def _error_code(value: Any) -> int:
@@ -241,9 +323,15 @@ def _strerror(code: int) -> str:
 
 
 def read_fio_file(path: str | os.PathLike[str], *, label: str = "") -> FioRun:
-    """The run that the fio JSON output in ``path`` describes, checked; FioImportError otherwise."""
+    """The one run that the fio JSON output in ``path`` describes, checked; FioImportError otherwise."""
     text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
     return read_fio_output(text, source=str(Path(path).resolve()), label=label)
+
+
+def read_fio_file_runs(path: str | os.PathLike[str], *, label: str = "") -> list[FioRun]:
+    """Every run (stonewall group, --client host) the fio JSON output in ``path`` describes, checked."""
+    text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
+    return read_fio_runs(text, source=str(Path(path).resolve()), label=label)
 
 
 def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label: str = "") -> int:
@@ -252,11 +340,14 @@ def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label:
 
 
 def store_fio_run(store: ResultsStore, run: FioRun) -> int:
-    """Store a run read by :func:`read_fio_output`; returns its ID."""
+    """Store a run read by :func:`read_fio_runs`; returns its ID.
+
+    A run fio gave no time for is stored at the moment of import with no end, and says so in its context.
+    """
     return store.add_run(
         run.setup,
         status=run.status,
-        started_at=run.started_at,
+        started_at=run.started_at or datetime.now(UTC),
         ended_at=run.ended_at,
         metrics=run.metrics,
         samples=run.samples,

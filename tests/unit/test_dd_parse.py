@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdtui.run.dd import DdStreamParser, parse_dd_stderr
 
@@ -96,3 +98,51 @@ def test_a_progress_line_is_reported_when_it_arrives_not_when_the_next_one_start
     assert rest == []
     assert len(parser.progress) == 2
     assert parser.summary is not None and parser.summary.bytes_copied == 2332133888
+
+
+def _streamed(text: str, sizes: list[int]) -> DdStreamParser:
+    parser = DdStreamParser()
+    position, index = 0, 0
+    while position < len(text):
+        size = sizes[index % len(sizes)]
+        parser.feed(text[position : position + size])
+        position, index = position + size, index + 1
+    parser.close()
+    return parser
+
+
+def test_a_damaged_overlong_summary_line_reads_the_same_streamed_and_whole() -> None:
+    # sigint_zero.txt's summary with its human size swollen past MAX_LINE (a damaged capture): the
+    # streamed parse, which keeps only a line's start, and the whole-text parse disagreed on it.
+    text = fixture("sigint_zero.txt").replace("(2.3 GB, 2.2 GiB)", "(2.3 GB, " + "9" * 5000 + "GiB)")
+    whole = parse_dd_stderr(text)
+    streamed = _streamed(text, [1])
+    assert streamed.summary == whole.summary
+    assert whole.summary is None  # 5000 characters are no dd summary line
+    assert (tuple(streamed.progress), tuple(streamed.errors)) == (whole.progress, whole.errors)
+
+
+_DD_PIECES = (
+    "\r",
+    "\n",
+    "856822272 bytes (857 MB, 817 MiB) copied, 1 s, 857 MB/s",
+    "1 byte copied, 5e-05 s, 20 kB/s",
+    "4554950+0 records in",
+    "4554949+1 records out",
+    "dd: error reading '/dev/sdz': Input/output error",
+    "9" * 4100,
+    " ",
+    "/s",
+)
+
+
+@settings(max_examples=300, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.sampled_from(_DD_PIECES), max_size=14).map("".join), st.lists(st.integers(1, 200), min_size=1))
+def test_streamed_and_whole_parses_are_equal(text: str, sizes: list[int]) -> None:
+    whole = parse_dd_stderr(text)
+    streamed = _streamed(text, sizes)
+    assert (tuple(streamed.progress), streamed.summary, tuple(streamed.errors)) == (
+        whole.progress,
+        whole.summary,
+        whole.errors,
+    )

@@ -141,9 +141,7 @@ def test_root_filesystem_and_active_swap_are_traced_through_dm(tmp_path: Path) -
     mountinfo.write_text(
         mountinfo.read_text() + f"99 1 {dm_majmin} / / rw,relatime - ext4 /dev/mapper/mdtuivg-scratch rw\n"
     )
-    (tree / "proc/swaps").write_text(
-        "Filename\tType\tSize\tUsed\tPriority\n/dev/nvme4n1 partition 1048572 0 -2\n"
-    )
+    (tree / "proc/swaps").write_text("Filename\tType\tSize\tUsed\tPriority\n/dev/nvme4n1 partition 1048572 0 -2\n")
     prober = DiskProber(SystemRoot(tree), privileged=True)
     assert InUseKind.ROOT_FS in kinds(prober.probe("sdb"))
     assert "via dm-0 (mdtuivg-scratch)" in str(prober.probe("sdb").in_use)
@@ -197,3 +195,41 @@ def test_a_path_that_is_not_a_system_root_is_refused_clearly(tmp_path: Path) -> 
         scan(tmp_path / "missing")
     with pytest.raises(ProbeError, match="no sys/block"):
         scan(tmp_path)
+
+
+def _with_udev_model(tmp_path: Path, name: str, sysfs_model: str | None, model: str, model_enc: str) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(LAB, tree, symlinks=True)
+    device = (tree / f"sys/block/{name}").resolve()
+    if sysfs_model is None:
+        (device / "device/model").unlink()
+    else:
+        (device / "device/model").write_text(sysfs_model + "\n")
+    record = tree / f"run/udev/data/b{(device / 'dev').read_text().strip()}"
+    replaced = ("E:ID_MODEL=", "E:ID_MODEL_ENC=")
+    lines = [line for line in record.read_text().splitlines() if not line.startswith(replaced)]
+    record.write_text("\n".join([*lines, f"E:ID_MODEL={model}", f"E:ID_MODEL_ENC={model_enc}"]) + "\n")
+    return tree
+
+
+def test_a_sata_model_cut_by_sysfs_is_read_whole_from_udev(tmp_path: Path) -> None:
+    # A Kingston SSDNow V300 240 GB on a real host: sysfs's SCSI inquiry product holds 16 characters,
+    # lsblk (udev) shows the whole model.
+    enc = "KINGSTON\\x20SH103S3240G" + "\\x20" * 20
+    tree = _with_udev_model(tmp_path, "sda", "KINGSTON SH103S3", "KINGSTON_SH103S3240G", enc)
+    disk = DiskProber(SystemRoot(tree), privileged=True).probe("sda")
+    assert disk.model == "KINGSTON SH103S3240G"
+
+
+def test_a_real_underscore_in_a_udev_model_is_kept(tmp_path: Path) -> None:
+    # A WD_BLACK drive seen only through udev: ID_MODEL turns the space into "_" as well, ID_MODEL_ENC
+    # tells the real underscore from the space.
+    tree = _with_udev_model(tmp_path, "sda", None, "WD_BLACK_SN770_1TB", "WD_BLACK\\x20SN770\\x201TB\\x20\\x20")
+    disk = DiskProber(SystemRoot(tree), privileged=True).probe("sda")
+    assert disk.model == "WD_BLACK SN770 1TB"
+
+
+def test_a_sysfs_model_udev_does_not_extend_is_kept(tmp_path: Path) -> None:
+    # A SAS drive: udev's model is the same inquiry product (the vendor is added from sysfs).
+    tree = _with_udev_model(tmp_path, "sda", "QEMU HARDDISK", "OTHER_NAME", "OTHER\\x20NAME")
+    assert DiskProber(SystemRoot(tree), privileged=True).probe("sda").model == "QEMU HARDDISK"

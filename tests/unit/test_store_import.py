@@ -29,7 +29,11 @@ def test_import_of_a_sequential_read(tmp_path):
     filename = job["job options"]["filename"]
     assert run.params == {"name": "t", "filename": filename, "size": "16M", "rw": "read", "bs": "1M"}
     assert run.target == job["job options"]["filename"]
-    assert run.context == {"fio_version": "fio-3.33", "source_file": str(READ.resolve())}
+    assert run.context == {
+        "fio_version": "fio-3.33",
+        "latency_percentiles_of": "clat (completion latency; the lat mean is total latency)",
+        "source_file": str(READ.resolve()),
+    }
     assert run.ended_at == datetime.fromtimestamp(document["timestamp_ms"] / 1000, UTC)
     assert run.started_at == run.ended_at - timedelta(seconds=job["elapsed"])
     assert run.metrics == Metrics(

@@ -1,0 +1,198 @@
+"""One reading of fio's per-direction figures for every fio version, shared by the live parser and the import.
+
+What a direction section ("read", "write", "trim") holds changed over fio's history; the units are chosen by
+what the section itself carries, never by a version number alone:
+
+- bandwidth: ``bw_bytes`` (bytes/s, fio 3.2 on) or only ``bw`` (KiB/s, fio 2.x to 3.1);
+- I/O volume: ``io_bytes`` is bytes when ``io_kbytes`` sits beside it (fio 3.0 on) and KiB in fio 2.x,
+  which has no ``io_kbytes``;
+- latency: ``clat_ns``/``lat_ns`` in nanoseconds (fio 3.0 on) or ``clat``/``lat`` in microseconds (fio 2.x);
+  percentiles in ``<kind>.percentile``, or only as ``bins`` (value: count) in ``--output-format=json+``;
+- I/O count: ``total_ios`` (fio 2.2 on); fio 2.1 has none.
+
+"Not measured" stays None: a latency block with ``N`` 0, or all zeros (``gtod_reduce=1`` turns latency
+accounting off), is no latency, and a figure the section does not carry is unknown, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mdtui.numbers import FLOAT_MAX
+
+# The percentiles mdtui keeps, as fio names them in its percentile tables.
+PERCENTILES = {"p50": 50.0, "p99": 99.0, "p99_9": 99.9}
+# Which latency the percentiles are of: completion latency unless the job set lat_percentiles=1.
+COMPLETION = "clat"
+TOTAL = "lat"
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else and for what no fio figure can be (inf, 1e400)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        result = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return result if math.isfinite(result) and abs(result) <= FLOAT_MAX else None
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class LatencyBlock:
+    """One of fio's latency blocks (lat or clat), in nanoseconds; None where it was not measured."""
+
+    mean_ns: float | None = None
+    max_ns: float | None = None
+    percentiles_ns: Mapping[str, float] | None = None  # "p50" -> ns, when fio gave a table or bins
+    samples: float | None = None
+
+
+@dataclass(frozen=True)
+class DirectionFigures:
+    """A direction section read in fio's units of its version; None where the section does not say."""
+
+    io_bytes: int | None = None
+    runtime_s: float | None = None
+    bytes_per_s: float | None = None
+    iops: float | None = None
+    total_ios: int | None = None
+    lat: LatencyBlock = LatencyBlock()  # total latency (submission + completion)
+    clat: LatencyBlock = LatencyBlock()  # completion latency
+    missing: tuple[str, ...] = ()  # why a used direction cannot be read right, naming fio's keys
+
+    @property
+    def used(self) -> bool:
+        """Whether the direction did any I/O (a job that only reads has an all-zero write section)."""
+        return bool(self.total_ios or self.io_bytes or self.bytes_per_s or self.iops)
+
+    @property
+    def percentile_kind(self) -> str | None:
+        """ "lat" when fio reported total-latency percentiles (lat_percentiles=1), "clat" for completion."""
+        if self.lat.percentiles_ns:
+            return TOTAL
+        if self.clat.percentiles_ns:
+            return COMPLETION
+        return None
+
+    @property
+    def percentiles_ns(self) -> Mapping[str, float]:
+        return self.lat.percentiles_ns or self.clat.percentiles_ns or {}
+
+    @property
+    def weight(self) -> float | None:
+        """The I/O count to weight this section's mean latency by: total_ios, or iops x runtime (fio 2.1)."""
+        if self.total_ios is not None:
+            return float(self.total_ios)
+        if self.iops is not None and self.runtime_s is not None:
+            return self.iops * self.runtime_s
+        return None
+
+
+def _from_table(table: Mapping[str, Any], scale: float) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for point, value in table.items():
+        try:
+            where = float(point)
+        except (TypeError, ValueError):
+            continue
+        figure = number(value)
+        if figure is None:
+            continue
+        for name, wanted in PERCENTILES.items():
+            if abs(where - wanted) < 1e-6:
+                found[name] = figure * scale
+    return found
+
+
+def _from_bins(bins: Mapping[str, Any], scale: float) -> dict[str, float]:
+    """Percentiles from json+ bins ({"<value>": count}): the smallest value with the share at or below it."""
+    counted: list[tuple[float, float]] = []
+    for key, count in bins.items():
+        try:
+            value = float(key)
+        except (TypeError, ValueError):
+            continue
+        weight = number(count)
+        if weight is not None and weight > 0 and math.isfinite(value):
+            counted.append((value, weight))
+    total = sum(weight for _, weight in counted)
+    if total <= 0:
+        return {}
+    counted.sort()
+    found: dict[str, float] = {}
+    for name, wanted in PERCENTILES.items():
+        running = 0.0
+        for value, weight in counted:
+            running += weight
+            if running >= total * wanted / 100 - 1e-9:
+                found[name] = value * scale
+                break
+    return found
+
+
+def _latency(section: Mapping[str, Any], kind: str) -> LatencyBlock:
+    if f"{kind}_ns" in section:
+        block, scale = _dict(section.get(f"{kind}_ns")), 1.0
+    elif kind in section:
+        block, scale = _dict(section.get(kind)), 1000.0  # fio 2.x: microseconds
+    else:
+        return LatencyBlock()
+    samples = number(block.get("N"))
+    mean, biggest, smallest = number(block.get("mean")), number(block.get("max")), number(block.get("min"))
+    # Older fio writes no N: there an unmeasured block is all zeros.
+    measured = samples > 0 if samples is not None else any(v for v in (mean, biggest, smallest))
+    if not measured:
+        return LatencyBlock(samples=samples)
+    table = block.get("percentile")
+    percentiles = _from_table(table, scale) if isinstance(table, dict) else {}
+    if not percentiles and isinstance(block.get("bins"), dict):
+        percentiles = _from_bins(block["bins"], scale)
+    return LatencyBlock(
+        mean_ns=None if mean is None else mean * scale,
+        max_ns=None if biggest is None else biggest * scale,
+        percentiles_ns=percentiles or None,
+        samples=samples,
+    )
+
+
+def read_direction(section: Any) -> DirectionFigures:
+    """One direction section of a job (or of a --client host's job) in bytes, seconds and nanoseconds."""
+    section = _dict(section)
+    if not section:
+        return DirectionFigures()
+    missing: list[str] = []
+    io = number(section.get("io_bytes"))
+    if io is not None and "io_kbytes" not in section and not any(k in section for k in ("clat_ns", "lat_ns")):
+        io *= 1024  # fio 2.x writes io_bytes in KiB
+    bandwidth = number(section.get("bw_bytes"))
+    if bandwidth is None:
+        kib = number(section.get("bw"))
+        bandwidth = None if kib is None else kib * 1024
+    runtime_ms = number(section.get("runtime"))
+    total = number(section.get("total_ios"))
+    figures = DirectionFigures(
+        io_bytes=None if io is None or io < 0 else int(io),
+        runtime_s=None if runtime_ms is None else runtime_ms / 1000,
+        bytes_per_s=bandwidth,
+        iops=number(section.get("iops")),
+        total_ios=None if total is None or total < 0 else int(total),
+        lat=_latency(section, "lat"),
+        clat=_latency(section, "clat"),
+    )
+    if figures.used:
+        for key in ("bw_bytes", "bw", "iops", "io_bytes", "runtime", "total_ios"):
+            if key in section and number(section[key]) is None:
+                missing.append(f"{key} not finite")
+        if figures.bytes_per_s is None and not any(k in section for k in ("bw_bytes", "bw")):
+            missing.append("no bw_bytes or bw")
+        if figures.iops is None and "iops" not in section:
+            missing.append("no iops")
+    return DirectionFigures(**{**figures.__dict__, "missing": tuple(missing)}) if missing else figures
