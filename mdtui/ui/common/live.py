@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 
 from mdtui.probe.root import live_refusal
 
 
-def refused_on_tree(screen: Screen[object], root: str, action: str) -> bool:
+def refused_on_tree(screen: Screen[Any], root: str, action: str) -> bool:
     """True (after saying why) when ``root`` is a captured tree and ``action`` would touch live devices."""
     if getattr(screen.app, "tree_stands_for_live", False):
         return False
