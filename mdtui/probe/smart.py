@@ -16,6 +16,7 @@ from typing import Any
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.text import clean_optional
 
 SMARTCTL_TIMEOUT_S = 20.0
 # smartctl's exit status is a bit mask (smartctl(8), EXIT STATUS).
@@ -66,6 +67,14 @@ class SmartHealth:
     error_log_entries: int | None = None  # NVMe num_err_log_entries / ATA error log count
     exit_status: int | None = None
     error: str | None = None  # why nothing (or not everything) could be read
+
+    def __post_init__(self) -> None:
+        # The drive's firmware writes its model and serial, smartctl its messages: never shown raw.
+        for name in ("protocol", "model", "serial", "error"):
+            value = getattr(self, name)
+            cleaned = clean_optional(value)
+            if cleaned is not value:
+                object.__setattr__(self, name, cleaned)
 
     @property
     def problems(self) -> tuple[str, ...]:

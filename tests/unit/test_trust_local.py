@@ -288,3 +288,19 @@ def test_what_holds_an_array_is_in_scan_json_and_refuses_a_remote_write(tmp_path
     inventory = RemoteInventory(Host("203.0.113.1"), data)
     refusals = check_target(inventory.host, "/dev/md0", inventory, writes=True).refusals
     assert any("held by dm-7" in refusal for refusal in refusals), refusals
+
+
+def test_a_drives_smart_strings_never_carry_escapes() -> None:
+    import json
+
+    from mdtui.probe.smart import parse_smartctl_json
+
+    document = {
+        "smartctl": {"exit_status": 0},
+        "device": {"protocol": "ATA"},
+        "model_name": "Evil\x1b[2J\x1b]0;pwned\x07Disk",
+        "serial_number": "S\x9b8mN",
+        "smart_status": {"passed": True},
+    }
+    health = parse_smartctl_json("/dev/sdz", json.dumps(document))
+    assert health.model == "EvilDisk" and health.serial == "SN"
