@@ -1,0 +1,155 @@
+"""`mdtui predict`: what an array of a level will do for each workload, before it exists."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mdtui.errors import MdtuiError
+from mdtui.format import rate_mb_s
+from mdtui.plan.levels import level_from_name
+from mdtui.plan.md_model import (
+    LINK,
+    Figure,
+    MemberFigures,
+    Prediction,
+    parse_member_figures,
+    predict,
+)
+from mdtui.probe.inventory import scan
+
+_WORKLOADS = (
+    ("sequential read", "seq_read_bytes_per_s", "1 MiB, 8 jobs × QD8"),
+    ("sequential write", "seq_write_bytes_per_s", "1 MiB, 8 jobs × QD8"),
+    ("random read", "rand_read_iops", "4 KiB, 8 jobs × QD32"),
+    ("random write", "rand_write_iops", "4 KiB, 8 jobs × QD32"),
+    ("Q1 read latency", "q1_read_latency_s", "4 KiB, 1 job × QD1"),
+)
+
+
+def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "predict",
+        help="what an array of a level will do for each workload, before it exists",
+        description=(
+            "Predict an md array's sequential and random throughput and Q1 latency from its members' figures, "
+            "as md does the work (reads over every copy, md's small-write choice, its stripe thread, shared "
+            "links). Each figure names its bound and its basis."
+        ),
+    )
+    parser.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
+    parser.add_argument("disks", nargs="*", metavar="DISK", help="the members (sdb, /dev/disk/by-id/...)")
+    parser.add_argument("--members", type=_count, metavar="N", help="a member count, for disks not bought yet")
+    parser.add_argument("--chunk", type=_count, metavar="KIB", help="chunk size in KiB (default 512)")
+    parser.add_argument("--layout", help="raid5/6 layout, or raid10 n2, f2, o2")
+    parser.add_argument(
+        "--member-figures",
+        type=_figures,
+        metavar="FIGURES",
+        help="one member's figures, e.g. seq-read=1112MB/s,seq-write=1123MB/s,rand-read=180k,rand-write=169k,"
+        "q1-read=58us,rotational=no",
+    )
+    parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _figures(text: str) -> MemberFigures:
+    try:
+        return parse_member_figures(text)
+    except MdtuiError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--member-figures: ")) from None
+
+
+def _members(args: argparse.Namespace) -> list[MemberFigures]:
+    if args.disks and args.members:
+        raise MdtuiError("give either DISK... or --members N, not both")
+    if args.members:
+        if args.member_figures is None:
+            raise MdtuiError("--members N needs --member-figures: without disks there is nothing to read figures from")
+        return [args.member_figures] * args.members
+    if not args.disks:
+        raise MdtuiError("name the member disks, or give --members N with --member-figures")
+    if args.member_figures is not None:
+        return [args.member_figures] * len(args.disks)
+    # No measurement given: each disk's link is an upper bound on its sequential speed, nothing more.
+    inventory = scan(args.root)
+    figures = []
+    for text in args.disks:
+        name = text.rsplit("/", 1)[-1]
+        disk = inventory.disk(name)
+        if disk is None:
+            known = ", ".join(d.name for d in inventory.disks) or "none"
+            raise MdtuiError(f"no disk {text!r} found (disks: {known})")
+        bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
+        figures.append(
+            MemberFigures(
+                seq_read_bytes_per_s=bandwidth,
+                seq_write_bytes_per_s=bandwidth,
+                rotational=disk.rotational,
+                basis=LINK,
+            )
+        )
+    return figures
+
+
+def _value(figure: Figure, key: str) -> str:
+    value = figure.rounded
+    if value is None:
+        return "unknown"
+    if key.endswith("bytes_per_s"):
+        return rate_mb_s(value)
+    if key.endswith("iops"):
+        return f"{value:,.0f} IOPS"
+    return f"{value * 1e6:,.0f} µs"
+
+
+def render(prediction: Prediction) -> str:
+    shape = f"{prediction.level}, {prediction.members} members"
+    if prediction.layout:
+        shape += f", layout {prediction.layout}"
+    if prediction.chunk_bytes:
+        shape += f", chunk {prediction.chunk_bytes // 1024} KiB"
+    lines = [f"What {shape} will do:", ""]
+    rows = [
+        (name, job, _value(getattr(prediction, key), key), getattr(prediction, key)) for name, key, job in _WORKLOADS
+    ]
+    width = max(len(name) for name, *_ in rows)
+    job_width = max(len(job) for _, job, *_ in rows)
+    value_width = max(len(value) for _, _, value, _ in rows)
+    for name, job, value, figure in rows:
+        lines.append(
+            f"  {name:<{width}}  {job:<{job_width}}  {value:>{value_width}}  bound: {figure.bound} ({figure.basis})"
+        )
+    if prediction.notes:
+        lines.append("")
+        lines += [f"note: {note}" for note in prediction.notes]
+    return "\n".join(lines)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    try:
+        level = level_from_name(args.level)
+    except ValueError as exc:
+        raise MdtuiError(str(exc)) from None
+    members = _members(args)
+    prediction = predict(
+        level,
+        members,
+        layout=args.layout,
+        chunk_bytes=args.chunk * 1024 if args.chunk else None,
+    )
+    if args.json:
+        print(json.dumps(prediction.as_json(), indent=2))
+    else:
+        sys.stdout.write(render(prediction) + "\n")
+    return 0
