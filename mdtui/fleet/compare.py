@@ -125,13 +125,17 @@ def fleet_tables(runs: Sequence[RunRecord], fleet_id: str, metric: str | None = 
         median = statistics.median(values) if values else None
         rows = []
         for host in hosts:
-            run = by_host.get(host)
-            if run is None:
+            host_run = by_host.get(host)
+            if host_run is None:
                 rows.append(FleetRow(host, None, "not run", None, None, "an earlier step failed or was stopped"))
                 continue
-            value = run.metrics.get(info.name) if run.status is RunStatus.COMPLETE else None
+            value = host_run.metrics.get(info.name) if host_run.status is RunStatus.COMPLETE else None
             ratio = value / median if value is not None and median else None
-            rows.append(FleetRow(host, run.id, run.status.value, value, ratio, run.error if value is None else ""))
+            rows.append(
+                FleetRow(
+                    host, host_run.id, host_run.status.value, value, ratio, host_run.error if value is None else ""
+                )
+            )
         tables.append(FleetTable(fleet_id, step, info, tuple(rows), median))
     return tables
 

@@ -196,7 +196,8 @@ class RemoteInventory:
         for member in members if isinstance(members, list) else []:
             if not isinstance(member, dict) or not isinstance(member.get("name"), str):
                 continue
-            states = member.get("states") if isinstance(member.get("states"), list) else []
+            states = member.get("states")
+            states = states if isinstance(states, list) else []
             if "spare" in states or "faulty" in states:
                 continue
             names.append(f"/dev/{member['name']}")

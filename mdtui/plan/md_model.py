@@ -263,7 +263,7 @@ def predict(
         rand_write_value = None if rw is None else rw * n
     elif rw is None or (reads and rr is None):
         rand_write_value = None
-    elif not reads:
+    elif not reads or rr is None:
         rand_write_value = rw * n / writes
     else:
         # n members share the work: each write costs `reads` reads and `writes` writes of member time.

@@ -432,7 +432,7 @@ def _sync(
     eta = same.eta_seconds if same is not None else None
     if kib_per_s and done is not None and total is not None:
         # Recompute from sysfs's own figures so the estimate matches the progress shown with it.
-        eta = max(total - done, 0) * 512 / speed
+        eta = max(total - done, 0) * 512 / (kib_per_s * 1024)
     return SyncStatus(
         action=action,
         state=state,

@@ -100,8 +100,9 @@ def _probe_link(root: SystemRoot, name: str, sys_path: Path, transport: Transpor
             # Native NVMe multipath puts the namespace under a virtual subsystem; the controllers
             # inside it lead to the PCI function.
             device = root.resolve(f"/sys/block/{name}/device")
-            for entry in root.listdir(device) if device else []:
-                if re.match(r"^nvme\d+$", entry):
+            controllers = [e for e in root.listdir(device) if re.match(r"^nvme\d+$", e)] if device is not None else []
+            for entry in controllers:
+                if device is not None:
                     controller_device = root.resolve(device / entry / "device")
                     if controller_device is not None:
                         link = pcie_link(root, controller_device)

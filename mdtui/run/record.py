@@ -122,7 +122,7 @@ def array_config(array: MdArray, inventory: Inventory | None = None) -> dict[str
             info["spare"] = True
         members.append(info)
     config: dict[str, Any] = {"name": array.name, "level": array.level or "unknown", "state": array.state}
-    for key, value in (
+    settings: tuple[tuple[str, int | str | None], ...] = (
         ("raid_disks", array.raid_disks),
         ("size_bytes", array.size_bytes),
         ("chunk_bytes", array.chunk_bytes),
@@ -130,9 +130,10 @@ def array_config(array: MdArray, inventory: Inventory | None = None) -> dict[str
         ("bitmap", array.bitmap),
         ("metadata", array.metadata),
         ("uuid", array.uuid),
-    ):
-        if value is not None:
-            config[key] = value
+    )
+    for key, setting in settings:
+        if setting is not None:
+            config[key] = setting
     if array.degraded:
         config["degraded"] = array.degraded
     if array.sync is not None:
@@ -237,4 +238,3 @@ def fio_json_of(results: Iterable[JobResult]) -> str | None:
     """fio's final documents of a step, one after another as separate fio runs would print them."""
     raws = [result.raw for result in results if result.spec.tool is Tool.FIO and result.raw]
     return "\n".join(raws) if raws else None
-
