@@ -148,11 +148,13 @@ def own_figures(judged: Judged, names: Sequence[str], verb: str) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def ratios_text(judged: Judged, names: Sequence[str]) -> str:
-    """ "0.0056× its peers (3,656 MB/s)" or "0.11× and 0.12× their peers (2,125 MB/s)"."""
+def ratios_text(judged: Judged, names: Sequence[str], against: str | None = None) -> str:
+    """ "0.0056× its peers (3,656 MB/s)", "0.11× and 0.12× their peers (2,125 MB/s)"; ``against`` replaces
+    "its/their peers"."""
     shown = [times(judged.ratio(name)) for name in names]
     joined = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-    return f"{joined} {'its' if len(names) == 1 else 'their'} peers ({mb_text(judged.peers)})"
+    whom = against or f"{'its' if len(names) == 1 else 'their'} peers"
+    return f"{joined} {whom} ({mb_text(judged.peers)})"
 
 
 def spread_clause(judged: Judged, name: str, array_name: str | None, what: str) -> str:
