@@ -151,10 +151,10 @@ def test_a_weakest_link_run_of_the_array_speaks_instead(tmp_path, lab_standard):
 MEMBERS = [{"name": f"nvme{i}n1"} for i in range(4)]
 
 
-def busy_samples(slow: str, count: int, *, loaded: bool = True) -> list[dict[str, float]]:
+def busy_samples(slow: str, count: int, *, loaded: bool = True, busy: float = 96.0) -> list[dict[str, float]]:
     moved = 200 * MB if loaded else 1 * MB
     return [
-        {"md0.read_bytes_per_s": moved, **{f"{m['name']}.util_pct": 96.0 if m["name"] == slow else 31.0
+        {"md0.read_bytes_per_s": moved, **{f"{m['name']}.util_pct": busy if m["name"] == slow else 31.0
                                             for m in MEMBERS}}
         for _ in range(count)
     ]  # fmt: skip
@@ -172,6 +172,19 @@ def test_a_member_busy_in_a_stored_runs_time_series_is_named_with_the_run(tmp_pa
     evidence = {e.label: e.value for e in busy[0].evidence}
     assert evidence["run"] == "#1" and evidence["samples of the run where it stood out"] == 6
     assert [f.id for f in findings if f.id.startswith("busy-member:")] == ["busy-member:md0:nvme3n1"]
+
+
+def test_a_member_busier_than_its_peers_with_headroom_is_spread_not_the_pace(tmp_path, lab_standard):
+    # 62% against 31%: it stands out, but it still keeps up; the stripes do not wait on it.
+    def fill(store: ResultsStore) -> None:
+        store_run(store, "/dev/md0", read=200 * MB, array={"level": "raid6", "members": MEMBERS},
+                  samples=busy_samples("nvme3n1", 6, busy=62.0))  # fmt: skip
+
+    findings = findings_for(tmp_path, lab_standard, fill)
+    busy = next(f for f in findings if f.id == "busy-member:md0:nvme3n1")
+    assert busy.severity is Severity.INFO
+    assert busy.title.endswith("but at 62% busy it has headroom: spread, not what sets md0's pace"), busy.title
+    assert "it sets the array's pace" not in busy.title
 
 
 def test_an_idle_array_or_a_member_busy_once_is_not_a_finding(tmp_path, lab_standard):

@@ -27,6 +27,9 @@ WEAKEST_LINK_PRESET = "weakest-link"
 SAME_JOB_KEYS = ("tool", "rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "step")
 # An array moving less than this in a stored sample was idle then: its members' busy% says nothing.
 LOADED_BYTES_PER_S = 10e6
+# A member busy this share of the time has no headroom: the array's stripes wait on it. Below it, a member
+# busier than its peers (50% against 30%, a drive beside a busy neighbour) still keeps up with them.
+SATURATED_PERCENT = 90.0
 
 
 @dataclass(frozen=True)
@@ -259,9 +262,11 @@ def _standouts_in(array: str, run: RunRecord, names: Sequence[str]) -> list[Stor
     ]
 
 
-def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], int]]:
-    """(array, member) → (why it stood out in each live sample, samples with the array loaded)."""
+def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], int, float | None]]:
+    """(array, member) → (why it stood out in each live sample, samples with the array loaded, its median busy%
+    in those samples, None when not measured)."""
     counts: dict[tuple[str, str], list[str]] = {}
+    busy: dict[tuple[str, str], list[float]] = {}
     loaded_by_array: dict[str, int] = {}
     for snapshot in inp.snapshots:
         for array in snapshot.arrays:
@@ -273,8 +278,11 @@ def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], 
             members = [MemberLoad(m.name, "member", snapshot.device(m.name)) for m in array.members if not m.spare]
             for name, why in standouts(members).items():
                 counts.setdefault((array.name, name), []).append(why)
+                rates = snapshot.device(name)
+                if rates is not None and rates.utilisation_percent is not None:
+                    busy.setdefault((array.name, name), []).append(rates.utilisation_percent)
     return {
-        key: (reasons, loaded_by_array[key[0]])
+        key: (reasons, loaded_by_array[key[0]], statistics.median(busy[key]) if busy.get(key) else None)
         for key, reasons in counts.items()
         if len(reasons) * 2 >= loaded_by_array[key[0]]  # in most loaded samples, not once
     }
@@ -289,9 +297,12 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
     for array, member in sorted({*live, *stored}):
         evidence: list[Evidence] = []
         seen = []
+        busiest: list[float] = []
         if (array, member) in live:
-            reasons, loaded = live[array, member]
+            reasons, loaded, live_busy = live[array, member]
             seen.append(reasons[-1])
+            if live_busy is not None:
+                busiest.append(live_busy)
             evidence += [
                 Evidence("live samples where it stood out", len(reasons)),
                 Evidence(f"live samples with {array} loaded", loaded),
@@ -300,6 +311,7 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
         if (array, member) in stored:
             s = stored[array, member]
             seen.append(f"busy {s.busy:.0f}% vs {s.peers_busy:.0f}% for its peers in run #{s.run_id}")
+            busiest.append(s.busy)
             evidence += [
                 Evidence("run", f"#{s.run_id}"),
                 Evidence("samples of the run where it stood out", s.samples),
@@ -307,11 +319,21 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
                 Evidence(f"{member} busy (median)", round(s.busy, 1), "%"),
                 Evidence("its peers busy (median)", round(s.peers_busy, 1), "%"),
             ]
+        # Busier than its peers is spread until the member has no headroom left: only then do the stripes wait
+        # on it. A member slow per request with no busy% measured keeps the warning (each request waits on it).
+        headroom = bool(busiest) and max(busiest) < SATURATED_PERCENT
+        if headroom:
+            evidence.append(Evidence(f"{member} busy at most", round(max(busiest), 1), "%"))
         findings.append(
             Finding(
                 id=f"busy-member:{array}:{member}",
-                severity=Severity.WARNING,
-                title=f"{member} stands out while {array} works ({'; '.join(seen)}): it sets the array's pace",
+                severity=Severity.INFO if headroom else Severity.WARNING,
+                title=(
+                    f"{member} stands out while {array} works ({'; '.join(seen)}), but at {max(busiest):.0f}% busy "
+                    f"it has headroom: spread, not what sets {array}'s pace"
+                    if headroom
+                    else f"{member} stands out while {array} works ({'; '.join(seen)}): it sets the array's pace"
+                ),
                 evidence=tuple(evidence),
                 why=WEAKEST_LINK_WHY,
                 what_to_do=(
