@@ -153,3 +153,28 @@ def test_judge(figures, array, named, unsure, spread):
         return
     assert judged is not None
     assert (judged.named, judged.unsure, judged.spread) == (named, unsure, spread)
+
+
+def test_smart_errors_on_the_slowest_of_a_healthy_scatter_do_not_call_it_the_measured_slow_member():
+    from mdtui.advise.rules.inputs import MemberAlone, WeakestLinkFigures
+    from mdtui.advise.rules.keep import rule_health
+    from mdtui.keep.health import ArrayHealth, Health
+    from mdtui.probe.smart import SmartHealth
+
+    def smart_title(alone: tuple[float, float, float], array: float) -> str:
+        figures = WeakestLinkFigures(
+            run_id=9, array="/dev/md0", level="raid0", members=3, together_bytes_per_s=9e9, array_bytes_per_s=array,
+            numjobs=16, alone=tuple(MemberAlone(f"nvme{i}n1", v, 5 + i) for i, v in enumerate(alone)),
+        )  # fmt: skip
+        health = Health(
+            (ArrayHealth(name="md0", degraded=0, failed=(), spares=(), mismatch_sectors=0, last_check=None,
+                         sync_action="idle", member_disks=("nvme0n1", "nvme1n1", "nvme2n1")),),
+            {"nvme1n1": SmartHealth("/dev/nvme1n1", protocol="NVMe", passed=True, media_errors=3)},
+        )  # fmt: skip
+        (finding,) = rule_health(AdviceInput(health=health, weakest_link=(figures,)))
+        return finding.title
+
+    # nvme1n1 the slowest of three healthy members (3.25× apart, the array far above its pace): not "the slow one".
+    assert "measured slow member" not in smart_title((4292.6e6, 1320.8e6, 3019.6e6), 9000e6)
+    # Throttled to 20.6 MB/s and the array at its pace: it is.
+    assert "the measured slow member of md0" in smart_title((4292.6e6, 20.6e6, 3019.6e6), 61.8e6)

@@ -68,19 +68,10 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         ids = {figures.run_id, *(m.run_id for m in figures.alone)}
         if ids & during_resync:
             continue  # a resync explains these figures before anything else (rules/resync.py)
-        alone = {m.name: m.read_bytes_per_s for m in figures.alone}
-        n = len(figures.alone)
-        slower = _slower_than_peers(alone)
-        links = {name: member_link(disk_of(inp.inventory, name), _peer_disks(inp, alone, slower)) for name in slower}
-        judged = judge(
-            alone,
-            n,
-            array=figures.array_bytes_per_s,
-            repeats=alone_repeats(inp, array, during_resync),
-            link_explains={name for name, (_, explains) in links.items() if explains},
-        )
-        if judged is None:
+        found = judge_weakest_link(inp, figures, during_resync)
+        if found is None:
             continue
+        judged, links = found
         run_ids = [m.run_id for m in figures.alone]
         if figures.together_run_id is not None:
             run_ids.append(figures.together_run_id)
@@ -90,6 +81,24 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         if judged.unsure or judged.spread:
             findings.append(_spread_finding(figures, judged, array, run_ids))
     return findings
+
+
+def judge_weakest_link(
+    inp: AdviceInput, figures: WeakestLinkFigures, during_resync: set[int]
+) -> tuple[Judged, dict[str, tuple[str | None, bool]]] | None:
+    """A weakest-link run's members judged (named, unsure, spread) with their repeats and links, and what each
+    slower member's link says."""
+    alone = {m.name: m.read_bytes_per_s for m in figures.alone}
+    slower = _slower_than_peers(alone)
+    links = {name: member_link(disk_of(inp.inventory, name), _peer_disks(inp, alone, slower)) for name in slower}
+    judged = judge(
+        alone,
+        len(figures.alone),
+        array=figures.array_bytes_per_s,
+        repeats=alone_repeats(inp, device_name(figures.array), during_resync),
+        link_explains={name for name, (_, explains) in links.items() if explains},
+    )
+    return None if judged is None else (judged, links)
 
 
 def _slower_than_peers(figures: dict[str, float]) -> set[str]:
