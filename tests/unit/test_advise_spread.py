@@ -178,3 +178,17 @@ def test_smart_errors_on_the_slowest_of_a_healthy_scatter_do_not_call_it_the_mea
     assert "measured slow member" not in smart_title((4292.6e6, 1320.8e6, 3019.6e6), 9000e6)
     # Throttled to 20.6 MB/s and the array at its pace: it is.
     assert "the measured slow member of md0" in smart_title((4292.6e6, 20.6e6, 3019.6e6), 61.8e6)
+
+
+def test_the_guide_shows_the_spread_line_beside_the_named_member(tmp_path):
+    from mdtui.advise.guide import after_run_findings
+
+    with ResultsStore(tmp_path / "results.db") as store:
+        store_weakest_link(store, alone=LAB_RUN, together=3500 * MB, array=83.3 * MB)
+        stored = store.list_runs()
+    shown = after_run_findings(None, stored)
+    assert shown is not None
+    assert [(f.id, f.severity) for f in shown] == [
+        ("measured-slow-member:md0", Severity.CRITICAL),
+        ("member-spread:md0", Severity.INFO),
+    ]
