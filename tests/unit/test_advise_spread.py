@@ -53,7 +53,7 @@ def test_a_healthy_member_beside_the_throttled_one_is_spread_not_the_cause(tmp_p
     assert expected in spread.title, spread.title
     assert "nvme4n1" not in spread.title
     # 3,656 / 1,321 = 2.8×, within the stated scatter (no repeat runs stored): a repeat is offered.
-    assert f"within the stated {STATED_NOISE_BAND:g}× healthy members scatter" in spread.title
+    assert f"within the run-to-run scatter ({STATED_NOISE_BAND:g}×, stated: what healthy members" in spread.title
     assert spread.what_to_do.startswith("Repeat the weakest-link run on md0")
     assert [f.id for f in warnings(tuple(found.values()))] == ["measured-slow-member:md0"]
 
@@ -107,7 +107,7 @@ def test_stored_repeats_of_a_steady_member_turn_the_gap_into_a_verdict(tmp_path)
     named = found["measured-slow-member:md0"]
     assert named.title.startswith("nvme2n1 reads 1,321 MB/s alone, 0.32× its peers (4,100 MB/s)"), named.title
     scatter = {e.label: e.value for e in named.evidence}["run-to-run scatter"]
-    assert scatter == "1.03× (nvme2n1's repeat runs (#3, #9, #15: 1,300 MB/s to 1,340 MB/s, 1.03× apart))", scatter
+    assert scatter == "1.03×, nvme2n1's repeat runs (#3, #9, #15: 1,300 MB/s to 1,340 MB/s)", scatter
 
 
 def test_stored_repeats_that_scatter_as_much_as_the_gap_offer_a_repeat(tmp_path):
@@ -121,7 +121,7 @@ def test_stored_repeats_that_scatter_as_much_as_the_gap_offer_a_repeat(tmp_path)
     )
     assert "measured-slow-member:md0" not in found
     spread = found["member-spread:md0"]
-    expected = "within nvme2n1's repeat runs (#3, #9: 1,321 MB/s to 3,900 MB/s, 2.95× apart)"
+    expected = "within the run-to-run scatter (2.95×, nvme2n1's repeat runs (#3, #9: 1,321 MB/s to 3,900 MB/s))"
     assert expected in spread.title, spread.title
 
 

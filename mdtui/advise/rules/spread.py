@@ -36,7 +36,7 @@ class NoiseBand:
     """How far apart runs of the same member can be here: measured from stored repeats, or the stated band."""
 
     ratio: float  # largest / smallest figure of one member across runs
-    text: str  # where the ratio comes from, for the finding
+    text: str  # the ratio and where it comes from, for the finding
     measured: bool = True
 
     @property
@@ -58,14 +58,14 @@ def noise_band(repeats: Mapping[str, Sequence[tuple[float, int]]]) -> NoiseBand:
         if widest is None or ratio > widest[0]:
             widest = (ratio, name, figures)
     if widest is None:
-        stated = f"the stated {STATED_NOISE_BAND:g}× healthy members scatter (no repeat runs)"
+        stated = f"{STATED_NOISE_BAND:g}×, stated: what healthy members scatter (no repeat runs stored)"
         return NoiseBand(STATED_NOISE_BAND, stated, measured=False)
     ratio, name, figures = widest
     values = [value for value, _ in figures]
     runs = ", ".join(f"#{run_id}" for _, run_id in sorted(figures, key=lambda f: f[1]))
     return NoiseBand(
         ratio,
-        f"{name}'s repeat runs ({runs}: {mb_text(min(values))} to {mb_text(max(values))}, {ratio:.2f}× apart)",
+        f"{ratio:.2f}×, {name}'s repeat runs ({runs}: {mb_text(min(values))} to {mb_text(max(values))})",
     )
 
 
@@ -174,5 +174,5 @@ def spread_title(judged: Judged, array_name: str | None, what: str) -> str:
     names = [*judged.unsure, *judged.spread]
     title = "Spread: " + "; ".join(spread_clause(judged, name, array_name, what) for name in names)
     if any(judged.within_noise(name) for name in names):
-        return title + f": within {judged.band.text}; repeat the run before judging"
+        return title + f": within the run-to-run scatter ({judged.band.text}); repeat the run before judging"
     return title + ": slower than their peers, but not what limits the array now"
