@@ -192,3 +192,12 @@ def test_the_guide_shows_the_spread_line_beside_the_named_member(tmp_path):
         ("measured-slow-member:md0", Severity.CRITICAL),
         ("member-spread:md0", Severity.INFO),
     ]
+
+
+def test_a_member_is_not_named_when_another_would_hold_the_array_near_the_same_figure():
+    # m's link explains its gap, but p reads 1.1× m and would hold the array at 440 against its 400: neither
+    # alone is what limits it, so both wait for a repeat.
+    figures = {"m": 100 * MB, "p": 110 * MB, "big0": 300 * MB, "big1": 300 * MB}
+    judged = judge(figures, 4, array=400 * MB, link_explains={"m"})
+    assert judged is not None
+    assert (judged.named, judged.unsure) == ((), ("m", "p"))

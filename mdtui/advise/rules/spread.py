@@ -86,13 +86,18 @@ class Judged:
         return self.figures[name] / self.peers
 
     def within_noise(self, name: str) -> bool:
-        return self.peers / self.figures[name] <= self.band.reach if self.figures[name] > 0 else False
+        return _within(self.peers, self.figures[name], self.band)
 
     @property
     def others_floor(self) -> float | None:
         """The slowest member not named × N: what the array could read with the named ones fixed."""
         others = [value for name, value in self.figures.items() if name not in self.named]
         return min(others) * self.n if others else None
+
+
+def _within(peers: float, figure: float, band: NoiseBand) -> bool:
+    """Whether a member's gap to its peers is no wider than the run-to-run scatter."""
+    return figure > 0 and peers / figure <= band.reach
 
 
 def at_pace(array: float, figure: float, n: int) -> bool:
@@ -126,10 +131,9 @@ def judge(
     named, unsure, spread = [], [], []
     for name in sorted(slow, key=lambda s: figures[s]):
         explains = array is None or at_pace(array, figures[name], n)
-        noisy = median / figures[name] <= band.reach if figures[name] > 0 else False
         if not explains:
             spread.append(name)
-        elif noisy and name not in link_explains:
+        elif _within(median, figures[name], band) and name not in link_explains:
             unsure.append(name)
         else:
             named.append(name)
