@@ -97,8 +97,8 @@ def test_a_lighter_throttle_that_does_not_explain_the_array_is_spread_beyond_the
 
 
 def test_stored_repeats_of_a_steady_member_turn_the_gap_into_a_verdict(tmp_path):
-    # nvme2n1 read 1,300-1,340 in three runs, its peers steady: a 3.1× gap, inside the stated scatter, is far
-    # beyond the 1.03× these runs show.
+    # nvme2n1 read 1,300-1,340 in three runs: a 3.1× gap, inside the stated scatter, is far beyond the 1.03×
+    # its own repeats show.
     def run(slow: float, peer: float) -> dict[str, object]:
         alone = {"nvme0n1": peer * MB, "nvme1n1": 3019.6 * MB, "nvme2n1": slow * MB, "nvme3n1": 4100.0 * MB}
         return {"alone": alone, "together": 9000 * MB, "array": slow * 4 * MB}
@@ -107,7 +107,7 @@ def test_stored_repeats_of_a_steady_member_turn_the_gap_into_a_verdict(tmp_path)
     named = found["measured-slow-member:md0"]
     assert named.title.startswith("nvme2n1 reads 1,321 MB/s alone, 0.32× its peers (4,100 MB/s)"), named.title
     scatter = {e.label: e.value for e in named.evidence}["run-to-run scatter"]
-    assert scatter == "1.03×, nvme2n1's repeat runs (#3, #9, #15: 1,300 MB/s to 1,340 MB/s)", scatter
+    assert scatter == "nvme2n1: 1.03× over its repeat runs (#3, #9, #15: 1,300 MB/s to 1,340 MB/s)", scatter
 
 
 def test_stored_repeats_that_scatter_as_much_as_the_gap_offer_a_repeat(tmp_path):
@@ -121,7 +121,7 @@ def test_stored_repeats_that_scatter_as_much_as_the_gap_offer_a_repeat(tmp_path)
     )
     assert "measured-slow-member:md0" not in found
     spread = found["member-spread:md0"]
-    expected = "within the run-to-run scatter (2.95×, nvme2n1's repeat runs (#3, #9: 1,321 MB/s to 3,900 MB/s))"
+    expected = "within the run-to-run scatter (nvme2n1: 2.95× over its repeat runs (#3, #9: 1,321 MB/s to 3,900 MB/s))"
     assert expected in spread.title, spread.title
 
 
@@ -201,3 +201,17 @@ def test_a_member_is_not_named_when_another_would_hold_the_array_near_the_same_f
     judged = judge(figures, 4, array=400 * MB, link_explains={"m"})
     assert judged is not None
     assert (judged.named, judged.unsure) == ((), ("m", "p"))
+
+
+def test_only_the_members_own_repeats_set_its_scatter(tmp_path):
+    # nvme0n1 once read 20 MB/s (throttled then, since fixed): that scatter is nvme0n1's, not nvme2n1's. nvme2n1,
+    # steady at ~1,320 MB/s in both runs, is held against its own 1.0× and named.
+    before = {"nvme0n1": 20.0 * MB, "nvme1n1": 3019.6 * MB, "nvme2n1": 1330.0 * MB, "nvme3n1": 4100.0 * MB}
+    now = {**before, "nvme0n1": 4292.6 * MB, "nvme2n1": 1320.8 * MB}
+    found = advise_runs(
+        tmp_path,
+        {"alone": before, "together": 9000 * MB, "array": 80 * MB},
+        {"alone": now, "together": 9000 * MB, "array": 5200 * MB},
+    )
+    named = found["measured-slow-member:md0"]
+    assert named.title.startswith("nvme2n1 reads 1,321 MB/s alone"), named.title

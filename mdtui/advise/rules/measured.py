@@ -135,7 +135,7 @@ def _named_finding(
         Evidence(f"peers × {n}", mbps(judged.peers * n), "MB/s"),
         Evidence(f"the others' slowest × {n}", mbps(possible), "MB/s"),
         Evidence("throughput lost", round(cost * 100, 1), "%"),
-        Evidence("run-to-run scatter", judged.band.text),
+        Evidence("run-to-run scatter", judged.scatter_text(named)),
     ]
     ruled_out = [
         f"too little parallelism: {array} read {times(figures.array_bytes_per_s / pace)} slowest × {n}, "
@@ -185,7 +185,7 @@ def _spread_finding(figures: WeakestLinkFigures, judged: Judged, array: str, run
         *(Evidence(f"{name} alone", mbps(judged.figures[name]), "MB/s") for name in listed),
         Evidence("median of the peers alone", mbps(judged.peers), "MB/s"),
         Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
-        Evidence("run-to-run scatter", judged.band.text),
+        Evidence("run-to-run scatter", judged.scatter_text(listed)),
     ]
     if noisy:
         what = (

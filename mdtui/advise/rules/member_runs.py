@@ -162,7 +162,7 @@ def _same_job_finding(
             Evidence("median of the others", mbps(judged.peers), "MB/s"),
             Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
             Evidence(f"peers × {n}", mbps(possible), "MB/s"),
-            Evidence("run-to-run scatter", judged.band.text),
+            Evidence("run-to-run scatter", judged.scatter_text(named)),
         ),
         why=WEAKEST_LINK_WHY,
         what_to_do=(
@@ -192,7 +192,7 @@ def _same_job_spread(array: MdArray, direction: str, judged: Judged, members: li
             Evidence("runs", ", ".join(f"#{m.run.id}" for m in sorted(members, key=lambda m: m.run.id))),
             *(Evidence(f"{m.disk} {direction}", mbps(m.bytes_per_s), "MB/s") for m in members),
             Evidence("median of the others", mbps(judged.peers), "MB/s"),
-            Evidence("run-to-run scatter", judged.band.text),
+            Evidence("run-to-run scatter", judged.scatter_text(judged.unsure)),
         ),
         why=WEAKEST_LINK_WHY,
         what_to_do=(

@@ -6,7 +6,8 @@ the throttled one read 20.6 and the array 83.3 = 20.6 × 4). Every rule that com
 
 - a member is *named* only when the array's own figure is its figure × N (within ±15%), the others could carry
   the array well above that, and its gap to its peers is more than run-to-run scatter (or its link explains it);
-- a member that explains the array but whose gap is within the scatter is *unsure*: a repeat run tells;
+- a member that explains the array but whose gap is within the scatter (its own stored repeat runs, else a
+  stated band) is *unsure*: a repeat run tells;
 - a member slower than its peers that does not explain the array is *spread*: a note, never the cause.
 """
 
@@ -46,26 +47,21 @@ class NoiseBand:
         return self.ratio * (1 + PACE_TOLERANCE) if self.measured else self.ratio
 
 
-def noise_band(repeats: Mapping[str, Sequence[tuple[float, int]]]) -> NoiseBand:
-    """The widest run-to-run scatter of any member with two or more stored figures (figure, run id); without
-    any, the stated band."""
-    widest: tuple[float, str, Sequence[tuple[float, int]]] | None = None
-    for name, figures in repeats.items():
-        values = [value for value, _ in figures if value > 0]
-        if len(values) < 2:
-            continue
-        ratio = max(values) / min(values)
-        if widest is None or ratio > widest[0]:
-            widest = (ratio, name, figures)
-    if widest is None:
-        stated = f"{STATED_NOISE_BAND:g}×, stated: what healthy members scatter (no repeat runs stored)"
-        return NoiseBand(STATED_NOISE_BAND, stated, measured=False)
-    ratio, name, figures = widest
-    values = [value for value, _ in figures]
+STATED_BAND = NoiseBand(
+    STATED_NOISE_BAND, f"{STATED_NOISE_BAND:g}×, stated: what healthy members scatter (no repeat runs stored)", False
+)
+
+
+def noise_band(figures: Sequence[tuple[float, int]]) -> NoiseBand:
+    """One member's run-to-run scatter from its stored figures (bytes/s, run id): largest over smallest when
+    it has two or more; otherwise the stated band."""
+    values = [value for value, _ in figures if value > 0]
+    if len(values) < 2:
+        return STATED_BAND
+    ratio = max(values) / min(values)
     runs = ", ".join(f"#{run_id}" for _, run_id in sorted(figures, key=lambda f: f[1]))
     return NoiseBand(
-        ratio,
-        f"{ratio:.2f}×, {name}'s repeat runs ({runs}: {mb_text(min(values))} to {mb_text(max(values))})",
+        ratio, f"{ratio:.2f}× over its repeat runs ({runs}: {mb_text(min(values))} to {mb_text(max(values))})"
     )
 
 
@@ -78,7 +74,7 @@ class Judged:
     unsure: tuple[str, ...]  # would explain the array, but the gap is within the run-to-run scatter
     spread: tuple[str, ...]  # slower than their peers, not the cause
     peers: float  # median of the members not slower than their peers
-    band: NoiseBand
+    bands: Mapping[str, NoiseBand]  # each member's own run-to-run scatter
     n: int  # stripe width the figures are multiplied by
     array: float | None  # what the array read, when it was measured
 
@@ -86,7 +82,14 @@ class Judged:
         return self.figures[name] / self.peers
 
     def within_noise(self, name: str) -> bool:
-        return _within(self.peers, self.figures[name], self.band)
+        return _within(self.peers, self.figures[name], self.bands[name])
+
+    def scatter_text(self, names: Sequence[str]) -> str:
+        """The run-to-run scatter of these members: the stated band once, or each member's own repeats."""
+        bands = [(name, self.bands[name]) for name in names]
+        if all(not band.measured for _, band in bands):
+            return STATED_BAND.text
+        return "; ".join(f"{name}: {band.text}" for name, band in bands)
 
     @property
     def others_floor(self) -> float | None:
@@ -127,21 +130,21 @@ def judge(
     if not slow or not peers or statistics.median(peers) <= 0:
         return None
     median = statistics.median(peers)
-    band = noise_band(repeats or {})
+    bands = {name: noise_band((repeats or {}).get(name, ())) for name in figures}
     named, unsure, spread = [], [], []
     for name in sorted(slow, key=lambda s: figures[s]):
         explains = array is None or at_pace(array, figures[name], n)
         if not explains:
             spread.append(name)
-        elif _within(median, figures[name], band) and name not in link_explains:
+        elif _within(median, figures[name], bands[name]) and name not in link_explains:
             unsure.append(name)
         else:
             named.append(name)
-    judged = Judged(figures, tuple(named), tuple(unsure), tuple(spread), median, band, n, array)
+    judged = Judged(figures, tuple(named), tuple(unsure), tuple(spread), median, bands, n, array)
     floor = judged.others_floor
     if named and array is not None and floor is not None and floor < (1 + PACE_TOLERANCE) * array:
         # The others would hold the array near the same figure: the named ones are not what limits it alone.
-        judged = Judged(figures, (), (*named, *unsure), tuple(spread), median, band, n, array)
+        judged = Judged(figures, (), (*named, *unsure), tuple(spread), median, bands, n, array)
     return judged
 
 
@@ -177,6 +180,7 @@ def spread_title(judged: Judged, array_name: str | None, what: str) -> str:
     they were measured, after the member's name: "read alone", "read with the same job"."""
     names = [*judged.unsure, *judged.spread]
     title = "Spread: " + "; ".join(spread_clause(judged, name, array_name, what) for name in names)
-    if any(judged.within_noise(name) for name in names):
-        return title + f": within the run-to-run scatter ({judged.band.text}); repeat the run before judging"
+    noisy = [name for name in names if judged.within_noise(name)]
+    if noisy:
+        return title + f": within the run-to-run scatter ({judged.scatter_text(noisy)}); repeat the run before judging"
     return title + ": slower than their peers, but not what limits the array now"
