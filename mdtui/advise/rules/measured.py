@@ -2,7 +2,9 @@
 on each member, are in rules/member_runs.py).
 
 These name a slow member whatever makes it slow (a worn or hot SSD, an SMR disk, a failing drive, a busy
-HBA, a bad link): the figures, not the link speeds, decide. A link that explains the figure is folded in.
+HBA, a bad link): the figures, not the link speeds, decide, and only when the array's own figure blames the
+member (rules/spread.py); members merely slower than their peers are spread. A link that explains the figure
+is folded in.
 """
 
 from __future__ import annotations
