@@ -123,12 +123,13 @@ def check_disks(root: SystemRoot, workload: Workload | None, disks: Sequence[Dis
 def before_run_findings(inventory: Inventory, device: str) -> tuple[Finding, ...]:
     """What would spoil a benchmark on ``device`` now: a resync running on it (critical)."""
     name = device.rsplit("/", 1)[-1]
-    return tuple(f for f in rule_resync(AdviceInput(inventory=inventory, benchmark_target=device))
-                 if f.id == f"resync:{name}")
+    return tuple(
+        f for f in rule_resync(AdviceInput(inventory=inventory, benchmark_target=device)) if f.id == f"resync:{name}"
+    )
 
 
 # What a weakest-link run can show about the array it measured (the advisor's measured reasoning).
-_MEASURED_PREFIXES = ("measured-slow-member:", "parallelism:", "run-during-resync:", "busy-member:")
+_MEASURED_PREFIXES = ("measured-slow-member:", "member-spread:", "parallelism:", "run-during-resync:", "busy-member:")
 
 
 def after_run_findings(inventory: Inventory | None, runs: Sequence[RunRecord]) -> tuple[Finding, ...] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .harness import Guest
+from .harness import Guest, Machine, nvme
 
 # What the inventory scenario builds, by drive serial (see tests/lab/machines.py STANDARD):
 #   NVME0-3         md0: raid6, 64 KiB chunk, resyncing (resync slowed so it is caught mid-way)
@@ -56,3 +56,30 @@ def teardown_inventory_scenario(guest: Guest) -> None:
 def mdtui_json(guest: Guest, *args: str) -> Any:
     result = guest.run([guest.python_exe, "-m", "mdtui", *args], timeout=120)
     return json.loads(result.stdout)
+
+
+# The advisor's spread scenario: a RAID0 of five NVMe where one member is throttled hard and one merely slower
+# (a lighter throttle, 4× the hard one but far below the unthrottled three). The array runs at the throttled
+# member's pace; the slower one would allow 4× that, so it is spread, not the cause.
+SPREAD_THROTTLED_BPS = 20_000_000
+SPREAD_SLOWER_BPS = 80_000_000
+SPREAD = Machine(
+    name="spread",
+    cpus=2,
+    memory_mb=1024,
+    disks=(
+        *(nvme(f"FAST{i}", "512M", link_speed="8", link_width=4) for i in range(3)),
+        nvme("SLOWER0", "512M", link_speed="8", link_width=4, bps_total=SPREAD_SLOWER_BPS),
+        nvme("THROTTLED0", "512M", link_speed="8", link_width=4, bps_total=SPREAD_THROTTLED_BPS),
+    ),
+)
+SPREAD_THROTTLED, SPREAD_SLOWER = "THROTTLED0", "SLOWER0"
+SPREAD_MEMBERS = tuple(d.serial for d in SPREAD.disks)
+
+
+def build_spread_array(guest: Guest) -> None:
+    """md0: RAID0 over the five, 512 KiB chunks, so every 4 MiB read touches each member."""
+    devices = [guest.device(serial) for serial in SPREAD_MEMBERS]
+    guest.run(["mdadm", "--create", "/dev/md0", "--run", "--level=0", f"--raid-devices={len(devices)}",
+               "--chunk=512", *devices], timeout=120)  # fmt: skip
+    guest.run(["udevadm", "settle"], timeout=60)

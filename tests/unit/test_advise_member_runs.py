@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from test_advise_scenarios import LAB_STANDARD, MB, store_weakest_link
 
+from mdtui.advise.findings import Severity
 from mdtui.advise.gather import weakest_link_figures
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
@@ -60,7 +61,8 @@ def findings_for(tmp_path: Path, inventory: Inventory, fill) -> tuple:  # type: 
 
 
 def test_the_same_job_on_each_member_names_the_slow_one(tmp_path, lab_standard):
-    figures = {"nvme0n1": 1000 * MB, "nvme1n1": 1040 * MB, "nvme2n1": 380 * MB, "nvme3n1": 990 * MB}
+    # 1,000 / 250 = 4×: beyond the stated 3.5× scatter of healthy members, so a verdict without a repeat.
+    figures = {"nvme0n1": 1000 * MB, "nvme1n1": 1040 * MB, "nvme2n1": 250 * MB, "nvme3n1": 990 * MB}
 
     def fill(store: ResultsStore) -> None:
         for name, speed in figures.items():
@@ -69,14 +71,49 @@ def test_the_same_job_on_each_member_names_the_slow_one(tmp_path, lab_standard):
     findings = findings_for(tmp_path, lab_standard, fill)
     top = findings[0]
     assert top.id == "measured-slow-member:md0"
-    assert top.title.startswith("nvme2n1 reads 380 MB/s with the same job as its peers, 0.38× their median")
+    assert top.title.startswith("nvme2n1 reads 250 MB/s with the same job as its peers, 0.25× their median")
     evidence = {e.label: e.value for e in top.evidence}
     assert evidence["runs"] == "#1, #2, #3, #4"
     assert evidence["job"] == "disk-mark (seq read)"
-    assert evidence["slowest × 4"] == 1520.0 and evidence["peers × 4"] == 4000.0
+    assert evidence["slowest × 4"] == 1000.0 and evidence["peers × 4"] == 4000.0
     # Links all alike in this tree: the link is ruled out, not blamed; and no link-only finding beside it.
     assert any(text.startswith("the link: nvme2n1's link") for text in top.ruled_out), top.ruled_out
     assert top.what_to_do.startswith("Check nvme2n1: SMART health")
+
+
+def test_a_gap_within_the_scatter_is_spread_with_a_repeat_offered(tmp_path, lab_standard):
+    # 380 against ~1,000 MB/s (2.6×) is what healthy members scatter from run to run: no verdict without repeats.
+    figures = {"nvme0n1": 1000 * MB, "nvme1n1": 1040 * MB, "nvme2n1": 380 * MB, "nvme3n1": 990 * MB}
+
+    def fill(store: ResultsStore) -> None:
+        for name, speed in figures.items():
+            store_run(store, f"/dev/{name}", read=speed)
+
+    found = {f.id: f for f in findings_for(tmp_path, lab_standard, fill)}
+    assert "measured-slow-member:md0" not in found
+    spread = found["member-spread:md0"]
+    assert spread.severity is Severity.INFO
+    assert spread.title.startswith("Spread: nvme2n1 read with the same job 380 MB/s (0.38× its peers' 1,000 MB/s)")
+    expected = "within the run-to-run scatter (3.5×, stated: what healthy members scatter (no repeat runs stored))"
+    assert expected in spread.title, spread.title
+    assert spread.what_to_do.startswith("Run the same job on nvme2n1 again")
+
+
+def test_repeats_of_the_same_job_that_agree_turn_the_gap_into_a_verdict(tmp_path, lab_standard):
+    # The same 2.6× gap, but each member measured twice with the job, each time within 4%: a verdict.
+    def fill(store: ResultsStore) -> None:
+        for scale in (1.0, 0.96):
+            for name, speed in {"nvme0n1": 1000, "nvme1n1": 1040, "nvme2n1": 380, "nvme3n1": 990}.items():
+                store_run(store, f"/dev/{name}", read=speed * scale * MB)
+
+    found = {f.id: f for f in findings_for(tmp_path, lab_standard, fill)}
+    top = found["measured-slow-member:md0"]
+    assert top.title.startswith("nvme2n1 reads 365 MB/s with the same job as its peers, 0.38× their median")
+    scatter = {e.label: e.value for e in top.evidence}["run-to-run scatter"]
+    assert (
+        isinstance(scatter, str) and scatter == "nvme2n1: 1.04× over its repeat runs (#3, #7: 365 MB/s to 380 MB/s)"
+    ), scatter
+    assert "member-spread:md0" not in found
 
 
 def test_members_alike_and_other_jobs_give_no_slow_member(tmp_path, lab_standard):
@@ -117,10 +154,10 @@ def test_a_weakest_link_run_of_the_array_speaks_instead(tmp_path, lab_standard):
 MEMBERS = [{"name": f"nvme{i}n1"} for i in range(4)]
 
 
-def busy_samples(slow: str, count: int, *, loaded: bool = True) -> list[dict[str, float]]:
+def busy_samples(slow: str, count: int, *, loaded: bool = True, busy: float = 96.0) -> list[dict[str, float]]:
     moved = 200 * MB if loaded else 1 * MB
     return [
-        {"md0.read_bytes_per_s": moved, **{f"{m['name']}.util_pct": 96.0 if m["name"] == slow else 31.0
+        {"md0.read_bytes_per_s": moved, **{f"{m['name']}.util_pct": busy if m["name"] == slow else 31.0
                                             for m in MEMBERS}}
         for _ in range(count)
     ]  # fmt: skip
@@ -138,6 +175,19 @@ def test_a_member_busy_in_a_stored_runs_time_series_is_named_with_the_run(tmp_pa
     evidence = {e.label: e.value for e in busy[0].evidence}
     assert evidence["run"] == "#1" and evidence["samples of the run where it stood out"] == 6
     assert [f.id for f in findings if f.id.startswith("busy-member:")] == ["busy-member:md0:nvme3n1"]
+
+
+def test_a_member_busier_than_its_peers_with_headroom_is_spread_not_the_pace(tmp_path, lab_standard):
+    # 62% against 31%: it stands out, but it still keeps up; the stripes do not wait on it.
+    def fill(store: ResultsStore) -> None:
+        store_run(store, "/dev/md0", read=200 * MB, array={"level": "raid6", "members": MEMBERS},
+                  samples=busy_samples("nvme3n1", 6, busy=62.0))  # fmt: skip
+
+    findings = findings_for(tmp_path, lab_standard, fill)
+    busy = next(f for f in findings if f.id == "busy-member:md0:nvme3n1")
+    assert busy.severity is Severity.INFO
+    assert busy.title.endswith("but at 62% busy it has headroom: spread, not what sets md0's pace"), busy.title
+    assert "it sets the array's pace" not in busy.title
 
 
 def test_an_idle_array_or_a_member_busy_once_is_not_a_finding(tmp_path, lab_standard):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from mdtui.advise.findings import Evidence, Finding, Severity, Topic
 from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.advise.rules.measured import judge_weakest_link
+from mdtui.advise.rules.resync import resync_run_ids
 from mdtui.keep.boot import END_METADATA, ESP_MOUNTS, BootState
 
 TOPIC = Topic.KEEPING
@@ -84,8 +86,12 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
                     severity=Severity.WARNING,
                     title=f"{array.name} is assembled as {array.dev_path} but {conf.path} names it "
                     f"{array.named_elsewhere}",
-                    evidence=(*base, Evidence(f"{conf.path} line {array.conf_line.line_no}", array.named_elsewhere)
-                              if array.conf_line else Evidence("conf", array.named_elsewhere)),
+                    evidence=(
+                        *base,
+                        Evidence(f"{conf.path} line {array.conf_line.line_no}", array.named_elsewhere)
+                        if array.conf_line
+                        else Evidence("conf", array.named_elsewhere),
+                    ),
                     why=BOOT_WHY + " A different name at assembly means the copy in the initramfs is older than "
                     "the file, or the superblock's home host does not match HOMEHOST.",
                     what_to_do=(
@@ -209,11 +215,14 @@ SMART_WHY = (
 
 
 def _measured_slow(inp: AdviceInput, disk: str) -> tuple[str, float, int] | None:
-    """(array, read bytes/s alone, run id) when a stored weakest-link run found ``disk`` the slowest member."""
+    """(array, read bytes/s alone, run id) when a stored weakest-link run named ``disk`` as what its array runs
+    at (rules/measured.py): the slowest of healthy members scattering from run to run is not "the slow one"."""
+    during_resync = resync_run_ids(inp)
     for figures in reversed(inp.weakest_link):
-        slowest = figures.slowest_alone()
-        if slowest is not None and slowest.name == disk and len(figures.alone) > 1:
-            return figures.array.rsplit("/", 1)[-1], slowest.read_bytes_per_s, slowest.run_id
+        found = judge_weakest_link(inp, figures, during_resync)
+        member = next((m for m in figures.alone if m.name == disk), None)
+        if found is not None and member is not None and disk in found[0].named:
+            return figures.array.rsplit("/", 1)[-1], member.read_bytes_per_s, member.run_id
     return None
 
 

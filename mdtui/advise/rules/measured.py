@@ -2,7 +2,9 @@
 on each member, are in rules/member_runs.py).
 
 These name a slow member whatever makes it slow (a worn or hot SSD, an SMR disk, a failing drive, a busy
-HBA, a bad link): the figures, not the link speeds, decide. A link that explains the figure is folded in.
+HBA, a bad link): the figures, not the link speeds, decide, and only when the array's own figure blames the
+member (rules/spread.py); members merely slower than their peers are spread. A link that explains the figure
+is folded in.
 """
 
 from __future__ import annotations
@@ -10,18 +12,22 @@ from __future__ import annotations
 import statistics
 
 from mdtui.advise.findings import Evidence, Finding, Severity
-from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures, disk_of, mb_text, mbps
+from mdtui.advise.rules.inputs import AdviceInput, WeakestLinkFigures, disk_of, mb_text, mbps
 from mdtui.advise.rules.members import CRITICAL_COST_FRACTION, WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
+from mdtui.advise.rules.spread import (
+    PACE_TOLERANCE,
+    SLOW_ALONE_RATIO,
+    Judged,
+    judge,
+    own_figures,
+    ratios_text,
+    spread_title,
+)
 from mdtui.format import times
 from mdtui.model.disk import Disk
 
-# A member reading under this share of its peers' median alone is slow. The field's case (finding 1) was
-# 832 against ~1650 MB/s, 0.50; members of one model differ by up to ~25% in the lab, so 0.6 keeps that
-# quiet while catching a drive at half speed.
-SLOW_ALONE_RATIO = 0.6
-# The array "runs at its slowest member's pace" when it read within ±15% of slowest × N.
-PACE_TOLERANCE = 0.15
+__all__ = ["PACE_TOLERANCE", "SLOW_ALONE_RATIO", "member_link", "rule_measured_slow_member"]
 
 
 def member_link(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]:
@@ -37,30 +43,22 @@ def member_link(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]
     return f"{disk.name}'s link ({link.describe_current()}) is like its peers'", False
 
 
-def measured_slow_members(figures: WeakestLinkFigures) -> tuple[tuple[MemberAlone, ...], float] | None:
-    """Members that read clearly slower alone than the median of the others, and the median of the rest."""
-    if len(figures.alone) < 2:
-        return None
-    slow = tuple(
-        member
-        for member in figures.alone
-        if (others := [m.read_bytes_per_s for m in figures.alone if m is not member])
-        and member.read_bytes_per_s < SLOW_ALONE_RATIO * statistics.median(others)
-    )
-    peers = [m.read_bytes_per_s for m in figures.alone if m not in slow]
-    if not slow or not peers or statistics.median(peers) <= 0:
-        return None
-    return slow, statistics.median(peers)
-
-
-def runs_at_slowest_pace(figures: WeakestLinkFigures) -> bool:
-    """Whether slowest × N accounts for the array's figure (within ±15%)."""
-    bound = figures.slowest_times_n_bytes_per_s
-    return bool(bound) and abs(figures.array_bytes_per_s / bound - 1) <= PACE_TOLERANCE  # type: ignore[operator]
+def alone_repeats(inp: AdviceInput, array: str, during_resync: set[int]) -> dict[str, list[tuple[float, int]]]:
+    """Every stored weakest-link figure of each member of ``array`` read alone: (bytes/s, run id), for the
+    run-to-run scatter of the same member."""
+    found: dict[str, list[tuple[float, int]]] = {}
+    for figures in inp.weakest_link:
+        if device_name(figures.array) != array:
+            continue
+        for member in figures.alone:
+            if member.run_id not in during_resync:
+                found.setdefault(member.name, []).append((member.read_bytes_per_s, member.run_id))
+    return found
 
 
 def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
-    """A member slow alone in a weakest-link run: who, measured how, against whom, what it costs the array."""
+    """A member slow alone in a weakest-link run that the array's own figure blames: who, with its own figure,
+    against whom, what it costs; members slower than their peers that do not explain the array are spread."""
     findings = []
     seen: set[str] = set()
     during_resync = resync_run_ids(inp)
@@ -72,91 +70,146 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         ids = {figures.run_id, *(m.run_id for m in figures.alone)}
         if ids & during_resync:
             continue  # a resync explains these figures before anything else (rules/resync.py)
-        found = measured_slow_members(figures)
+        found = judge_weakest_link(inp, figures, during_resync)
         if found is None:
             continue
-        slow_members, median = found
-        slow = min(slow_members, key=lambda m: m.read_bytes_per_s)
-        names = ", ".join(m.name for m in slow_members)
-        n = len(figures.alone)
-        pace, possible = slow.read_bytes_per_s * n, median * n
-        cost = 1 - pace / possible
-        others = [m for m in figures.alone if m not in slow_members]
-        peers = [d for m in others if (d := disk_of(inp.inventory, m.name)) is not None]
-        links = [member_link(disk_of(inp.inventory, m.name), peers) for m in slow_members]
-        link_explains = bool(links) and all(explains for _, explains in links)
-        link_text = "; ".join(text for text, _ in links if text) or None
-        at_pace = runs_at_slowest_pace(figures)
-        if figures.array_bytes_per_s > (1 + PACE_TOLERANCE) * pace:
-            # The array itself read more than these members alone would allow: their figures were not what
-            # limits it (a step disturbed by other load), so the array's own figure rules the claim out.
-            continue
-        # Far below its pace the array is held by something else first (too few jobs in flight): then the
-        # slow member is worth knowing but not the cause of the figure, and the parallelism finding leads.
-        below_pace = not at_pace
+        judged, links = found
         run_ids = [m.run_id for m in figures.alone]
         if figures.together_run_id is not None:
             run_ids.append(figures.together_run_id)
         run_ids.append(figures.run_id)
-        evidence = [
-            Evidence("runs", ", ".join(f"#{i}" for i in run_ids)),
-            *(Evidence(f"{m.name} alone", mbps(m.read_bytes_per_s), "MB/s") for m in figures.alone),
-            Evidence("median of the others alone", mbps(median), "MB/s"),
-            Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
-            Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
-            Evidence(f"peers × {n}", mbps(possible), "MB/s"),
-            Evidence("throughput lost", round(cost * 100, 1), "%"),
-        ]
-        ruled_out = []
-        if at_pace:
-            ruled_out.append(
-                f"too little parallelism: {array} read {times(figures.array_bytes_per_s / pace)} slowest × {n}, "
-                "so more jobs would not raise it"
-            )
-        if link_text is not None and not link_explains:
-            ruled_out.append(f"the link: {link_text}")
-        one = len(slow_members) == 1
-        title = (
-            f"{names} read{'s' if one else ''} {mb_text(slow.read_bytes_per_s)} alone, "
-            f"{times(slow.read_bytes_per_s / median)} {'its' if one else 'their'} peers ({mb_text(median)})"
-        )
-        title += (
-            f": {array} runs at {'its' if one else 'their'} pace ({mb_text(figures.array_bytes_per_s)} = "
-            f"{times(figures.array_bytes_per_s / pace)} slowest × {n}; peers allow {mb_text(possible)})"
-            if at_pace
-            else f": {array} could read at most {mb_text(pace)} (peers allow {mb_text(possible)}), but read only "
-            f"{mb_text(figures.array_bytes_per_s)}: something else holds it first"
-        )
-        checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slow.name}), firmware"
-        what = (
-            f"Fix the link first ({link_text}): slot, cable, backplane; then check {checks}."
-            if link_explains and link_text
-            else f"Check {names}: {checks}, then link, slot and cable. Replace or leave out what is slow in "
-            f"{array}; run the weakest-link preset again to prove the fix."
-        )
-        findings.append(
-            Finding(
-                id=f"measured-slow-member:{array}",
-                severity=(
-                    Severity.INFO
-                    if below_pace
-                    else Severity.CRITICAL
-                    if cost >= CRITICAL_COST_FRACTION
-                    else Severity.WARNING
-                ),
-                title=title,
-                evidence=tuple(evidence),
-                why=WEAKEST_LINK_WHY,
-                what_to_do=what,
-                experiment="weakest-link",
-                ruled_out=tuple(ruled_out),
-                # The same cause seen through links, through parallelism and through live busy%: one finding.
-                explains=() if below_pace else (
-                    f"parallelism:{array}",
-                    f"slow-member:{array}",
-                    *(f"link-downgraded:{m.name}" for m in slow_members),
-                    *(f"busy-member:{array}:{m.name}" for m in slow_members),
-                ),
-            )
-        )
+        if judged.named:
+            findings.append(_named_finding(figures, judged, array, run_ids, links))
+        if judged.unsure or judged.spread:
+            findings.append(_spread_finding(figures, judged, array, run_ids))
     return findings
+
+
+def judge_weakest_link(
+    inp: AdviceInput, figures: WeakestLinkFigures, during_resync: set[int]
+) -> tuple[Judged, dict[str, tuple[str | None, bool]]] | None:
+    """A weakest-link run's members judged (named, unsure, spread) with their repeats and links, and what each
+    slower member's link says."""
+    alone = {m.name: m.read_bytes_per_s for m in figures.alone}
+    slower = _slower_than_peers(alone)
+    links = {name: member_link(disk_of(inp.inventory, name), _peer_disks(inp, alone, slower)) for name in slower}
+    judged = judge(
+        alone,
+        len(figures.alone),
+        array=figures.array_bytes_per_s,
+        repeats=alone_repeats(inp, device_name(figures.array), during_resync),
+        link_explains={name for name, (_, explains) in links.items() if explains},
+    )
+    return None if judged is None else (judged, links)
+
+
+def _slower_than_peers(figures: dict[str, float]) -> set[str]:
+    judged = judge(figures, 1, array=None)
+    return set() if judged is None else {*judged.named, *judged.unsure, *judged.spread}
+
+
+def _peer_disks(inp: AdviceInput, figures: dict[str, float], slower: set[str]) -> list[Disk]:
+    return [d for name in figures if name not in slower and (d := disk_of(inp.inventory, name)) is not None]
+
+
+def _named_finding(
+    figures: WeakestLinkFigures,
+    judged: Judged,
+    array: str,
+    run_ids: list[int],
+    links: dict[str, tuple[str | None, bool]],
+) -> Finding:
+    named = judged.named
+    n = judged.n
+    slowest = min(named, key=lambda name: judged.figures[name])
+    pace = judged.figures[slowest] * n
+    possible = judged.others_floor or judged.peers * n
+    cost = 1 - pace / possible
+    named_links = [links[name] for name in named if name in links]
+    link_explains = bool(named_links) and all(explains for _, explains in named_links)
+    link_text = "; ".join(text for text, _ in named_links if text) or None
+    evidence = [
+        Evidence("runs", ", ".join(f"#{i}" for i in run_ids)),
+        *(Evidence(f"{m.name} alone", mbps(m.read_bytes_per_s), "MB/s") for m in figures.alone),
+        Evidence("median of the peers alone", mbps(judged.peers), "MB/s"),
+        Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
+        Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
+        Evidence(f"peers × {n}", mbps(judged.peers * n), "MB/s"),
+        Evidence(f"the others' slowest × {n}", mbps(possible), "MB/s"),
+        Evidence("throughput lost", round(cost * 100, 1), "%"),
+        Evidence("run-to-run scatter", judged.scatter_text(named)),
+    ]
+    ruled_out = [
+        f"too little parallelism: {array} read {times(figures.array_bytes_per_s / pace)} slowest × {n}, "
+        "so more jobs would not raise it"
+    ]
+    if link_text is not None and not link_explains:
+        ruled_out.append(f"the link: {link_text}")
+    one = len(named) == 1
+    title = (
+        f"{own_figures(judged, named, 'read')} alone, {ratios_text(judged, named)}: {array} runs at "
+        f"{'its' if one else 'their'} pace ({mb_text(figures.array_bytes_per_s)} = "
+        f"{times(figures.array_bytes_per_s / pace)} slowest × {n}; the others allow {mb_text(possible)})"
+    )
+    names = ", ".join(named)
+    checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest}), firmware"
+    what = (
+        f"Fix the link first ({link_text}): slot, cable, backplane; then check {checks}."
+        if link_explains and link_text
+        else f"Check {names}: {checks}, then link, slot and cable. Replace or leave out what is slow in "
+        f"{array}; run the weakest-link preset again to prove the fix."
+    )
+    return Finding(
+        id=f"measured-slow-member:{array}",
+        severity=Severity.CRITICAL if cost >= CRITICAL_COST_FRACTION else Severity.WARNING,
+        title=title,
+        evidence=tuple(evidence),
+        why=WEAKEST_LINK_WHY,
+        what_to_do=what,
+        experiment="weakest-link",
+        ruled_out=tuple(ruled_out),
+        # The same cause seen through links, through parallelism and through live busy%: one finding.
+        explains=(
+            f"parallelism:{array}",
+            f"slow-member:{array}",
+            *(f"link-downgraded:{name}" for name in named),
+            *(f"busy-member:{array}:{name}" for name in named),
+        ),
+    )
+
+
+def _spread_finding(figures: WeakestLinkFigures, judged: Judged, array: str, run_ids: list[int]) -> Finding:
+    listed = [*judged.unsure, *judged.spread]
+    noisy = any(judged.within_noise(name) for name in listed)
+    below = [name for name in judged.spread if figures.array_bytes_per_s < judged.figures[name] * judged.n]
+    evidence = [
+        Evidence("runs", ", ".join(f"#{i}" for i in run_ids)),
+        *(Evidence(f"{name} alone", mbps(judged.figures[name]), "MB/s") for name in listed),
+        Evidence("median of the peers alone", mbps(judged.peers), "MB/s"),
+        Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
+        Evidence("run-to-run scatter", judged.scatter_text(listed)),
+    ]
+    if noisy:
+        what = (
+            f"Repeat the weakest-link run on {array}: a gap within the run-to-run scatter is not a verdict; a member "
+            "that reads slowly again, beyond the scatter its repeats show, is then named."
+        )
+    elif below and not judged.named:
+        what = (
+            f"{array} read below even these members' pace: something else holds it first (see the other findings); "
+            f"check {', '.join(listed)} after that."
+        )
+    else:
+        what = (
+            f"Nothing to fix for {array} now; {', '.join(listed)} would limit it next: check "
+            f"{'it' if len(listed) == 1 else 'them'} (SMART, temperature, firmware) before replacing a faster member."
+        )
+    return Finding(
+        id=f"member-spread:{array}",
+        severity=Severity.INFO,
+        title=spread_title(judged, array, "read alone"),
+        evidence=tuple(evidence),
+        why=WEAKEST_LINK_WHY,
+        what_to_do=what,
+        experiment="weakest-link",
+    )

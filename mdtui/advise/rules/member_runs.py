@@ -14,10 +14,10 @@ from typing import Any
 
 from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput, disk_of, mb_text, mbps
-from mdtui.advise.rules.measured import SLOW_ALONE_RATIO, member_link
+from mdtui.advise.rules.measured import member_link
 from mdtui.advise.rules.members import WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
-from mdtui.format import times
+from mdtui.advise.rules.spread import Judged, judge, own_figures, ratios_text, spread_title
 from mdtui.model.array import MdArray
 from mdtui.sample.dashboard import BUSY_MARGIN_PERCENT, BUSY_MIN_PERCENT, MemberLoad, standouts
 from mdtui.store.records import RunRecord, RunStatus
@@ -27,6 +27,9 @@ WEAKEST_LINK_PRESET = "weakest-link"
 SAME_JOB_KEYS = ("tool", "rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "step")
 # An array moving less than this in a stored sample was idle then: its members' busy% says nothing.
 LOADED_BYTES_PER_S = 10e6
+# A member busy this share of the time has no headroom: the array's stripes wait on it. Below it, a member
+# busier than its peers (50% against 30%, a drive beside a busy neighbour) still keeps up with them.
+SATURATED_PERCENT = 90.0
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,11 @@ def _weakest_link_arrays(inp: AdviceInput) -> set[str]:
     return {device_name(f.array) for f in inp.weakest_link}
 
 
-def _same_job_groups(inp: AdviceInput, disks: dict[str, str]) -> list[tuple[str, list[MemberRun]]]:
-    """Complete runs of one job on the members, newest per member, grouped by job; "read"/"write" with each."""
+def _same_job_groups(inp: AdviceInput, disks: dict[str, str]) -> list[tuple[str, dict[str, list[MemberRun]]]]:
+    """Complete runs of one job on the members grouped by job and direction ("read"/"write"): disk → its runs,
+    oldest first (the newest is the member's figure, the others its repeats)."""
     during_resync = resync_run_ids(inp)
-    groups: dict[tuple[Any, ...], dict[str, MemberRun]] = {}  # job key + direction → disk → its newest run
+    groups: dict[tuple[Any, ...], dict[str, list[MemberRun]]] = {}
     for run in sorted(inp.runs, key=lambda r: r.id):
         if run.status is not RunStatus.COMPLETE or run.preset == WEAKEST_LINK_PRESET or run.id in during_resync:
             continue
@@ -75,12 +79,13 @@ def _same_job_groups(inp: AdviceInput, disks: dict[str, str]) -> list[tuple[str,
         name = disk.name if disk is not None else target
         if name not in disks or (figure := _figure(run)) is None:
             continue
-        groups.setdefault((*_job_key(run), figure[0]), {})[name] = MemberRun(name, figure[1], run)  # newest wins
-    return [(key[-1], list(by_disk.values())) for key, by_disk in groups.items() if len(by_disk) >= 2]
+        groups.setdefault((*_job_key(run), figure[0]), {}).setdefault(name, []).append(MemberRun(name, figure[1], run))
+    return [(key[-1], by_disk) for key, by_disk in groups.items() if len(by_disk) >= 2]
 
 
 def rule_same_job_on_members(inp: AdviceInput) -> list[Finding]:
-    """The same job run on each member of an array, one member clearly slower than the others."""
+    """The same job run on each member of an array, one member clearly slower than the others: named when the
+    gap is beyond the run-to-run scatter (or its link explains it), otherwise spread with a repeat offered."""
     if inp.inventory is None or not inp.runs:
         return []
     findings = []
@@ -89,77 +94,112 @@ def rule_same_job_on_members(inp: AdviceInput) -> list[Finding]:
         if array.name in covered:
             continue  # the weakest-link run of this array speaks (rules/measured.py)
         disks = _member_disks(inp, array)
-        best: tuple[float, str, list[MemberRun], list[MemberRun], float] | None = None
-        for direction, members in _same_job_groups(inp, disks):
-            slow = [
-                m for m in members
-                if m.bytes_per_s < SLOW_ALONE_RATIO * statistics.median(o.bytes_per_s for o in members if o is not m)
-            ]  # fmt: skip
-            peers = [m for m in members if m not in slow]
-            if not slow or not peers:
+        best: tuple[float, str, Judged, list[MemberRun], dict[str, tuple[str | None, bool]]] | None = None
+        for direction, runs in _same_job_groups(inp, disks):
+            newest = {name: member_runs[-1] for name, member_runs in runs.items()}
+            figures = {name: run.bytes_per_s for name, run in newest.items()}
+            rough = judge(figures, len(disks), array=None)
+            if rough is None:
                 continue
-            median = statistics.median(m.bytes_per_s for m in peers)
-            ratio = min(m.bytes_per_s for m in slow) / median
+            slower = {*rough.named, *rough.unsure}
+            peers = [d for name in figures if name not in slower and (d := disk_of(inp.inventory, name)) is not None]
+            links = {name: member_link(disk_of(inp.inventory, name), peers) for name in slower}
+            judged = judge(
+                figures,
+                len(disks),
+                array=None,
+                repeats={name: [(m.bytes_per_s, m.run.id) for m in member_runs] for name, member_runs in runs.items()},
+                link_explains={name for name, (_, explains) in links.items() if explains},
+            )
+            assert judged is not None  # the same figures, only sorted with their repeats
+            ratio = min(judged.ratio(name) for name in slower)
             if best is None or ratio < best[0]:
-                best = (ratio, direction, slow, members, median)
+                best = (ratio, direction, judged, list(newest.values()), links)
         if best is None:
             continue
-        ratio, direction, slow, members, median = best
-        findings.append(_same_job_finding(inp, array, direction, slow, members, median, len(disks)))
+        _, direction, judged, members, links = best
+        if judged.named:
+            findings.append(_same_job_finding(array, direction, judged, members, links))
+        if judged.unsure:
+            findings.append(_same_job_spread(array, direction, judged, members))
     return findings
 
 
+def _job_text(run: RunRecord) -> str:
+    return run.preset + (f" ({run.params['step']})" if run.params.get("step") else "")
+
+
 def _same_job_finding(
-    inp: AdviceInput,
     array: MdArray,
     direction: str,
-    slow: list[MemberRun],
+    judged: Judged,
     members: list[MemberRun],
-    median: float,
-    n: int,
+    links: dict[str, tuple[str | None, bool]],
 ) -> Finding:
-    slowest = min(slow, key=lambda m: m.bytes_per_s)
-    names = ", ".join(m.disk for m in slow)
-    one = len(slow) == 1
-    peers = [d for m in members if m not in slow and (d := disk_of(inp.inventory, m.disk)) is not None]
-    links = [member_link(disk_of(inp.inventory, m.disk), peers) for m in slow]
-    link_explains = bool(links) and all(explains for _, explains in links)
-    texts = "; ".join(text for text, _ in links if text) or None
-    pace, possible = slowest.bytes_per_s * n, median * n
-    job = slowest.run.preset + (f" ({slowest.run.params['step']})" if slowest.run.params.get("step") else "")
-    checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest.disk}), firmware"
+    named = judged.named
+    slowest = min(named, key=lambda name: judged.figures[name])
+    named_links = [links[name] for name in named if name in links]
+    link_explains = bool(named_links) and all(explains for _, explains in named_links)
+    texts = "; ".join(text for text, _ in named_links if text) or None
+    n = judged.n
+    pace, possible = judged.figures[slowest] * n, judged.peers * n
+    run = next(m.run for m in members if m.disk == slowest)
+    checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest}), firmware"
     ruled_out = [] if texts is None or link_explains else [f"the link: {texts}"]
+    one = len(named) == 1
     return Finding(
         id=f"measured-slow-member:{array.name}",
         severity=Severity.WARNING,
         title=(
-            f"{names} {direction}{'s' if one else ''} {mb_text(slowest.bytes_per_s)} with the same job as "
-            f"{'its' if one else 'their'} peers, {times(slowest.bytes_per_s / median)} their median "
-            f"({mb_text(median)}): {array.name} can move at most about {mb_text(pace)} "
-            f"(peers allow {mb_text(possible)})"
+            f"{own_figures(judged, named, direction)} with the same job as {'its' if one else 'their'} peers, "
+            f"{ratios_text(judged, named, 'their median')}"
+            f": {array.name} can move at most about {mb_text(pace)} (peers allow {mb_text(possible)})"
         ),
         evidence=(
-            Evidence("job", job),
+            Evidence("job", _job_text(run)),
             Evidence("runs", ", ".join(f"#{m.run.id}" for m in sorted(members, key=lambda m: m.run.id))),
             *(Evidence(f"{m.disk} {direction}", mbps(m.bytes_per_s), "MB/s") for m in members),
-            Evidence("median of the others", mbps(median), "MB/s"),
+            Evidence("median of the others", mbps(judged.peers), "MB/s"),
             Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
             Evidence(f"peers × {n}", mbps(possible), "MB/s"),
+            Evidence("run-to-run scatter", judged.scatter_text(named)),
         ),
         why=WEAKEST_LINK_WHY,
         what_to_do=(
             f"Fix the link first ({texts}): slot, cable, backplane; then check {checks}."
             if link_explains and texts
-            else f"Check {names}: {checks}, then link, slot and cable. Then run the weakest-link preset on "
-            f"{array.name}: it measures each member alone and the array, and shows what the slow one costs."
+            else f"Check {', '.join(named)}: {checks}, then link, slot and cable. Then run the weakest-link preset "
+            f"on {array.name}: it measures each member alone and the array, and shows what the slow one costs."
         ),
         experiment="weakest-link",
         ruled_out=tuple(ruled_out),
         explains=(
             f"slow-member:{array.name}",
-            *(f"link-downgraded:{m.disk}" for m in slow),
-            *(f"busy-member:{array.name}:{m.disk}" for m in slow),
+            *(f"link-downgraded:{name}" for name in named),
+            *(f"busy-member:{array.name}:{name}" for name in named),
         ),
+    )
+
+
+def _same_job_spread(array: MdArray, direction: str, judged: Judged, members: list[MemberRun]) -> Finding:
+    run = members[0].run
+    return Finding(
+        id=f"member-spread:{array.name}",
+        severity=Severity.INFO,
+        title=spread_title(judged, None, f"{direction} with the same job"),
+        evidence=(
+            Evidence("job", _job_text(run)),
+            Evidence("runs", ", ".join(f"#{m.run.id}" for m in sorted(members, key=lambda m: m.run.id))),
+            *(Evidence(f"{m.disk} {direction}", mbps(m.bytes_per_s), "MB/s") for m in members),
+            Evidence("median of the others", mbps(judged.peers), "MB/s"),
+            Evidence("run-to-run scatter", judged.scatter_text(judged.unsure)),
+        ),
+        why=WEAKEST_LINK_WHY,
+        what_to_do=(
+            f"Run the same job on {', '.join(judged.unsure)} again (or the weakest-link preset on {array.name}, which "
+            "also measures the array): a gap within the run-to-run scatter is not a verdict."
+        ),
+        experiment="weakest-link",
     )
 
 
@@ -222,9 +262,11 @@ def _standouts_in(array: str, run: RunRecord, names: Sequence[str]) -> list[Stor
     ]
 
 
-def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], int]]:
-    """(array, member) → (why it stood out in each live sample, samples with the array loaded)."""
+def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], int, float | None]]:
+    """(array, member) → (why it stood out in each live sample, samples with the array loaded, its median busy%
+    in those samples, None when not measured)."""
     counts: dict[tuple[str, str], list[str]] = {}
+    busy: dict[tuple[str, str], list[float]] = {}
     loaded_by_array: dict[str, int] = {}
     for snapshot in inp.snapshots:
         for array in snapshot.arrays:
@@ -236,8 +278,11 @@ def _live_standouts(inp: AdviceInput) -> dict[tuple[str, str], tuple[list[str], 
             members = [MemberLoad(m.name, "member", snapshot.device(m.name)) for m in array.members if not m.spare]
             for name, why in standouts(members).items():
                 counts.setdefault((array.name, name), []).append(why)
+                rates = snapshot.device(name)
+                if rates is not None and rates.utilisation_percent is not None:
+                    busy.setdefault((array.name, name), []).append(rates.utilisation_percent)
     return {
-        key: (reasons, loaded_by_array[key[0]])
+        key: (reasons, loaded_by_array[key[0]], statistics.median(busy[key]) if busy.get(key) else None)
         for key, reasons in counts.items()
         if len(reasons) * 2 >= loaded_by_array[key[0]]  # in most loaded samples, not once
     }
@@ -252,9 +297,12 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
     for array, member in sorted({*live, *stored}):
         evidence: list[Evidence] = []
         seen = []
+        busiest: list[float] = []
         if (array, member) in live:
-            reasons, loaded = live[array, member]
+            reasons, loaded, live_busy = live[array, member]
             seen.append(reasons[-1])
+            if live_busy is not None:
+                busiest.append(live_busy)
             evidence += [
                 Evidence("live samples where it stood out", len(reasons)),
                 Evidence(f"live samples with {array} loaded", loaded),
@@ -263,6 +311,7 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
         if (array, member) in stored:
             s = stored[array, member]
             seen.append(f"busy {s.busy:.0f}% vs {s.peers_busy:.0f}% for its peers in run #{s.run_id}")
+            busiest.append(s.busy)
             evidence += [
                 Evidence("run", f"#{s.run_id}"),
                 Evidence("samples of the run where it stood out", s.samples),
@@ -270,11 +319,21 @@ def rule_busy_member(inp: AdviceInput) -> list[Finding]:
                 Evidence(f"{member} busy (median)", round(s.busy, 1), "%"),
                 Evidence("its peers busy (median)", round(s.peers_busy, 1), "%"),
             ]
+        # Busier than its peers is spread until the member has no headroom left: only then do the stripes wait
+        # on it. A member slow per request with no busy% measured keeps the warning (each request waits on it).
+        headroom = bool(busiest) and max(busiest) < SATURATED_PERCENT
+        if headroom:
+            evidence.append(Evidence(f"{member} busy at most", round(max(busiest), 1), "%"))
         findings.append(
             Finding(
                 id=f"busy-member:{array}:{member}",
-                severity=Severity.WARNING,
-                title=f"{member} stands out while {array} works ({'; '.join(seen)}): it sets the array's pace",
+                severity=Severity.INFO if headroom else Severity.WARNING,
+                title=(
+                    f"{member} stands out while {array} works ({'; '.join(seen)}), but at {max(busiest):.0f}% busy "
+                    f"it has headroom: spread, not what sets {array}'s pace"
+                    if headroom
+                    else f"{member} stands out while {array} works ({'; '.join(seen)}): it sets the array's pace"
+                ),
                 evidence=tuple(evidence),
                 why=WEAKEST_LINK_WHY,
                 what_to_do=(
