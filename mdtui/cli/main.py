@@ -9,6 +9,7 @@ from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
+from mdtui.cli.doctor import add_doctor_parser, cmd_doctor
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.launch import base_parser
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_keep_parsers(sub)
     add_repair_parsers(sub)
     add_tune_parser(sub)
+    add_doctor_parser(sub)
     return parser
 
 
@@ -48,6 +50,7 @@ COMMANDS = {
     "repair": cmd_repair,
     "scrub": cmd_scrub,
     "tune": cmd_tune,
+    "doctor": cmd_doctor,
 }
 
 
