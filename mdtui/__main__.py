@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,11 @@ SCAN_AHEAD_WAIT_S = 0.5
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and "_ARGCOMPLETE" in os.environ:
+        # A shell's tab: the completion scripts run `mdtui` with the line typed so far in the environment.
+        from mdtui.cli.complete import complete
+
+        return complete()
     # The app's two launches are parsed without loading every CLI verb (mdtui.cli.launch).
     args = app_launch_args(sys.argv[1:] if argv is None else argv)
     if args is None:

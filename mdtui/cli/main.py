@@ -9,6 +9,7 @@ from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
+from mdtui.cli.doctor import add_doctor_parser, cmd_doctor
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.launch import base_parser
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_repair_parsers(sub)
     add_tune_parser(sub)
     add_predict_parser(sub)
+    add_doctor_parser(sub)
     return parser
 
 
@@ -51,6 +53,7 @@ COMMANDS = {
     "scrub": cmd_scrub,
     "tune": cmd_tune,
     "predict": cmd_predict,
+    "doctor": cmd_doctor,
 }
 
 

@@ -1,10 +1,12 @@
-"""Themes the user can pick: `$variable: value;` files from the repo's themes/ and ~/.config/mdtui/themes."""
+"""Themes the user can pick: `$variable: value;` files shipped in mdtui/themes and in ~/.config/mdtui/themes."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
@@ -39,8 +41,13 @@ class ThemeLoad:
     problems: tuple[str, ...]  # one sentence per file that could not be used
 
 
-def repo_themes_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "themes"
+def shipped_themes_dir() -> Traversable:
+    """The themes inside the package, read through importlib.resources: the same from a checkout or a wheel."""
+    return files("mdtui") / "themes"
+
+
+# The tests' name for the shipped themes.
+repo_themes_dir = shipped_themes_dir
 
 
 def user_themes_dir() -> Path:
@@ -52,9 +59,9 @@ def user_themes_dir() -> Path:
     return Path(config or home_dir() / ".config") / "mdtui" / "themes"
 
 
-def default_theme_dirs() -> tuple[Path, ...]:
-    """Repo themes first, so a user file with the same name overrides a shipped one."""
-    return (repo_themes_dir(), user_themes_dir())
+def default_theme_dirs() -> tuple[Traversable, ...]:
+    """Shipped themes first, so a user file with the same name overrides a shipped one."""
+    return (shipped_themes_dir(), user_themes_dir())
 
 
 def parse_theme(text: str, name: str) -> Theme:
@@ -85,21 +92,30 @@ def parse_theme(text: str, name: str) -> Theme:
     return Theme(name=name, dark=dark_text == "true", variables=values, **fields)
 
 
-def load_themes(dirs: Iterable[Path]) -> ThemeLoad:
-    """Every *.tcss theme in ``dirs``; a later directory overrides an earlier one by name."""
+def load_themes(dirs: Iterable[Traversable]) -> ThemeLoad:
+    """Every *.tcss theme in ``dirs`` (directories or package resources); a later one overrides an earlier by name."""
     themes: dict[str, Theme] = {}
     problems: list[str] = []
     for directory in dirs:
-        if not directory.is_dir():
+        try:
+            if not directory.is_dir():
+                continue
+            entries = sorted((entry for entry in directory.iterdir() if entry.name.endswith(".tcss")), key=_name)
+        except OSError as exc:
+            problems.append(f"Themes in {directory} skipped: {exc}")
             continue
-        for path in sorted(directory.glob("*.tcss")):
+        for path in entries:
             try:
-                theme = parse_theme(path.read_text(encoding="utf-8"), path.stem)
+                theme = parse_theme(path.read_text(encoding="utf-8"), path.name.removesuffix(".tcss"))
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 problems.append(f"Theme {path} skipped: {exc}")
                 continue
             themes[theme.name] = theme
     return ThemeLoad(themes=tuple(themes.values()), problems=tuple(problems))
+
+
+def _name(entry: Traversable) -> str:
+    return entry.name
 
 
 def pick_default(names: Sequence[str]) -> str:

@@ -1,16 +1,21 @@
-"""The benchmark screen's chart: throughput (MB/s, left axis) and IOPS (right axis) over the run's seconds."""
+"""The benchmark screen's chart: throughput (MB/s) and IOPS over the run, side by side.
+
+Drawn by the watch dashboard's braille charts (mdtui.ui.watch.chart through TimeChart), so the app has
+one chart stack. The run so far fills each chart's width: its first report at the left edge, the
+latest at "now"; each quantity has its own y axis.
+"""
 
 from __future__ import annotations
 
-from textual.color import Color
-from textual_plotext import PlotextPlot
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 
-from mdtui.ui.watch.widgets import nice_ticks
+from mdtui.ui.watch.widgets import TimeChart
 
-Rgb = tuple[int, int, int]
+WAITING = "waiting for the first report"
 
 
-class BenchChart(PlotextPlot):
+class BenchChart(Horizontal):
     """Every progress report of a run as one point; redrawn only when a point arrives."""
 
     DEFAULT_CSS = """
@@ -18,11 +23,24 @@ class BenchChart(PlotextPlot):
         height: 1fr;
         min-height: 6;
     }
+    BenchChart > TimeChart {
+        border: round $panel;
+        border-title-color: $text-muted;
+    }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.points: list[tuple[float, float, float]] = []  # (seconds into the run, bytes/s, IOPS)
+
+    def compose(self) -> ComposeResult:
+        yield TimeChart(classes="bench-rate")
+        yield TimeChart(classes="bench-iops")
+
+    def on_mount(self) -> None:
+        self._apply_theme()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
+        self._draw()
 
     def clear_points(self) -> None:
         self.points = []
@@ -32,38 +50,30 @@ class BenchChart(PlotextPlot):
         self.points.append((seconds, bytes_per_s, iops))
         self._draw()
 
-    def on_resize(self) -> None:
-        self._draw()
+    def _charts(self) -> tuple[TimeChart, TimeChart]:
+        return self.query_one(".bench-rate", TimeChart), self.query_one(".bench-iops", TimeChart)
 
-    def _colours(self) -> tuple[Rgb, Rgb]:
-        # From the theme, so the lines follow a theme change like the rest of the screen.
-        variables = self.app.theme_variables
-        return (
-            Color.parse(variables.get("primary", "#4a9fe0")).rgb,
-            Color.parse(variables.get("accent", "#e0a84a")).rgb,
-        )
+    def _apply_theme(self) -> None:
+        # Line colours from the theme, so they follow a theme change like the rest of the screen.
+        rate, iops = self._charts()
+        rate.set_colours("primary")
+        iops.set_colours("accent")
 
     def _draw(self) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.grid(False, False)
-        if not self.points:
-            plt.title("waiting for the first report")
-            self.refresh()
+        if not self.is_mounted:
             return
-        plt.title("")
-        xs = [p[0] for p in self.points]
-        rates = [p[1] / 1e6 for p in self.points]
-        iops = [p[2] for p in self.points]
-        rows = max(2, self.size.height - 4)
-        rate_ticks = nice_ticks(max(rates), rows)
-        iops_ticks = nice_ticks(max(iops), rows)
-        plt.xlim(0, max(max(xs), 1.0))
-        plt.ylim(0, rate_ticks[-1], yside="left")
-        plt.yticks(rate_ticks, [f"{t:g}" for t in rate_ticks], yside="left")
-        plt.ylim(0, iops_ticks[-1], yside="right")
-        plt.yticks(iops_ticks, [f"{t:g}" for t in iops_ticks], yside="right")
-        rate_colour, iops_colour = self._colours()
-        plt.plot(xs, rates, marker="braille", color=rate_colour, label="MB/s", yside="left")
-        plt.plot(xs, iops, marker="braille", color=iops_colour, label="IOPS", yside="right")
-        self.refresh()
+        rate, iops = self._charts()
+        if not self.points:
+            rate.border_title, iops.border_title = f"MB/s · {WAITING}", "IOPS"
+            for chart in (rate, iops):
+                chart.plot((), (), 0.0)
+            return
+        rate.border_title, iops.border_title = "MB/s", "IOPS"
+        last = self.points[-1][0]
+        seconds_ago = [point[0] - last for point in self.points]
+        window_s = max(last - self.points[0][0], 1.0)
+        rates = [point[1] / 1e6 for point in self.points]
+        counts = [point[2] for point in self.points]
+        for chart, values in ((rate, rates), (iops, counts)):
+            chart.window_s = window_s
+            chart.plot(seconds_ago, (values,), max(values))
