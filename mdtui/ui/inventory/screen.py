@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
 # confirmation), the teardown's planner and runner, the boot/monitor rows of an array's detail and
-# smartctl are imported when first used: the first screen needs none of them (issue 17, launch time).
+# smartctl are imported when first used: the first screen needs none of them.
 
 Pane = Literal["disks", "arrays"]
 
@@ -133,7 +133,7 @@ class InventoryScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
         # the first resize: set then, it restyled every widget and laid the tables out a second time,
-        # after the first step had been fitted to the first layout's widths (issue 17, first paint).
+        # after the first step had been fitted to the first layout's widths.
         width = self.app.size.width
         self.add_class(next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge))
         yield Header(icon="▤")
@@ -149,14 +149,14 @@ class InventoryScreen(Screen[None]):
             yield SteadyFooter(show_command_palette=False)
         else:
             # At launch the footer's keys (a dozen widgets to mount and style) follow the first rows;
-            # its bar is there from the first frame, so nothing moves when they come (issue 17).
+            # its bar is there from the first frame, so nothing moves when they come.
             yield Static(id="footer-bar")
 
     def on_mount(self) -> None:
         if self._scan_ahead is not None:
             # The scan begun at launch: shown once the screen has laid itself out (tables filled before
             # then are drawn at the size they mount with, drawn again at their own, then filled again),
-            # asked for first so that its rows come before the footer's keys (issue 17, first paint).
+            # asked for first so that its rows come before the footer's keys.
             self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
@@ -396,12 +396,12 @@ class InventoryScreen(Screen[None]):
         if event.data_table.id == self._pane:
             # The detail follows once the moves already queued are handled: keys that come faster than
             # they are handled (an arrow key held on a thousand disks) move the cursor without a detail
-            # laid out for every row passed (issue 17, scrolling).
+            # laid out for every row passed.
             if not self._detail_due:
                 self._detail_due = True
                 self.call_later(self._follow_cursor)
             # The footer depends on whether an array is selected, not on which row: redrawing it on every
-            # cursor move cost more than the move itself on a long table (issue 17, scrolling).
+            # cursor move cost more than the move itself on a long table.
             offered = self.selected_array() is not None
             if offered != self._teardown_offered:
                 self._teardown_offered = offered

@@ -34,8 +34,8 @@ class SteadyFooter(Footer):
     """A Footer that recomposes only when the keys it would show changed.
 
     Textual's Footer rebuilds its key widgets on every bindings refresh (a focus change, a rescan),
-    and each rebuild restyles a dozen widgets: at launch that was five rebuilds of the same keys
-    (issue 17, launch time). What it would show is compared first; the same keys keep the widgets.
+    and each rebuild restyles a dozen widgets (five rebuilds of the same keys at launch). What it would
+    show is compared first; the same keys keep the widgets.
     """
 
     def __init__(self, *, show_command_palette: bool = True) -> None:
@@ -293,8 +293,8 @@ class DetailBody(Static):
     """The detail pane's text, drawn once for each content and width.
 
     A disk's or an array's detail is a Rich table: Static drew it twice each time the cursor moved,
-    once to measure its height and once to show it (the most of a cursor move's time on a long table,
-    issue 17). It is drawn here once at the pane's width, and again only when that width changes (a
+    once to measure its height and once to show it (the most of a cursor move's time on a long table).
+    It is drawn here once at the pane's width, and again only when that width changes (a
     resize, the scrollbar coming or going). ``source`` is what was given to show.
     """
 
@@ -325,7 +325,7 @@ class DetailBody(Static):
         The body is as tall as its lines, or as its pane when they are fewer (min-height in app.tcss), and
         as wide as the pane. Static lays the whole screen out again at each update (and the tables'
         scrollbars and the other table repaint after it); most rows of a column of disks show a detail
-        as tall as the last one's, or one that fits the pane as the last did (issue 17, scrolling).
+        as tall as the last one's, or one that fits the pane as the last did.
         """
         shown = self.content
         if not isinstance(shown, Drawn) or shown.width != width:
