@@ -15,7 +15,7 @@ from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 
 # Screens are imported when first opened, the results store when first used, and the start-up checks
 # of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
-# the first screen needs (issue 17).
+# the first screen needs.
 
 
 class MdtuiApp(App[None]):
@@ -58,7 +58,7 @@ class MdtuiApp(App[None]):
         self._db_path = Path(db_path).expanduser() if db_path is not None else None
         self._theme_dirs = tuple(theme_dirs) if theme_dirs is not None else default_theme_dirs()
         # The theme is set before the app starts, so its CSS is parsed once with the theme's colours:
-        # set at mount, it parsed every rule a second time and restyled every widget (issue 17, launch).
+        # set at mount, it parsed every rule a second time and restyled every widget.
         loaded = load_themes(self._theme_dirs)
         for theme in loaded.themes:
             self.register_theme(theme)

@@ -19,6 +19,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import RadioSet, SelectionList, Static
 
+from mdtui.advise import guide as guide_core
 from mdtui.advise.guide import GuideState, should_show_guide
 from mdtui.plan.create import CreatePlan
 from mdtui.probe.root import SystemRoot
@@ -30,7 +31,9 @@ from mdtui.ui.app import MdtuiApp
 from mdtui.ui.create.resync import ResyncScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.guide import screen as guide_screen
-from mdtui.ui.guide.screen import GuideCreateScreen, GuideScreen
+from mdtui.ui.guide import steps as guide_steps
+from mdtui.ui.guide.screen import GuideScreen
+from mdtui.ui.guide.steps import GuideCreateScreen
 from mdtui.ui.inventory.screen import InventoryScreen
 
 from .conftest import REPO, THEME_DIRS, plain, settle
@@ -75,14 +78,23 @@ class Recorder:
     def factory(self, store: ResultsStore, allow_writes_to: Collection[str], cancel: Any) -> Any:
         def run_preset(preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> Sequence[int]:
             self.runs.append(
-                {"preset": preset_key, "target": target, "quick": quick, "label": label, "options": options,
-                 "allow_writes_to": tuple(allow_writes_to), "governors": governors(self.tree)}
+                {
+                    "preset": preset_key,
+                    "target": target,
+                    "quick": quick,
+                    "label": label,
+                    "options": options,
+                    "allow_writes_to": tuple(allow_writes_to),
+                    "governors": governors(self.tree),
+                }
             )
             moment = datetime(2026, 5, 1, tzinfo=UTC)
             return [
                 store.add_run(
                     RunSetup(preset=preset_key, target=target, label=label, params={"step": "read"}),
-                    status=RunStatus.COMPLETE, started_at=moment, ended_at=moment,
+                    status=RunStatus.COMPLETE,
+                    started_at=moment,
+                    ended_at=moment,
                     metrics=Metrics(read_bw_bytes_per_s=500e6 + 1e6 * len(self.runs)),
                 )
             ]
@@ -289,6 +301,15 @@ def test_findings_sharing_an_explanation_give_it_once() -> None:
         Finding("slow-member:md7", Severity.CRITICAL, "nvme15n1 limits md7", (), shared, "Reseat nvme15n1."),
         Finding("degraded:md2", Severity.CRITICAL, "md2 is degraded", (), "No redundancy left.", "Add a disk."),
     ]
-    text = plain(guide_screen.findings_renderable(findings, Palette()))
+    text = plain(guide_steps.findings_renderable(findings, Palette()))
     assert text.count(shared) == 1 and "Why: as for slow-member:md6 above" in text
     assert "Why: No redundancy left." in text and "Do: Reseat nvme15n1." in text
+
+
+def test_every_step_has_its_own_widget_named_in_order() -> None:
+    """Each step of the guide is drawn and advanced by the widget STEP_WIDGETS names for it, no name built
+    at run time (a step renamed or added without its widget fails here, not when the user reaches it)."""
+    assert tuple(guide_steps.STEP_WIDGETS) == tuple(key for key, _ in guide_core.STEPS)
+    assert all(issubclass(step, guide_steps.GuideStep) for step in guide_steps.STEP_WIDGETS.values())
+    source = Path(guide_screen.__file__).read_text() + Path(guide_steps.__file__).read_text()
+    assert "getattr(" not in source

@@ -16,7 +16,7 @@ from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link, LinkKind, pcie_generation
 
-if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader (issue 17)
+if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader
     from mdtui.probe.smart import SmartHealth
 
 WARNING_SIGN = "⚠"

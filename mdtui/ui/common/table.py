@@ -2,37 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TypeVar
 
+from textual.strip import Strip
 from textual.widgets import DataTable
-from textual.widgets.data_table import RowKey
 
 CellT = TypeVar("CellT")
 
 
 class SizedTable(DataTable[CellT]):
-    """A DataTable that draws its rows again when sizing them changed a column's width.
+    """A DataTable that draws its rows again when a column's width changed since it last drew a line.
 
     DataTable sizes the rows added since it was last idle, and may have drawn them before that at
-    their columns' old widths (the headings' widths in a table just filled). Its caches of drawn cells,
-    rows and lines are keyed by what changes the drawing but not by the widths: when a column's width
-    changes while the table's size stays the same, the rows drawn first could stay on screen cut to the
-    old widths. A change of any column's width now drops them (every cache is keyed by _update_count).
-    Subclasses that size their cells more quickly override _size_rows, not _update_dimensions.
+    their columns' old widths (the headings' widths in a table just filled). What it drew is kept by
+    what changes the drawing but not by the widths: when a column's width changes while the table's
+    size stays the same, rows drawn first could stay on screen cut to the old widths. Each line drawn
+    checks the widths first; a change drops everything drawn (as a change of style drops it).
     """
 
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        before = self._widths()
-        self._size_rows(new_rows)
-        if self._widths() != before:
-            self._update_count += 1  # every DataTable cache is keyed by it
-            self.refresh()
+    _drawn_widths: tuple[int, ...] = ()  # each column's width (padding included) when a line was last drawn
 
-    def _size_rows(self, new_rows: Iterable[RowKey]) -> None:
-        """Size the columns (and auto-height rows) for ``new_rows``: DataTable's own sizing."""
-        super()._update_dimensions(new_rows)
+    def column_widths(self) -> tuple[int, ...]:
+        """Each column's width on screen, padding included, in order."""
+        return tuple(column.get_render_width(self) for column in self.ordered_columns)
 
-    def _widths(self) -> tuple[int, ...]:
-        """The row labels' width and each column's content width, in order."""
-        return (self._label_column.content_width, *(column.content_width for column in self.ordered_columns))
+    def render_line(self, y: int) -> Strip:
+        widths = self.column_widths()
+        if widths != self._drawn_widths:
+            if self._drawn_widths:
+                self.redraw_rows()
+            self._drawn_widths = widths
+        return super().render_line(y)
+
+    def redraw_rows(self) -> None:
+        """Drop every line and cell drawn, and repaint."""
+        self.notify_style_update()

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -26,64 +23,23 @@ from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
 from mdtui.probe.inventory import ScanAhead, scan, screenful
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import (
-    ActionFailed,
     InventoryScanned,
     ScanFailed,
-    SmartRead,
-    TeardownFinished,
-    TeardownPlanned,
-    TeardownRefused,
-    failure_reason,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.inventory.smart import SmartReader
+from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
-    from mdtui.plan.destroy import DestroyPlan
-    from mdtui.probe.smart import SmartHealth
     from mdtui.ui.create.screen import Created
 
 # The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
 # confirmation), the teardown's planner and runner, the boot/monitor rows of an array's detail and
-# smartctl are imported when first used: the first screen needs none of them (issue 17, launch time).
+# smartctl are imported when first used: the first screen needs none of them.
 
 Pane = Literal["disks", "arrays"]
-
-
-def teardown_plan(root: str, array: MdArray, inventory: Inventory) -> DestroyPlan:
-    """plan_destroy with what the CLI checks too: mounted now, made by mdtui, members as scanned.
-
-    Runs `mdadm --detail` (through created_by_mdtui), so call it from a worker.
-    """
-    from mdtui.plan.destroy import plan_destroy
-    from mdtui.run import mdadm as md_run
-
-    system = SystemRoot(root)
-    names = {member.name for member in array.members}
-    members = [disk for disk in inventory.disks if disk.name in names]
-    return plan_destroy(
-        array,
-        members if len(members) == len(array.members) else None,
-        mounted=md_run.is_mounted(system, array),
-        created_by_tool=md_run.created_by_mdtui(array),
-    )
-
-
-def teardown_body(plan: DestroyPlan, palette: Palette) -> RenderableType:
-    """Every command the teardown runs, in order, and the member paths it wipes."""
-    parts: list[RenderableType] = [Text("This runs, in order:", style=palette.muted)]
-    for step in plan.steps:
-        parts.append(Text(shlex.join(step.argv), style="bold"))
-        parts.append(Text(f"  {step.description}", style=palette.muted))
-    parts += [Text(""), Text("Wiped (the array's data is lost):", style=f"bold {palette.warning}")]
-    parts += [Text(f"  {path}") for path in plan.member_paths]
-    parts += [Text(f"⚠ {warning}", style=palette.warning) for warning in plan.warnings]
-    return Group(*parts)
-
-
-SMART_MAX_AGE_S = 60.0  # a disk's SMART line is read again when shown after this long
 
 
 def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
@@ -165,8 +121,6 @@ class InventoryScreen(Screen[None]):
         self._drawn = drawn
         self._pane: Pane = "disks"
         self._teardown_offered: bool | None = None  # what the footer last offered (check_action "teardown")
-        self._smart: dict[str, tuple[float, SmartHealth]] = {}  # disk → (when read, health), live and as root
-        self._smart_reading: set[str] = set()
         # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
         self._pending: tuple[str, ...] = ()
         self._detail_due = False  # the detail is to follow the cursor once the queued moves are handled
@@ -179,7 +133,7 @@ class InventoryScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
         # the first resize: set then, it restyled every widget and laid the tables out a second time,
-        # after the first step had been fitted to the first layout's widths (issue 17, first paint).
+        # after the first step had been fitted to the first layout's widths.
         width = self.app.size.width
         self.add_class(next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge))
         yield Header(icon="▤")
@@ -189,18 +143,20 @@ class InventoryScreen(Screen[None]):
             yield ArrayTable(id="arrays")
         with VerticalScroll(id="detail"):
             yield DetailBody(Text("Scanning…"), id="detail-body")
+        yield Teardown(self.root, self.palette, self.action_rescan)
+        yield SmartReader(self.root, self._smart_read)
         if self._scan_ahead is None:
             yield SteadyFooter(show_command_palette=False)
         else:
             # At launch the footer's keys (a dozen widgets to mount and style) follow the first rows;
-            # its bar is there from the first frame, so nothing moves when they come (issue 17).
+            # its bar is there from the first frame, so nothing moves when they come.
             yield Static(id="footer-bar")
 
     def on_mount(self) -> None:
         if self._scan_ahead is not None:
             # The scan begun at launch: shown once the screen has laid itself out (tables filled before
             # then are drawn at the size they mount with, drawn again at their own, then filled again),
-            # asked for first so that its rows come before the footer's keys (issue 17, first paint).
+            # asked for first so that its rows come before the footer's keys.
             self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
@@ -394,42 +350,15 @@ class InventoryScreen(Screen[None]):
             disk = inventory.disk(key)
             if disk is None:
                 return None
-            health, pending = self._smart_of(disk.name, inventory)
+            health, pending = self.query_one(SmartReader).health_of(disk.name, inventory)
             return f"Disk {disk.name}", disk_detail(disk, palette, health, health_pending=pending)
         array = inventory.array(key)
         return (f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array))) if array else None
 
     # -- SMART of the disk shown ------------------------------------------------------------------
 
-    def _smart_of(self, name: str, inventory: Inventory) -> tuple[SmartHealth | None, bool]:
-        """The disk's SMART health if read lately, else (None, True) and a read started; (None, False) where
-        smartctl cannot run (a captured tree, not root)."""
-        if not inventory.privileged or not SystemRoot(self.root).is_live or shutil.which("smartctl") is None:
-            return None, False
-        cached = self._smart.get(name)
-        if cached is not None and time.monotonic() - cached[0] < SMART_MAX_AGE_S:
-            return cached[1], False
-        if name not in self._smart_reading:
-            self._smart_reading.add(name)
-            self.read_smart_of(name)
-        return (cached[1] if cached else None), cached is None
-
-    @work(thread=True, exit_on_error=False, group="smart")
-    def read_smart_of(self, name: str) -> None:
-        """Thread worker: smartctl for one disk (up to its timeout), then the detail is redrawn if it shows it."""
-        from mdtui.probe.smart import SmartHealth, read_smart
-
-        try:
-            health = read_smart(f"/dev/{name}")
-        except Exception as exc:  # never a traceback for a health line
-            health = SmartHealth(f"/dev/{name}", error=str(exc) or type(exc).__name__)
-        self.post_message(SmartRead(name, health))
-
-    @on(SmartRead)
-    def _smart_read(self, message: SmartRead) -> None:
-        self._smart[message.name] = (time.monotonic(), message.health)
-        self._smart_reading.discard(message.name)
-        if self._pane == "disks" and self._table("disks").selected_key == message.name:
+    def _smart_read(self, name: str) -> None:
+        if self._pane == "disks" and self._table("disks").selected_key == name:
             self._update_detail()
 
     def _follow_cursor(self) -> None:
@@ -440,8 +369,7 @@ class InventoryScreen(Screen[None]):
         """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
         whether it is fresh, and the theme's palette."""
         key = self._table(self._pane).selected_key if self.inventory is not None else None
-        smart = self._smart.get(key) if key is not None else None
-        fresh = smart is not None and time.monotonic() - smart[0] < SMART_MAX_AGE_S
+        smart, fresh = self.query_one(SmartReader).kept(key)
         return (self._pane, key, key in self._pending, smart, fresh, self.palette())
 
     def _update_detail(self) -> None:
@@ -468,12 +396,12 @@ class InventoryScreen(Screen[None]):
         if event.data_table.id == self._pane:
             # The detail follows once the moves already queued are handled: keys that come faster than
             # they are handled (an arrow key held on a thousand disks) move the cursor without a detail
-            # laid out for every row passed (issue 17, scrolling).
+            # laid out for every row passed.
             if not self._detail_due:
                 self._detail_due = True
                 self.call_later(self._follow_cursor)
             # The footer depends on whether an array is selected, not on which row: redrawing it on every
-            # cursor move cost more than the move itself on a long table (issue 17, scrolling).
+            # cursor move cost more than the move itself on a long table.
             offered = self.selected_array() is not None
             if offered != self._teardown_offered:
                 self._teardown_offered = offered
@@ -561,70 +489,4 @@ class InventoryScreen(Screen[None]):
         array = self.selected_array()
         if array is None or not self._scanned_whole() or self.inventory is None:
             return
-        if refused_on_tree(self, self.root, "tearing an array down"):
-            return
-        self.plan_teardown(array, self.inventory)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
-    def plan_teardown(self, array: MdArray, inventory: Inventory) -> None:
-        """Thread worker: ask the core whether the array may go (mounted? made by mdtui?) and post the plan."""
-        from mdtui.plan.rejected import PlanRejected
-
-        try:
-            plan = teardown_plan(self.root, array, inventory)
-        except PlanRejected as exc:
-            self.post_message(TeardownRefused(array.dev_path, tuple(exc.problems)))
-            return
-        except Exception as exc:  # a refusal or failure is a message, never a traceback
-            self.log.error(f"planning the teardown of {array.dev_path} failed", exc)
-            reason = failure_reason(f"Planning the teardown of {array.dev_path}", exc)
-            self.post_message(ActionFailed("teardown", reason))
-            return
-        self.post_message(TeardownPlanned(plan))
-
-    @on(TeardownRefused)
-    def _teardown_refused(self, message: TeardownRefused) -> None:
-        palette = self.palette()
-        body = Text(f"mdtui will not tear down {message.device}:\n\n", style="bold")
-        for problem in message.problems:
-            body.append(f"• {problem}\n", style=palette.error)
-        from mdtui.ui.dialogs.detail import DetailScreen
-
-        self.app.push_screen(DetailScreen(f"Cannot tear down {message.device}", body))
-
-    @on(TeardownPlanned)
-    def _teardown_planned(self, message: TeardownPlanned) -> None:
-        from mdtui.ui.dialogs.confirm import ConfirmScreen
-
-        plan = message.plan
-        dialog = ConfirmScreen(f"Tear down {plan.array}", teardown_body(plan, self.palette()), plan.array, "Destroy")
-
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self.notify(f"Tearing down {plan.array}…")
-                self.run_teardown(plan)
-
-        self.app.push_screen(dialog, confirmed)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
-    def run_teardown(self, plan: DestroyPlan) -> None:
-        """Thread worker: run the confirmed teardown and post how it went."""
-        from mdtui.run import mdadm as md_run
-
-        try:
-            md_run.execute_destroy(plan, confirmed=True, root=SystemRoot(self.root))
-        except Exception as exc:
-            self.log.error(f"teardown of {plan.array} failed", exc)
-            self.post_message(ActionFailed("teardown", failure_reason(f"Tearing down {plan.array}", exc)))
-            return
-        self.post_message(TeardownFinished(plan.array))
-
-    @on(TeardownFinished)
-    def _teardown_finished(self, message: TeardownFinished) -> None:
-        self.notify(f"{message.device} stopped and its members wiped.")
-        self.action_rescan()
-
-    @on(ActionFailed)
-    def _action_failed(self, message: ActionFailed) -> None:
-        self.notify(message.reason, title="Teardown failed", severity="error", timeout=15)
-        self.action_rescan()
+        self.query_one(Teardown).start(array, self.inventory)

@@ -11,9 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from mdtui.cli.results import render_run
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.store.db import ResultsStore
+from mdtui.store.describe import describe_run
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
 from mdtui.store.records import RunRecord
@@ -268,7 +268,7 @@ class ResultsScreen(ResultsBase):
 
     @on(RunShown)
     def _run_shown(self, message: RunShown) -> None:
-        self.app.push_screen(DetailScreen(f"Run {message.run.title}", Text(render_run(message.run))))
+        self.app.push_screen(DetailScreen(f"Run {message.run.title}", Text(describe_run(message.run))))
 
     # -- compare ---------------------------------------------------------------------------------
 

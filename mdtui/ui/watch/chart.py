@@ -4,7 +4,7 @@ Pure Python (no Textual, no Rich): the dashboard's chart widgets turn these rows
 cell holds 2 x 4 dots, so a chart of W x H cells plots on a 2W x 4H grid; consecutive known values are
 joined by straight lines and an unknown one (None, NaN, infinity) leaves a gap, never a drop to zero.
 This replaces plotext, which built a whole figure per draw, printed it as ANSI text and decoded that
-back into segments (most of the dashboard's CPU at one redraw a second, issue 17).
+back into segments (most of the dashboard's CPU at one redraw a second).
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ class WatchScreen(Screen[None]):
         self.view: TargetView | None = None
         self._snapshots: tuple[Snapshot, ...] = ()
         self._disks: frozenset[str] = frozenset()
-        self._totals = DiskTotals()  # each snapshot's all-disks total, made once (big hosts, issue 17)
+        self._totals = DiskTotals()  # each snapshot's all-disks total, made once (big hosts)
         self._cores = CoreFrequencies()  # likewise each snapshot's per-core frequencies
         self._stop = threading.Event()
         self._palette = Palette()
