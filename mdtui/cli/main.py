@@ -12,6 +12,7 @@ from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.launch import base_parser
+from mdtui.cli.metrics import add_metrics_parser, cmd_metrics
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
 from mdtui.cli.tune import add_tune_parser, cmd_tune
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_keep_parsers(sub)
     add_repair_parsers(sub)
     add_tune_parser(sub)
+    add_metrics_parser(sub)
     return parser
 
 
@@ -48,6 +50,7 @@ COMMANDS = {
     "repair": cmd_repair,
     "scrub": cmd_scrub,
     "tune": cmd_tune,
+    "metrics": cmd_metrics,
 }
 
 
