@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from mdtui.cli.advise import add_advise_parser, run_advise
+from mdtui.cli.alerts import add_alerts_parser, cmd_alerts
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_repair_parsers(sub)
     add_tune_parser(sub)
     add_metrics_parser(sub)
+    add_alerts_parser(sub)
     return parser
 
 
@@ -51,6 +53,7 @@ COMMANDS = {
     "scrub": cmd_scrub,
     "tune": cmd_tune,
     "metrics": cmd_metrics,
+    "alerts": cmd_alerts,
 }
 
 
