@@ -16,6 +16,7 @@ from mdtui.cli.launch import base_parser
 from mdtui.cli.metrics import add_metrics_parser, cmd_metrics
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
+from mdtui.cli.schedule import add_schedule_parser, cmd_schedule
 from mdtui.cli.tune import add_tune_parser, cmd_tune
 from mdtui.cli.watch import add_watch_parser, run_watch
 
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_parser(sub)
     add_metrics_parser(sub)
     add_alerts_parser(sub)
+    add_schedule_parser(sub)
     return parser
 
 
@@ -54,6 +56,7 @@ COMMANDS = {
     "tune": cmd_tune,
     "metrics": cmd_metrics,
     "alerts": cmd_alerts,
+    "scrub-schedule": cmd_schedule,
 }
 
 
