@@ -280,6 +280,8 @@ def start_monitor(plan: AlertsPlan, *, confirmed: bool, log: ActionLog | None = 
         raise SafetyError("starting the monitor was not confirmed; nothing was run")
     results = []
     for argv in plan.start:
+        if argv[0] == "mdadm":
+            os.makedirs(os.path.dirname(MONITOR_PID_FILE), exist_ok=True)
         result = run_command(argv, timeout_s=60)
         (log or ActionLog()).record(result, "alerts: start the monitor")
         results.append(result)

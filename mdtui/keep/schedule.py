@@ -86,17 +86,36 @@ def parse_journal(text: str) -> list[tuple[datetime, str]]:
     return found
 
 
+def parse_dmesg(text: str) -> list[tuple[datetime, str]]:
+    """`dmesg --time-format=iso` lines (2026-11-26T22:18:58,123456+00:00 message) as (time, message)."""
+    found = []
+    for line in text.splitlines():
+        stamp, _, rest = line.partition(" ")
+        try:
+            when = datetime.fromisoformat(stamp.replace(",", "."))
+        except ValueError:
+            continue
+        found.append((when if when.tzinfo else when.replace(tzinfo=UTC), rest))
+    return found
+
+
 def read_kernel_scrubs(root: SystemRoot) -> dict[str, LastScrub] | None:
-    """The last scrubs the journal still holds; None when it cannot be asked (a captured tree, no journalctl)."""
-    if not root.is_live or shutil.which("journalctl") is None:
+    """The last scrubs the kernel log still holds: the journal's (it outlives reboots), else the kernel's ring
+    buffer through dmesg (systems without journald). None when neither can be asked (a captured tree)."""
+    if not root.is_live:
         return None
-    result = run_command(
-        ["journalctl", "-k", "-o", "short-unix", "--no-pager", "-q", "--grep", "data-check|requested-resync"],
-        timeout_s=30,
-    )
-    if result.returncode not in (0, 1):  # 1: nothing matched
-        return None
-    return scrubs_in_log(parse_journal(result.stdout))
+    if shutil.which("journalctl") is not None and root.path("/run/systemd/journal").is_dir():
+        result = run_command(
+            ["journalctl", "-k", "-o", "short-unix", "--no-pager", "-q", "--grep", "data-check|requested-resync"],
+            timeout_s=30,
+        )
+        if result.returncode in (0, 1):  # 1: nothing matched
+            return scrubs_in_log(parse_journal(result.stdout))
+    if shutil.which("dmesg") is not None:
+        result = run_command(["dmesg", "--time-format=iso"], timeout_s=30)
+        if result.ok:
+            return scrubs_in_log(parse_dmesg(result.stdout))
+    return None
 
 
 # -- the next scrub -------------------------------------------------------------------------------------------
@@ -234,7 +253,8 @@ def next_run(mechanism: Mechanism, now: datetime | None = None) -> datetime | No
             fields = validate_cron(mechanism.when)
         except MdtuiError:
             return None  # @weekly and names: not worked out here
-        return next_cron(fields, now or datetime.now(UTC), first_week=mechanism.first_week)
+        # cron reads its fields in local time.
+        return next_cron(fields, now or datetime.now().astimezone(), first_week=mechanism.first_week)
     times = [t for t in (next_calendar(spec.strip()) for spec in mechanism.when.split(",")) if t]
     return min(times) if times else None
 

@@ -72,6 +72,15 @@ def test_the_last_scrub_and_its_length_come_from_the_kernel_log() -> None:
     assert running["md2"].seconds is None, "a check still running has no length, not 0"
 
 
+def test_dmesg_times_give_the_same_length() -> None:
+    # util-linux dmesg --time-format=iso on a system without journald (the lab's guest).
+    text = (
+        "2026-11-26T22:18:58,000000+00:00 md: data-check of RAID array md0\n"
+        "2026-11-26T22:19:10,500000+00:00 md: md0: data-check done.\n"
+    )
+    assert schedule.scrubs_in_log(schedule.parse_dmesg(text))["md0"].seconds == 12.5
+
+
 def test_cron_edit_changes_only_the_time_fields(tmp_path: Path) -> None:
     root = _root(tmp_path)
     edit = schedule.plan_cron(root, "30 2 * * 6")
