@@ -30,6 +30,7 @@ from mdtui.run.state import ActionLog
 MONITOR_UNIT = "mdmonitor.service"  # the unit's name on Debian, Ubuntu, RHEL, Fedora, SUSE and Arch
 SYSTEMD_RUNNING = "/run/systemd/system"  # exists when systemd is PID 1 (sd_booted)
 MONITOR_PID_FILE = "/run/mdadm/mdtui-monitor.pid"
+MAIL_SPOOL = "/var/mail"  # where a local user's mail is delivered (Debian, RHEL: /var/spool/mail links here)
 TEST_TIMEOUT_S = 60.0
 # What the test program wrapper waits for after mdadm returns (mdadm waits for PROGRAM; a mailer may not).
 PROGRAM_WAIT_S = 5.0
@@ -291,12 +292,14 @@ def start_monitor(plan: AlertsPlan, *, confirmed: bool, log: ActionLog | None = 
 
 
 @dataclass(frozen=True)
-class TestAlert:
+class AlertTestResult:
     result: CommandResult
     program_runs: tuple[tuple[int, str], ...]  # (exit status, arguments) per run of PROGRAM
     program: str | None
     mailaddr: str | None
     mailer: str | None
+    mailbox: str | None = None  # a local user's mailbox, for a local address
+    mailbox_grew: int | None = None  # bytes it grew by during the test; None when it was not looked at
 
     def lines(self) -> list[str]:
         out = [f"test alert: {' '.join(self.result.argv)} exited {self.result.returncode}"]
@@ -306,14 +309,18 @@ class TestAlert:
             for status, words in self.program_runs:
                 out.append(f"  {self.program} ran with '{words}' and exited {status}")
         if self.mailaddr:
-            if self.mailer:
+            if self.mailer and self.mailbox_grew:
+                out.append(f"  mail to {self.mailaddr} arrived in {self.mailbox} (+{self.mailbox_grew} bytes)")
+            elif self.mailer and self.mailbox:
+                out.append(f"  mail to {self.mailaddr} handed to {self.mailer}; nothing arrived in {self.mailbox} yet")
+            elif self.mailer:
                 out.append(f"  mail to {self.mailaddr} handed to {self.mailer} (check that mailbox)")
             else:
                 out.append(f"  mail to {self.mailaddr} could not leave: no sendmail here")
         return out
 
 
-def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str | None = None) -> TestAlert:
+def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str | None = None) -> AlertTestResult:
     """`mdadm --monitor --scan --oneshot --test`: one TestMessage per array, to MAILADDR and PROGRAM.
 
     With a PROGRAM, mdadm is given a wrapper that runs it with mdadm's arguments and notes its exit status,
@@ -321,6 +328,8 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
     """
     argv = ["mdadm", "--monitor", "--scan", "--oneshot", "--test"]
     runs: list[tuple[int, str]] = []
+    mailbox = local_mailbox(mailaddr)
+    before = _size(mailbox)
     work = Path(tempfile.mkdtemp(prefix="mdtui-alert-test-", dir="/run" if os.access("/run", os.W_OK) else None))
     try:
         if program is not None:
@@ -342,6 +351,31 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
             for line in text.splitlines():
                 status, _, words = line.partition(" ")
                 runs.append((int(status) if status.isdigit() else -1, words))
+        if mailbox is not None and mailer is not None:
+            # A local delivery takes a moment after sendmail returns.
+            deadline = time.monotonic() + PROGRAM_WAIT_S
+            while _size(mailbox) == before and time.monotonic() < deadline:
+                time.sleep(0.2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return TestAlert(result, tuple(runs), program, mailaddr, mailer)
+    grew = None if mailbox is None else max(0, (_size(mailbox) or 0) - (before or 0))
+    return AlertTestResult(result, tuple(runs), program, mailaddr, mailer, mailbox, grew)
+
+
+def local_mailbox(mailaddr: str | None, spool: str | None = None) -> str | None:
+    """The mailbox a local address (root, root@localhost) is delivered to; None for a remote one."""
+    if not mailaddr:
+        return None
+    user, _, host = mailaddr.partition("@")
+    if host not in ("", "localhost"):
+        return None
+    return f"{spool or MAIL_SPOOL}/{user}"
+
+
+def _size(path: str | None) -> int | None:
+    if path is None:
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -167,3 +167,19 @@ def test_the_test_alert_shows_that_the_program_ran(tmp_path: Path, monkeypatch: 
     assert any("exited 3" in line for line in test.lines())
     nothing = alerts.send_test("/bin/false-does-not-exist")
     assert nothing.program_runs and nothing.program_runs[0][0] == 127
+
+
+def test_the_test_alert_shows_mail_that_arrived_locally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An mdadm whose sendmail delivers locally, as exim or postfix does for MAILADDR root.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mdadm").write_text('#!/bin/sh\nprintf "Subject: TestMessage event on /dev/md0\\n" >> "$SPOOL/root"\n')
+    (bin_dir / "mdadm").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("SPOOL", str(tmp_path))
+    monkeypatch.setattr(alerts, "MAIL_SPOOL", str(tmp_path))
+    test = alerts.send_test(None, mailaddr="root", mailer="/usr/sbin/sendmail")
+    assert test.mailbox_grew and test.mailbox == f"{tmp_path}/root"
+    assert any("arrived in" in line for line in test.lines())
+    remote = alerts.send_test(None, mailaddr="ops@example.org", mailer="/usr/sbin/sendmail")
+    assert remote.mailbox is None and remote.mailbox_grew is None, "a remote mailbox cannot be looked at"
