@@ -102,3 +102,35 @@ def test_a_failed_member_runs_the_alert_program_and_metrics_show_it(guest: Guest
     assert after[("mdtui_array_monitored", (("array", "md0"),))] == 1, after
     smart = {labels for name, labels in after if name == "mdtui_disk_smart_healthy"}
     assert smart, "SMART of the NVMe members is exported"
+
+
+def test_scrub_schedule_shows_the_last_check_and_a_timer_drop_in_is_verified(guest: Guest) -> None:
+    guest.sh("mdadm --stop /dev/md0 2>/dev/null; true")
+    members = [guest.device(f"WATCH{i}") for i in (0, 2)]
+    guest.sh(f"mdadm --zero-superblock {' '.join(members)} 2>/dev/null; true")
+    mdtui(guest, "create", "--level", "1", "--device", "/dev/md1", "--assume-clean", "--yes", *members)
+    started = time.monotonic()
+    checked = json.loads(mdtui(guest, "scrub", "md1", "--json").stdout)
+    record_timing("watch: mdtui scrub md1 (32 MiB raid1 check, followed)", time.monotonic() - started)
+    assert checked["mismatch_sectors"] == 0, checked
+
+    shown = json.loads(mdtui(guest, "scrub-schedule", "--json").stdout)
+    md1 = next(row for row in shown["arrays"] if row["array"] == "md1")
+    assert md1["last_action"] == "check" and md1["mismatch_sectors"] == 0, md1
+    # The guest has no journald: the times come from the kernel's ring buffer (dmesg).
+    assert md1["last_outcome"] == "done" and md1["last_seconds"] is not None and md1["last_seconds"] >= 0, md1
+    record_timing("watch: md1's last check as the kernel log dates it", md1["last_seconds"])
+    cron = next(m for m in shown["mechanisms"] if m["kind"] == "cron")
+    assert cron["first_week"] and cron["next"], cron
+
+    spec = "Sat *-*-1..7 03:00"
+    done = json.loads(mdtui(guest, "scrub-schedule", "--timer", spec, "--yes", "--json").stdout)
+    assert done["verified"] and done["wrote"], done
+    drop_in = guest.read_file("/etc/systemd/system/mdcheck_start.timer.d/mdtui-schedule.conf")
+    assert f"OnCalendar={spec}" in drop_in, drop_in
+    # The guest's own systemd-analyze on the unit as installed, drop-in included.
+    verify = guest.run(["systemd-analyze", "verify", "mdcheck_start.timer"], check=False)
+    assert verify.rc == 0 and "mdtui-schedule" not in verify.stderr, verify.stderr
+    timer = next(m for m in json.loads(mdtui(guest, "scrub-schedule", "--json").stdout)["mechanisms"]
+                 if m["kind"] == "timer")  # fmt: skip
+    assert timer["when"] == spec, timer
