@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime
+from typing import Any
 
 from mdtui.cli.common import confirm, show_plan
 
@@ -45,21 +46,22 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         runs = [(m, next_run(m)) for m in found]
         nxt = min((t for _, t in runs if t is not None), default=None)
         scrubs = array_scrubs(system, read_arrays(system))
+        rows: list[dict[str, Any]] = [
+            {"array": s.array, "next": _when(nxt), "last_action": s.last_action,
+             "mismatch_sectors": s.mismatch_sectors,
+             "last_started": _when(s.last.started) if s.last else None,
+             "last_ended": _when(s.last.ended) if s.last else None,
+             "last_seconds": s.last.seconds if s.last else None,
+             "last_outcome": s.last.outcome if s.last else None}
+            for s in scrubs
+        ]  # fmt: skip
         report = {
             "mechanisms": [
                 {"kind": m.kind, "source": m.source, "when": m.when, "enabled": m.enabled,
                  "first_week": m.first_week, "next": _when(t)}
                 for m, t in runs
             ],
-            "arrays": [
-                {"array": s.array, "next": _when(nxt), "last_action": s.last_action,
-                 "mismatch_sectors": s.mismatch_sectors,
-                 "last_started": _when(s.last.started) if s.last else None,
-                 "last_ended": _when(s.last.ended) if s.last else None,
-                 "last_seconds": s.last.seconds if s.last else None,
-                 "last_outcome": s.last.outcome if s.last else None}
-                for s in scrubs
-            ],
+            "arrays": rows,
         }  # fmt: skip
         if args.json:
             print(json.dumps(report, indent=2))
@@ -70,7 +72,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             state = "enabled" if m.enabled else "not enabled"
             week = " (first week of the month only)" if m.first_week else ""
             print(f"{m.kind} {m.source}: {m.when or '?'}{week}, {state}; next: {_when(t) or 'unknown'}")
-        for row in report["arrays"]:
+        for row in rows:
             length = "unknown" if row["last_seconds"] is None else f"{row['last_seconds']:.0f} s"
             print(
                 f"{row['array']}: next {row['next'] or 'unknown'}; last {row['last_action'] or '?'} "

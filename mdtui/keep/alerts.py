@@ -22,7 +22,7 @@ from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.boot import monitor_pids, read_monitoring
-from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, _logical_lines, detect_distribution, read_conf
+from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, detect_distribution, logical_lines, read_conf
 from mdtui.keep.persist import conf_target
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ActionLog
@@ -105,7 +105,7 @@ def set_alert_lines(conf: MdadmConf, *, mail: str | None = None, program: str | 
         "MAIL": None if mail is None else f"MAILADDR {mail}",
         "PROG": None if program is None else f"PROGRAM {program}",
     }
-    logical = _logical_lines(old)
+    logical = logical_lines(old)
     done: set[str] = set()
     drop: set[int] = set()
     replace: dict[int, str] = {}

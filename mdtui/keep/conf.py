@@ -102,7 +102,7 @@ def strip_comment(line: str) -> str:
     return line
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """mdadm.conf lines with continuations joined (a line starting with white space continues the last)."""
     lines: list[tuple[int, str]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -137,7 +137,7 @@ def parse_conf(path: str, text: str | None) -> MdadmConf:
         return MdadmConf(path, False, "")
     arrays = []
     mailaddr = program = None
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         keyword = line.split(None, 1)[0].upper()
         rest = line.split(None, 1)[1] if " " in line else ""
         if keyword == "ARRAY":

@@ -14,6 +14,7 @@ import difflib
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -365,9 +366,8 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
                 shutil.copyfile(source / name, work / name)
         (work / f"{TIMER}.d").mkdir()
         (work / f"{TIMER}.d" / Path(edit.path).name).write_text(edit.new_text)
+        # The scratch directory first, then systemd's own (the trailing ':'), so the units it names resolve.
         env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{work}:"}
-        import subprocess
-
         done = subprocess.run(
             ["systemd-analyze", "verify", str(work / TIMER)],
             capture_output=True, text=True, timeout=60, env=env, check=False,
