@@ -73,26 +73,26 @@ def validate_program(text: str, root: SystemRoot | None = None) -> str:
         raise MdtuiError(f"{text} is not a regular file")
     if not info.st_mode & stat.S_IXUSR:
         raise MdtuiError(f"{text} is not executable (chmod 755 {text})")
-    problem = _owner_problem(real, info)
+    problem = _owner_problem(info)
     if problem:
         raise MdtuiError(f"{text}: {problem}; mdadm runs PROGRAM as root")
     top = Path(os.path.realpath(system.path("/")))
     for parent in real.parents:
         if parent != top and top not in parent.parents:
             break  # above a captured tree's root: not part of the system it describes
-        problem = _owner_problem(parent, os.stat(parent))
+        problem = _owner_problem(os.stat(parent))
         if problem:
             raise MdtuiError(f"{text}: its directory {parent} {problem.removeprefix('it ')}; mdadm runs it as root")
     return text
 
 
-def _owner_problem(path: Path, info: os.stat_result) -> str | None:
+def _owner_problem(info: os.stat_result) -> str | None:
     if info.st_uid != 0:
         return f"it is owned by uid {info.st_uid}, not root"
     writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
     # A sticky directory (/tmp) lets others create files but not replace this one; still not a place for it.
     if writable:
-        return f"it is writable by {'others' if info.st_mode & stat.S_IWOTH else 'its group'} ({path})"
+        return f"it is writable by {'others' if info.st_mode & stat.S_IWOTH else 'its group'}"
     return None
 
 
