@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from mdtui.cli.advise import add_advise_parser, run_advise
+from mdtui.cli.alerts import add_alerts_parser, cmd_alerts
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
@@ -14,8 +15,10 @@ from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.launch import base_parser
 from mdtui.cli.predict import add_predict_parser, cmd_predict
+from mdtui.cli.metrics import add_metrics_parser, cmd_metrics
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
+from mdtui.cli.schedule import add_schedule_parser, cmd_schedule
 from mdtui.cli.tune import add_tune_parser, cmd_tune
 from mdtui.cli.watch import add_watch_parser, run_watch
 
@@ -35,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_parser(sub)
     add_predict_parser(sub)
     add_doctor_parser(sub)
+    add_metrics_parser(sub)
+    add_alerts_parser(sub)
+    add_schedule_parser(sub)
     return parser
 
 
@@ -54,6 +60,9 @@ COMMANDS = {
     "tune": cmd_tune,
     "predict": cmd_predict,
     "doctor": cmd_doctor,
+    "metrics": cmd_metrics,
+    "alerts": cmd_alerts,
+    "scrub-schedule": cmd_schedule,
 }
 
 

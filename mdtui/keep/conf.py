@@ -102,7 +102,7 @@ def strip_comment(line: str) -> str:
     return line
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """mdadm.conf lines with continuations joined (a line starting with white space continues the last)."""
     lines: list[tuple[int, str]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -137,7 +137,7 @@ def parse_conf(path: str, text: str | None) -> MdadmConf:
         return MdadmConf(path, False, "")
     arrays = []
     mailaddr = program = None
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         keyword = line.split(None, 1)[0].upper()
         rest = line.split(None, 1)[1] if " " in line else ""
         if keyword == "ARRAY":
@@ -164,18 +164,21 @@ class ConfEdit:
     new_text: str
     added: str | None  # the ARRAY line added
     replaced: str | None  # the stale line it replaced (same UUID, other words)
+    by: str = "persist"  # the verb that makes it, named in the diff's header
 
     @property
     def changed(self) -> bool:
         return self.old_text != self.new_text
 
     def diff(self) -> str:
+        # Every line shown with its line feed: a file whose last line has none would otherwise print that line
+        # and the first added one run together.
         return "".join(
             difflib.unified_diff(
-                self.old_text.splitlines(keepends=True),
-                self.new_text.splitlines(keepends=True),
+                [line.rstrip("\r\n") + "\n" for line in self.old_text.splitlines()],
+                [line.rstrip("\r\n") + "\n" for line in self.new_text.splitlines()],
                 fromfile=f"{self.path} (now)",
-                tofile=f"{self.path} (after persist)",
+                tofile=f"{self.path} (after {self.by})",
             )
         )
 

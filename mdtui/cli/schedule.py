@@ -1,0 +1,102 @@
+"""`mdtui scrub-schedule [--cron FIELDS | --timer SPEC]`: each array's next and last scrub, and changing when."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from typing import Any
+
+from mdtui.cli.common import confirm, show_plan
+
+
+def add_schedule_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "scrub-schedule",
+        help="each array's next and last scrub (mismatch_cnt, how long); --cron/--timer changes when",
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--cron", metavar="FIELDS", help="new time fields of /etc/cron.d/mdadm's checkarray line")
+    what.add_argument("--timer", metavar="SPEC", help="new OnCalendar of mdcheck_start.timer (as a drop-in)")
+    parser.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    parser.add_argument("--json", action="store_true", help="print it as JSON")
+
+
+def _when(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="seconds")
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from mdtui.keep.schedule import (
+        array_scrubs,
+        mechanisms,
+        next_run,
+        plan_cron,
+        plan_timer,
+        verify_drop_in,
+        write_schedule,
+    )
+    from mdtui.probe.arrays import read_arrays
+    from mdtui.probe.root import SystemRoot, require_live
+
+    system = SystemRoot(args.root)
+    if args.cron is None and args.timer is None:
+        found = mechanisms(system)
+        runs = [(m, next_run(m)) for m in found]
+        nxt = min((t for _, t in runs if t is not None), default=None)
+        scrubs = array_scrubs(system, read_arrays(system))
+        rows: list[dict[str, Any]] = [
+            {"array": s.array, "next": _when(nxt), "last_action": s.last_action,
+             "mismatch_sectors": s.mismatch_sectors,
+             "last_started": _when(s.last.started) if s.last else None,
+             "last_ended": _when(s.last.ended) if s.last else None,
+             "last_seconds": s.last.seconds if s.last else None,
+             "last_outcome": s.last.outcome if s.last else None}
+            for s in scrubs
+        ]  # fmt: skip
+        report = {
+            "mechanisms": [
+                {"kind": m.kind, "source": m.source, "when": m.when, "enabled": m.enabled,
+                 "first_week": m.first_week, "next": _when(t)}
+                for m, t in runs
+            ],
+            "arrays": rows,
+        }  # fmt: skip
+        if args.json:
+            print(json.dumps(report, indent=2))
+            return 0
+        if not found:
+            print("no scheduled scrub (no checkarray cron line, no mdcheck_start.timer)")
+        for m, t in runs:
+            state = "enabled" if m.enabled else "not enabled"
+            week = " (first week of the month only)" if m.first_week else ""
+            print(f"{m.kind} {m.source}: {m.when or '?'}{week}, {state}; next: {_when(t) or 'unknown'}")
+        for row in rows:
+            length = "unknown" if row["last_seconds"] is None else f"{row['last_seconds']:.0f} s"
+            print(
+                f"{row['array']}: next {row['next'] or 'unknown'}; last {row['last_action'] or '?'} "
+                f"{row['last_started'] or '(time not in the journal)'} took {length}, "
+                f"mismatch_cnt {row['mismatch_sectors']}"
+            )
+        return 0
+    require_live(system, "changing the scrub schedule (/etc/cron.d/mdadm or a systemd drop-in)")
+    edit = plan_cron(system, args.cron) if args.cron is not None else plan_timer(system, args.timer)
+    if edit.kind == "timer":
+        verify_drop_in(system, edit)
+    lines = [f"scrub schedule ({edit.kind}): {edit.path}"]
+    lines += ["  " + row for row in edit.diff().rstrip("\n").splitlines()] or ["  no change"]
+    lines += [f"  then: {' '.join(argv)}" for argv in edit.then]
+    report2 = {"kind": edit.kind, "path": edit.path, "diff": edit.diff(), "verified": edit.kind == "timer"}
+    if show_plan(args, lines, report2):
+        return 0
+    if edit.changed and not confirm(args, f"write {edit.path} (the diff above)", "schedule"):
+        print("Cancelled; nothing was written.")
+        return 1
+    wrote = write_schedule(edit, confirmed=True, root=system)
+    report2["wrote"] = wrote
+    if args.json:
+        print(json.dumps(report2, indent=2))
+    else:
+        print(f"wrote {edit.path}" if wrote else "no change")
+    return 0
