@@ -14,8 +14,8 @@ from mdtui.cli.doctor import add_doctor_parser, cmd_doctor
 from mdtui.cli.experiment import add_experiment_parser, run_experiment
 from mdtui.cli.keep import add_keep_parsers, add_repair_parsers, cmd_persist, cmd_repair, cmd_scrub
 from mdtui.cli.launch import base_parser
-from mdtui.cli.predict import add_predict_parser, cmd_predict
 from mdtui.cli.metrics import add_metrics_parser, cmd_metrics
+from mdtui.cli.predict import add_predict_parser, cmd_predict
 from mdtui.cli.results import add_results_parser, run_results
 from mdtui.cli.scan import add_scan_parsers, cmd_capture, cmd_scan
 from mdtui.cli.schedule import add_schedule_parser, cmd_schedule
