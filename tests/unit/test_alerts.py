@@ -183,3 +183,21 @@ def test_the_test_alert_shows_mail_that_arrived_locally(tmp_path: Path, monkeypa
     assert any("arrived in" in line for line in test.lines())
     remote = alerts.send_test(None, mailaddr="ops@example.org", mailer="/usr/sbin/sendmail")
     assert remote.mailbox is None and remote.mailbox_grew is None, "a remote mailbox cannot be looked at"
+
+
+def test_the_nobody_monitoring_finding_offers_mdtui_alerts() -> None:
+    """advise's finding points at the verb that fixes it, not only at the commands to type by hand."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tree = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
+    done = subprocess.run(
+        [sys.executable, "-m", "mdtui", "--root", str(tree), "advise", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    import json
+
+    findings = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
+    monitor = next(f for key, f in findings.items() if key.startswith("monitor"))
+    assert "mdtui alerts --mail" in monitor["what_to_do"]

@@ -193,9 +193,10 @@ def rule_monitoring(inp: AdviceInput) -> list[Finding]:
             ),
             why=MONITOR_WHY,
             what_to_do=(
-                f"Set MAILADDR (with a working mail transport) or PROGRAM in {state.conf.path}, then enable the "
-                "monitor: `systemctl enable --now mdmonitor` (or run `mdadm --monitor --scan --daemonise`). "
-                "`mdadm --monitor --scan --test --oneshot` sends a test alert."
+                "`mdtui alerts --mail ADDRESS` (or `--program /path/to/handler`) sets MAILADDR or PROGRAM in "
+                f"{state.conf.path} after showing the diff, starts mdadm's monitor and sends a test alert. By "
+                "hand: set one of them, `systemctl enable --now mdmonitor` (or `mdadm --monitor --scan "
+                "--daemonise`), then `mdadm --monitor --scan --test --oneshot`."
             ),
         )
     ]
