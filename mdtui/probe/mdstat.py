@@ -138,10 +138,12 @@ class _Block:
     def build(self) -> MdArray:
         degraded = 0
         if self.active:
-            if self.status_map is not None:
-                degraded = self.status_map.count("_")
-            elif self.raid_disks is not None and self.working is not None:
+            # "[4/3]" is the kernel's own count (raid_disks, raid_disks - mddev->degraded); the "[UU__]" map
+            # shows which slots are in sync, which during a reshape or a level takeover is not the same.
+            if self.raid_disks is not None and self.working is not None:
                 degraded = max(self.raid_disks - self.working, 0)
+            elif self.status_map is not None:
+                degraded = self.status_map.count("_")
         metadata = self.metadata
         if metadata is None and self.seen_blocks_line:
             # The kernel prints no "super" word for exactly one case: persistent 0.90 metadata.

@@ -342,3 +342,18 @@ def test_layout_names() -> None:
     assert algorithm_name(99) == "99"
     assert raid10_layout_name(2, 1, False) == "near=2"
     assert raid10_layout_name(1, 3, True) == "offset=3"
+
+
+def test_degraded_is_the_kernels_count_not_the_slot_map_during_a_takeover() -> None:
+    """A raid0 taken over to raid4 and reshaping (after a real mdstat in pymdstat's samples): the kernel
+    prints [4/3] (one member missing: the parity it is being given) while the map shows two slots not in sync."""
+    text = (
+        "Personalities : [raid6] [raid5] [raid4] [raid0]\n"
+        "md9 : active raid4 loop7[3] loop6[1] loop5[0]\n"
+        "      10475520 blocks super 1.2 level 4, 32k chunk, algorithm 5 [4/3] [UU__]\n"
+        "      [>....................]  reshape =  2.1% (115168/5237760) finish=3.7min speed=23033K/sec\n"
+        "\nunused devices: <none>\n"
+    )
+    (array,) = parse_mdstat(text)
+    assert array.degraded == 1
+    assert array.sync is not None and array.sync.action == "reshape"
