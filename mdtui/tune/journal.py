@@ -282,6 +282,14 @@ class KnobChanger:
         path = knob.system_path(device)
         if all(change.path != path for change in self.entry.changes):
             self._refuse_if_another_changes(path)
+            if not array or not array_uuid:
+                # A journal entry is acted on only with the array it names and that array's UUID (a restore
+                # must not write to whatever array later carries the name): without them it would be
+                # unreadable, and a crash would leave the knob changed for good.
+                raise MdtuiError(
+                    f"{knob.name} is changed only for an array with a UUID (the restore journal names it); "
+                    f"{array or 'no array'} has none here: not changed"
+                )
             self.entry.changes.append(
                 Change(knob.name, device, path, current.restore, current.raw, array, array_uuid or "")
             )

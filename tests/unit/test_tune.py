@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -222,19 +224,53 @@ def test_tune_verb_on_a_captured_tree(capsys: pytest.CaptureFixture[str]) -> Non
     assert "out of range" in capsys.readouterr().err
 
 
-def test_write_errors_are_one_line(tmp_path: Path) -> None:
-    root, _ = _tree(tmp_path / "root")
-    path = root.path("/sys/block/md0/md/stripe_cache_size")
-    path.chmod(0o444)
+_UNPRIVILEGED_WRITE = """
+import json, sys
+from pathlib import Path
+from mdtui.errors import MdtuiError
+from mdtui.probe.root import SystemRoot
+from mdtui.tune.catalogue import KNOBS_BY_NAME
+from mdtui.tune.journal import KnobChanger, load_journals
+base = Path(sys.argv[1])
+outcome = {}
+try:
+    with KnobChanger(SystemRoot(base / "root"), directory=base / "journal") as changer:
+        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid=sys.argv[2])
+except MdtuiError as exc:
+    outcome["error"] = str(exc)
+outcome["kept"] = [c.knob for j in load_journals(base / "journal") for c in j.changes]
+print(json.dumps(outcome))
+"""
+
+
+def test_write_errors_are_one_line() -> None:
+    """A knob file this user may not write: one line naming root, and the journal keeps the restore for a later
+    start as root. Run as nobody in a child, since root writes a read-only file."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    base = Path(tempfile.mkdtemp(prefix="mdtui-unprivileged-"))
     try:
-        if os.access(path, os.W_OK):
-            pytest.skip("root can write a read-only file")
-        with KnobChanger(root, directory=tmp_path / "journal") as changer, pytest.raises(MdtuiError, match="root"):
-            changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096")
-        # The restore could not be written either: the journal keeps it for a later start as root.
-        assert [c.knob for j in load_journals(tmp_path / "journal") for c in j.changes] == ["stripe_cache_size"]
+        base.chmod(0o755)
+        _tree(base / "root")
+        (base / "journal").mkdir(mode=0o700)
+        os.chown(base / "journal", 65534, 65534)
+        for directory, dirs, files in os.walk(base / "root"):
+            for name in dirs + files:
+                os.chmod(Path(directory, name), 0o755 if name in dirs else 0o444)
+        child = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+             _UNPRIVILEGED_WRITE, str(base), UUID],
+            capture_output=True, text=True, timeout=60, cwd=base,
+            env={"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+                 "XDG_STATE_HOME": str(base / "journal")},
+        )  # fmt: skip
+        assert child.returncode == 0, child.stderr
+        outcome = json.loads(child.stdout)
+        assert "root" in outcome["error"] and "\n" not in outcome["error"]
+        assert outcome["kept"] == ["stripe_cache_size"]
+        assert _value(SystemRoot(base / "root"), "/sys/block/md0/md/stripe_cache_size") == "256"
     finally:
-        path.chmod(0o644)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_finished_sweep_is_the_advisor_s_evidence(tmp_path: Path) -> None:
@@ -329,3 +365,13 @@ def test_a_sweep_of_a_speed_knob_is_evidence_too(tmp_path: Path) -> None:
     (finding,) = rule_knob_sweep(AdviceInput(runs=runs, stripe_cache_pages={"md2": 256}))
     assert "sync_speed_min=50000 gave 1.30× the reads of system" in finding.title, finding.title
     assert finding.severity is Severity.INFO
+
+
+def test_a_knob_is_changed_only_for_an_array_the_journal_can_name(tmp_path: Path) -> None:
+    """Without the array's UUID the journal entry could never be acted on, so a crash would leave the knob changed
+    for good: refused before anything is written."""
+    root, _ = _tree(tmp_path / "root")
+    with KnobChanger(root, directory=tmp_path / "journal") as changer, pytest.raises(MdtuiError, match="UUID"):
+        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid="")
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
+    assert load_journals(tmp_path / "journal") == []
