@@ -201,3 +201,13 @@ def host_checks(
             checks.append(check_location(name, where, what))
     checks.append(check_textual())
     return checks
+
+
+def missing_pieces(root: SystemRoot, which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """What this host lacks that mdtui needs, a sentence each, for the app's first run.
+
+    Cheap enough for a launch: tools are looked up on PATH (no version commands run) and /proc/mdstat is
+    read once. `mdtui doctor` says the rest.
+    """
+    checks = [check_tool(tool, which, lambda argv: "") for tool in TOOLS] + [check_md(root)]
+    return [f"{check.name}: {check.cost}" for check in checks if check.status is Status.MISSING]

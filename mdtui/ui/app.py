@@ -18,6 +18,10 @@ from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
 # the first screen needs.
 
 
+# A notice may carry its own title before this separator; one without is something a killed run left behind.
+NOTICE_TITLE_END = "\x1f"
+
+
 class MdtuiApp(App[None]):
     """mdtui's terminal UI over one system root ("/" live, or a captured tree for tests)."""
 
@@ -87,7 +91,10 @@ class MdtuiApp(App[None]):
         for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=10)
         for notice in self._notices:
-            self.notify(notice, title="Left behind", severity="warning", timeout=30)
+            title, _, text = (
+                notice.partition(NOTICE_TITLE_END) if NOTICE_TITLE_END in notice else ("Left behind", "", notice)
+            )
+            self.notify(text, title=title, severity="warning", timeout=30)
         if self._start_screen is not None:
             self.push_screen(self._start_screen())
         else:
@@ -139,6 +146,14 @@ def run_app(
         first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
         # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
         notices = [*knobs_at_start(root), *leftover_notices(root)]
+        if first_run:
+            from mdtui.probe.host import missing_pieces
+
+            missing = missing_pieces(SystemRoot(root))
+            if missing:
+                notices.append(
+                    f"Missing on this host{NOTICE_TITLE_END}" + "; ".join(missing) + ". `mdtui doctor` says more."
+                )
     app = MdtuiApp(
         root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead,
         first_screen_drawn=first_screen_drawn,

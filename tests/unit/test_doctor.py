@@ -119,3 +119,20 @@ def test_doctor_prints_one_line_each_and_json(
     by_name = {check["name"]: check for check in document["checks"]}
     assert by_name["md driver"]["status"] == "ok" and by_name["cpufreq"]["status"] == "missing"
     assert by_name["cpufreq"]["cost"] and by_name["textual"]["found"]
+
+
+def test_the_first_run_names_only_what_is_missing_without_running_anything(tmp_path: Path) -> None:
+    from mdtui.probe.host import missing_pieces
+
+    ran: list[str] = []
+
+    def which(name: str) -> str | None:
+        ran.append(name)
+        return None if name == "fio" else f"/usr/bin/{name}"
+
+    (tmp_path / "proc").mkdir()
+    missing = missing_pieces(SystemRoot(tmp_path), which)
+    assert [line.split(":")[0] for line in missing] == ["fio", "md driver"]
+    assert "cannot benchmark" in missing[0]
+    (tmp_path / "proc" / "mdstat").write_text("Personalities : [raid1]\nunused devices: <none>\n")
+    assert [line.split(":")[0] for line in missing_pieces(SystemRoot(tmp_path), which)] == ["fio"]
