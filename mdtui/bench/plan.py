@@ -128,17 +128,24 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
     def adjust(spec: JobSpec) -> JobSpec:
         if spec.tool is not Tool.FIO:
             return spec
-        updates: dict[str, int] = {}
+        runtime_s, size_bytes, steady = spec.runtime_s, spec.size_bytes, spec.steady
+        iodepth, numjobs = spec.iodepth, spec.numjobs
         if options.runtime_s is not None and spec.time_based:
-            updates["runtime_s"] = options.runtime_s
+            # A runtime asked for is the step's length: it runs that long, steady or not (--fixed-time's way).
+            runtime_s, steady = options.runtime_s, None
+            changed.add("runtime_s")
         if options.size_bytes is not None and not spec.time_based:
-            updates["size_bytes"] = options.size_bytes
+            size_bytes = options.size_bytes
+            changed.add("size_bytes")
         if options.iodepth is not None:
-            updates["iodepth"] = options.iodepth
+            iodepth = options.iodepth
+            changed.add("iodepth")
         if options.numjobs is not None:
-            updates["numjobs"] = options.numjobs
-        changed.update(updates)
-        return replace(spec, **updates) if updates else spec
+            numjobs = options.numjobs
+            changed.add("numjobs")
+        return replace(
+            spec, runtime_s=runtime_s, size_bytes=size_bytes, steady=steady, iodepth=iodepth, numjobs=numjobs
+        )
 
     adjusted = tuple(replace(step, jobs=tuple(adjust(spec) for spec in step.jobs)) for step in steps)
     flags = {"runtime_s": "--runtime", "size_bytes": "--size", "iodepth": "--iodepth", "numjobs": "--numjobs"}
@@ -211,11 +218,12 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
     members: tuple[BenchTarget, ...] = ()
     warnings: list[str] = []
     quick = request.quick
+    steady = not request.fixed_time
     if key == "weakest-link":
         members = _members(request, target, inventory, root)
-        steps = weakest_link([m.path for m in members], target.path, quick=quick)
+        steps = weakest_link([m.path for m in members], target.path, quick=quick, steady=steady)
     elif key == "disk-mark":
-        steps = disk_mark(target.path, quick=quick)
+        steps = disk_mark(target.path, quick=quick, steady=steady)
     elif key == "sync-random":
         steps = sync_random(target.path, quick=quick)
     elif key == "parity-cost":
@@ -223,7 +231,7 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
             raise PlanError(
                 "parity-cost measures an md array's kernel thread and check pass: give an array as the target"
             )
-        steps = parity_cost(target.path, quick=quick)
+        steps = parity_cost(target.path, quick=quick, steady=steady)
     elif key == "offset-sweep":
         if not target.size_bytes:
             raise PlanError(f"the size of {target.path} is unknown, so the offsets cannot be placed")

@@ -59,6 +59,8 @@ class BenchRequest:
     target: str
     quick: bool = False
     members: tuple[str, ...] = ()  # weakest-link: members to measure instead of the array's own
+    # Every step runs its whole runtime, as before steady-state detection (comparisons with older runs).
+    fixed_time: bool = False
     options: JobOptions = JobOptions()
     # Every stored step of one run carries this label (params["step"] tells the steps apart), so tools
     # that read the store can group them; empty means "<preset> <target>".

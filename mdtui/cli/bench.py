@@ -85,6 +85,11 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--target", metavar="DEV", help="md array (md0), disk (sdb, /dev/disk/by-id/...) or file")
     parser.add_argument("--members", type=_members, default=(), metavar="DEV,...", help="weakest-link: these members")
     parser.add_argument("--quick", action="store_true", help="short steps: a first look in about a minute")
+    parser.add_argument(
+        "--fixed-time",
+        action="store_true",
+        help="run every step its whole runtime instead of ending it once steady (for comparisons with older runs)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
     parser.add_argument("--yes", action="store_true", help="confirm a write benchmark without asking")
     parser.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
@@ -131,7 +136,14 @@ def request_from_args(args: argparse.Namespace) -> BenchRequest:
         direct=args.direct,
         offset_bytes=args.offset,
     )
-    return BenchRequest(args.preset, args.target, quick=args.quick, members=tuple(args.members), options=options)
+    return BenchRequest(
+        args.preset,
+        args.target,
+        quick=args.quick,
+        members=tuple(args.members),
+        options=options,
+        fixed_time=args.fixed_time,
+    )
 
 
 class ProgressPrinter:

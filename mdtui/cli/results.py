@@ -12,10 +12,11 @@ from pathlib import Path
 
 from mdtui.cli.fleet import fleet_report
 from mdtui.errors import MdtuiError
-from mdtui.format import duration, iec_bytes
+from mdtui.format import iec_bytes
 from mdtui.safefile import output_problem, write_text
-from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table, run_settings
+from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table
 from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.describe import describe_run
 from mdtui.store.errors import StoreMissingError, UnknownRunError
 from mdtui.store.export import (
     FORMATS,
@@ -24,11 +25,10 @@ from mdtui.store.export import (
     export_ratio_table,
     export_runs,
     format_metric,
-    format_setting,
     runs_json,
 )
 from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
-from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord, RunStatus
+from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord
 from mdtui.store.spool import is_spooled, read_spooled
 
 
@@ -212,50 +212,8 @@ def short_target(target: str, width: int) -> str:
 
 
 def render_run(run: RunRecord) -> str:
-    lines = [f"Run {run.title}"]
-
-    def field(name: str, value: str) -> None:
-        if value:
-            lines.append(f"  {name:<10} {value}")
-
-    status = run.status.value
-    if run.status is RunStatus.INTERRUPTED:
-        status += " (its process ended without finishing it: a crash or a kill)"
-    field("Status", status)
-    field("Started", _local(run.started_at))
-    field("Ended", f"{_local(run.ended_at)} ({duration(run.duration_s)})" if run.ended_at else "-")
-    field("Preset", run.preset)
-    field("Target", run.target)
-    field("Params", " ".join(f"{key}={value}" for key, value in run.params.items()))
-    if run.array:
-        settings = run_settings(run)
-        parts = [
-            f"{key.removeprefix('array.')} {format_setting(key, value)}"
-            for key, value in settings.items()
-            if key.startswith("array.") and not key.startswith("array.member_")
-        ]
-        field("Array", ", ".join(parts))
-        for member in run.array.get("members") or []:
-            if not isinstance(member, dict):
-                continue
-            ident = "  ".join(str(member[key]) for key in ("name", "model", "serial", "link") if member.get(key))
-            lines.append(f"  {'':<10}   {ident}")
-    field("System", " · ".join(f"{key} {value}" for key, value in run.context.items()))
-    field("Error", run.error)
-    field("Note", run.note)
-    measured = [(m, v) for m in METRICS if (v := run.metrics.get(m.name)) is not None]
-    if measured:
-        lines.append("")
-        width = max(len(m.label) for m, _ in measured)
-        lines.extend(f"  {m.label:<{width}}  {format_metric(m, v):>12}" for m, v in measured)
-    lines.append("")
-    if run.samples:
-        lines.append(f"  {len(run.samples)} samples over {duration(run.samples[-1].t_s)}")
-    if run.fio_json:
-        lines.append(
-            f"  raw fio JSON kept ({len(run.fio_json):,} characters): mdtui results export {run.id} --format json --raw"
-        )
-    return "\n".join(lines).rstrip()
+    """`results show`: the same text the app's run detail shows (store.describe)."""
+    return describe_run(run)
 
 
 # -- commands ----------------------------------------------------------------------------------------

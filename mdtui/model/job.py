@@ -40,6 +40,55 @@ class RwMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class SteadyState:
+    """When a time-based fio job may end early: its figure is steady by fio's own criterion (--steadystate).
+
+    fio watches ``metric`` ("bw" or "iops") once a second, after ``ramp_s`` of warm-up, over a sliding window
+    of ``window_s`` seconds: with ``kind`` "slope" the least-squares slope of the window, with "deviation" the
+    largest deviation from its mean, must stay within ``limit_percent`` of the window's mean. The job's
+    runtime is then the ceiling: a job that never settles runs to it and says so.
+    """
+
+    metric: str = "bw"
+    kind: str = "slope"
+    limit_percent: float = 2.0
+    window_s: int = 5
+    ramp_s: int = 2
+
+    def __post_init__(self) -> None:
+        if self.metric not in ("bw", "iops") or self.kind not in ("slope", "deviation"):
+            raise PlanError(f"steady state: {self.metric}_{self.kind} is not one of fio's criteria")
+        if not 0 < self.limit_percent <= 100 or self.window_s < 2 or self.ramp_s < 0:
+            raise PlanError("steady state: a limit in (0, 100] %, a window of at least 2 s, a ramp of 0 s or more")
+
+    @property
+    def floor_s(self) -> int:
+        """The shortest a step can be: the ramp, then one whole window."""
+        return self.ramp_s + self.window_s
+
+    @property
+    def fio_criterion(self) -> str:
+        """fio's spelling: "bw_slope:2%" for a slope, "bw:2%" (the bare metric) for the largest deviation."""
+        name = f"{self.metric}_slope" if self.kind == "slope" else self.metric
+        return f"{name}:{self.limit_percent:g}%"
+
+    def describe(self) -> str:
+        what = "MB/s" if self.metric == "bw" else "IOPS"
+        how = "slope" if self.kind == "slope" else "largest deviation"
+        return f"{what} {how} within {self.limit_percent:g}% over {self.window_s} s, after {self.ramp_s} s"
+
+
+@dataclass(frozen=True)
+class SteadyOutcome:
+    """What fio said of a job's steady state: reached or not, after how long, by which criterion."""
+
+    attained: bool
+    criterion: str  # fio's own spelling, "bw_slope:2.000000%"
+    measured: str  # what the window showed at the end, "-0.698066%"
+    after_s: float | None  # the job's runtime when it ended (the ceiling when not attained)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One benchmark process against one target.
 
@@ -61,6 +110,7 @@ class JobSpec:
     size_bytes: int | None = None
     offset_bytes: int = 0
     status_interval_s: int = 1
+    steady: SteadyState | None = None  # end early once steady; runtime_s is then the ceiling
 
     def __post_init__(self) -> None:
         if not self.name or any(c.isspace() or c in "[]" for c in self.name):
@@ -81,6 +131,14 @@ class JobSpec:
             raise PlanError(f"job {self.name}: runtime must be at least 1 s")
         if self.size_bytes is not None and self.size_bytes < self.block_size_bytes:
             raise PlanError(f"job {self.name}: size must be at least one block")
+        if self.steady is not None:
+            if self.tool is not Tool.FIO or self.runtime_s is None:
+                raise PlanError(f"job {self.name}: only a time-based fio job can end on steady state")
+            if self.runtime_s < self.steady.floor_s:
+                raise PlanError(
+                    f"job {self.name}: a runtime of {self.runtime_s} s is shorter than the steady-state ramp and "
+                    f"window ({self.steady.floor_s} s)"
+                )
         if self.tool is Tool.DD:
             if self.rw is not RwMode.READ:
                 raise PlanError(f"job {self.name}: dd jobs only read (to /dev/null)")
@@ -166,6 +224,7 @@ class JobStats:
     usr_cpu_percent: float | None = None
     sys_cpu_percent: float | None = None
     error: int = 0  # fio's errno for the job; 0 when it ran cleanly
+    steady: SteadyOutcome | None = None  # None when the job had no steady-state criterion
 
     @property
     def bytes_per_s(self) -> float:

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdtui.model.job import DirectionStats, JobStats, Latency, Progress
+from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
 from mdtui.numbers import FLOAT_MAX
-from mdtui.store.fio_read import read_direction
+from mdtui.store.fio_read import read_direction, steady_outcome
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -261,6 +261,7 @@ def job_stats(job: Mapping[str, Any]) -> JobStats:
         usr_cpu_percent=_number(job.get("usr_cpu")) if "usr_cpu" in job else None,
         sys_cpu_percent=_number(job.get("sys_cpu")) if "sys_cpu" in job else None,
         error=int(_number(job.get("error"))),
+        steady=steady_outcome(job),
     )
 
 
@@ -288,6 +289,18 @@ def total_stats(jobs: Iterable[JobStats], name: str = "total") -> JobStats | Non
     if len(parts) == 1:
         return parts[0]
     cpu = [(p.usr_cpu_percent, p.sys_cpu_percent) for p in parts if p.usr_cpu_percent is not None]
+    steadies = [p.steady for p in parts if p.steady is not None]
+    # Several jobs at once (a step reading every member together) are steady only when each of them is.
+    steady = (
+        SteadyOutcome(
+            attained=all(o.attained for o in steadies),
+            criterion=steadies[0].criterion,
+            measured="; ".join(o.measured for o in steadies),
+            after_s=max((o.after_s for o in steadies if o.after_s is not None), default=None),
+        )
+        if steadies
+        else None
+    )
     return JobStats(
         name=name,
         read=_combine_direction([p.read for p in parts]),
@@ -295,6 +308,7 @@ def total_stats(jobs: Iterable[JobStats], name: str = "total") -> JobStats | Non
         usr_cpu_percent=sum(u for u, _ in cpu) / len(cpu) if cpu else None,
         sys_cpu_percent=sum(s or 0.0 for _, s in cpu) / len(cpu) if cpu else None,
         error=next((p.error for p in parts if p.error), 0),
+        steady=steady,
     )
 
 

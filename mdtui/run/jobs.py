@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mdtui.errors import PlanError
-from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
+from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, SteadyState, Tool
 
 # A quick first look must finish in under a minute whatever the preset; steps share this budget.
 QUICK_BUDGET_S = 45
@@ -66,6 +66,13 @@ def fio_argv(spec: JobSpec) -> list[str]:
         argv += ["--time_based", f"--runtime={spec.runtime_s}"]
     else:
         argv.append(f"--size={_size_arg(spec.size_bytes or 0)}")
+    if spec.steady is not None:
+        # fio ends the job once the figure is steady; the runtime above is the ceiling.
+        argv += [
+            f"--steadystate={spec.steady.fio_criterion}",
+            f"--steadystate_duration={spec.steady.window_s}",
+            f"--steadystate_ramp_time={spec.steady.ramp_s}",
+        ]
     if not spec.writes:
         # fio then refuses any write, so a read benchmark can never damage a member of a live array.
         argv.append("--readonly")
@@ -127,6 +134,33 @@ def _quick_runtime(step_count: int) -> int:
     return max(QUICK_MIN_RUNTIME_S, min(QUICK_MAX_RUNTIME_S, per_step))
 
 
+# When a step may end early (fio's --steadystate; see model.job.SteadyState). Reads settle within seconds on
+# most devices: bandwidth (or IOPS) whose slope over 5 s stays within 2 % of its mean, after 2 s. Writes get a
+# longer ramp and window, 1 % over 10 s after 5 s, and a longer ceiling: a drive's write cache can hold a
+# figure twice the sustained one for tens of seconds, and only a window that long sees it still falling.
+READ_STEADY_BW = SteadyState("bw", "slope", 2.0, window_s=5, ramp_s=2)
+READ_STEADY_IOPS = SteadyState("iops", "slope", 2.0, window_s=5, ramp_s=2)
+WRITE_STEADY_BW = SteadyState("bw", "slope", 1.0, window_s=10, ramp_s=5)
+WRITE_STEADY_IOPS = SteadyState("iops", "slope", 1.0, window_s=10, ramp_s=5)
+WRITE_CEILING_S = 120
+
+
+def steady_for(rw: RwMode, *, random: bool) -> SteadyState:
+    """The steady-state criterion of a step: by IOPS for small random I/O, by bandwidth otherwise."""
+    if rw.writes:
+        return WRITE_STEADY_IOPS if random else WRITE_STEADY_BW
+    return READ_STEADY_IOPS if random else READ_STEADY_BW
+
+
+def _steady_runtime(rw: RwMode, fixed_runtime: int, *, random: bool, steady: bool) -> tuple[int, SteadyState | None]:
+    """(runtime, criterion) of a step: the fixed runtime, or a ceiling with a criterion to end sooner."""
+    if not steady:
+        return fixed_runtime, None
+    criterion = steady_for(rw, random=random)
+    ceiling = max(fixed_runtime, WRITE_CEILING_S) if rw.writes else fixed_runtime
+    return max(ceiling, criterion.floor_s), criterion
+
+
 def _slug(device: str) -> str:
     """A fio job name part from a device path: /dev/nvme0n1 → nvme0n1."""
     return device.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_") or "target"
@@ -147,10 +181,11 @@ WEAKEST_LINK_NUMJOBS = 16
 WEAKEST_LINK_RUNTIME_S = 30
 
 
-def weakest_link(members: Sequence[str], array: str, *, quick: bool = False) -> tuple[Step, ...]:
+def weakest_link(members: Sequence[str], array: str, *, quick: bool = False, steady: bool = False) -> tuple[Step, ...]:
     if not members:
         raise PlanError("the weakest-link run needs at least one member device")
     runtime = _quick_runtime(len(members) + 2) if quick else WEAKEST_LINK_RUNTIME_S
+    runtime, criterion = _steady_runtime(RwMode.READ, runtime, random=False, steady=steady and not quick)
 
     def spec(target: str, name: str) -> JobSpec:
         return JobSpec(
@@ -162,6 +197,7 @@ def weakest_link(members: Sequence[str], array: str, *, quick: bool = False) -> 
             numjobs=WEAKEST_LINK_NUMJOBS,
             ioengine=IoEngine.LIBAIO,
             runtime_s=runtime,
+            steady=criterion,
         )
 
     steps = [Step(f"{_slug(m)} alone", (spec(m, f"alone-{_slug(m)}"),)) for m in members]
@@ -190,8 +226,8 @@ DISK_MARK_TESTS: tuple[tuple[str, int, bool, int, int], ...] = (
 )
 
 
-def disk_mark(target: str, *, quick: bool = False) -> tuple[Step, ...]:
-    runtime = _quick_runtime(2 * len(DISK_MARK_TESTS)) if quick else DISK_MARK_RUNTIME_S
+def disk_mark(target: str, *, quick: bool = False, steady: bool = False) -> tuple[Step, ...]:
+    fixed = _quick_runtime(2 * len(DISK_MARK_TESTS)) if quick else DISK_MARK_RUNTIME_S
     steps = []
     for label, block, sequential, depth, jobs in DISK_MARK_TESTS:
         for writing in (False, True):
@@ -200,6 +236,7 @@ def disk_mark(target: str, *, quick: bool = False) -> tuple[Step, ...]:
             else:
                 rw = RwMode.RANDWRITE if writing else RwMode.RANDREAD
             direction = "write" if writing else "read"
+            runtime, criterion = _steady_runtime(rw, fixed, random=not sequential, steady=steady and not quick)
             spec = JobSpec(
                 name=f"{label}-{direction}",
                 target=target,
@@ -209,6 +246,7 @@ def disk_mark(target: str, *, quick: bool = False) -> tuple[Step, ...]:
                 numjobs=jobs,
                 ioengine=IoEngine.LIBAIO,
                 runtime_s=runtime,
+                steady=criterion,
             )
             steps.append(Step(f"{label} {direction}", (spec,)))
     return tuple(steps)
@@ -261,10 +299,11 @@ PARITY_COST_IODEPTH = 4
 PARITY_COST_RUNTIME_S = 30
 
 
-def parity_cost(target: str, *, quick: bool = False) -> tuple[Step, ...]:
-    runtime = _quick_runtime(2) if quick else PARITY_COST_RUNTIME_S
+def parity_cost(target: str, *, quick: bool = False, steady: bool = False) -> tuple[Step, ...]:
+    fixed = _quick_runtime(2) if quick else PARITY_COST_RUNTIME_S
     steps = []
     for rw in (RwMode.WRITE, RwMode.READ):
+        runtime, criterion = _steady_runtime(rw, fixed, random=False, steady=steady and not quick)
         spec = JobSpec(
             name=f"parity-{rw.value}",
             target=target,
@@ -274,6 +313,7 @@ def parity_cost(target: str, *, quick: bool = False) -> tuple[Step, ...]:
             numjobs=1,
             ioengine=IoEngine.LIBAIO,
             runtime_s=runtime,
+            steady=criterion,
         )
         steps.append(Step(f"64k sequential {rw.value}", (spec,), measure_md_cpu=True))
     return tuple(steps)

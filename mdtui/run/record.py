@@ -164,6 +164,11 @@ def job_params(spec: JobSpec) -> dict[str, Any]:
         params["size"] = size_text(spec.size_bytes)
     if spec.offset_bytes:
         params["offset"] = spec.offset_bytes
+    if spec.steady is not None:
+        # The runtime above is then the ceiling: the step ends once this holds (fio's --steadystate).
+        params["steady"] = spec.steady.fio_criterion
+        params["steady_window"] = spec.steady.window_s
+        params["steady_ramp"] = spec.steady.ramp_s
     return params
 
 

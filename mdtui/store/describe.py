@@ -15,6 +15,20 @@ def local_time(moment: datetime | None) -> str:
     return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def steady_text(run: RunRecord) -> str:
+    """Whether the step's figure was steady by fio's criterion, in words; empty when it had none."""
+    outcome = run.steady
+    if outcome is None:
+        return ""
+    after = f"{outcome.after_s:.0f} s" if outcome.after_s is not None else "an unknown time"
+    if outcome.attained:
+        return f"yes, after {after} ({outcome.criterion})"
+    return (
+        f"NO: still moving when it reached its {after} ceiling ({outcome.criterion}; the last window: "
+        f"{outcome.measured}); the figure is not the sustained one"
+    )
+
+
 def describe_run(run: RunRecord) -> str:
     """Every field of ``run`` worth reading, one a line, then its measured metrics."""
     lines = [f"Run {run.title}"]
@@ -27,6 +41,7 @@ def describe_run(run: RunRecord) -> str:
     if run.status is RunStatus.INTERRUPTED:
         status += " (its process ended without finishing it: a crash or a kill)"
     field("Status", status)
+    field("Steady", steady_text(run))
     field("Started", local_time(run.started_at))
     field("Ended", f"{local_time(run.ended_at)} ({duration(run.duration_s)})" if run.ended_at else "-")
     field("Preset", run.preset)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mdtui.model.job import SteadyOutcome
 from mdtui.numbers import FLOAT_MAX
 
 # The percentiles mdtui keeps, as fio names them in its percentile tables.
@@ -196,3 +197,42 @@ def read_direction(section: Any) -> DirectionFigures:
         if figures.iops is None and "iops" not in section:
             missing.append("no iops")
     return DirectionFigures(**{**figures.__dict__, "missing": tuple(missing)}) if missing else figures
+
+
+def steady_outcome(job: Mapping[str, Any]) -> SteadyOutcome | None:
+    """fio's ``steadystate`` section of a job: None when the job had no criterion (or the section is damaged)."""
+    section = job.get("steadystate")
+    if not isinstance(section, Mapping) or not isinstance(section.get("ss"), str):
+        return None
+    attained = section.get("attained")
+    if attained not in (0, 1, True, False):
+        return None
+    runtimes = [_runtime_ms(job.get(d)) for d in ("read", "write")]
+    runtime_ms = max(runtimes, default=0.0)
+    return SteadyOutcome(
+        attained=bool(attained),
+        criterion=section["ss"],
+        measured=str(section.get("criterion", "")),
+        after_s=runtime_ms / 1000 if runtime_ms > 0 else None,
+    )
+
+
+def _runtime_ms(section: Any) -> float:
+    value = section.get("runtime") if isinstance(section, Mapping) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0.0
+
+
+def document_steady(document: Mapping[str, Any]) -> SteadyOutcome | None:
+    """A whole fio document's steady state: reached only when every job with a criterion reached it."""
+    jobs = document.get("jobs")
+    outcomes = (
+        [o for job in jobs if isinstance(job, Mapping) and (o := steady_outcome(job))] if isinstance(jobs, list) else []
+    )
+    if not outcomes:
+        return None
+    return SteadyOutcome(
+        attained=all(o.attained for o in outcomes),
+        criterion=outcomes[0].criterion,
+        measured="; ".join(o.measured for o in outcomes),
+        after_s=max((o.after_s for o in outcomes if o.after_s is not None), default=None),
+    )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypedDict
+
+from mdtui.model.job import SteadyOutcome
+from mdtui.store.fio_read import document_steady
 
 
 class RunStatus(StrEnum):
@@ -175,3 +179,15 @@ class RunRecord:
         if self.ended_at is None:
             return None
         return (self.ended_at - self.started_at).total_seconds()
+
+    @property
+    def steady(self) -> SteadyOutcome | None:
+        """fio's verdict on the step's steady state, from its stored JSON; None without a criterion (or when the
+        JSON is not loaded, as in a listing)."""
+        if not self.fio_json:
+            return None
+        try:
+            document = json.loads(self.fio_json)
+        except ValueError:
+            return None
+        return document_steady(document) if isinstance(document, dict) else None
