@@ -38,8 +38,8 @@ from mdtui.run import record
 from mdtui.run.jobs import (
     Step,
 )
-from mdtui.run.process import run_step
 from mdtui.run.record import step_title
+from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
@@ -402,9 +402,7 @@ class _Session:
                 self.notes.append(degraded)
         if status is JobStatus.CANCELLED:
             error = f"{_cancelled(self.cancel)}: the figures cover the part that ran" + (f"; {error}" if error else "")
-        self._finish(
-            run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error
-        )
+        self._finish(run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error)
         self.emit(StepFinished(outcome, len(plan.steps)))
         return outcome
 
@@ -509,7 +507,7 @@ async def run_bench(
     scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
     Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
     cancelled, with the StopRequest's reason) and starts no further step. A job that prints no status
-    report for ``stall_timeout_s`` (default: mdtui.run.process.STALL_INTERVALS status intervals) is killed
+    report for ``stall_timeout_s`` (default: mdtui.run.runners.STALL_INTERVALS status intervals) is killed
     and its step stored as failed, naming the stall.
     """
     if plan.writes and (confirmed or "").strip() != plan.confirmation:

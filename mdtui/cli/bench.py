@@ -33,8 +33,8 @@ from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import PRESETS
-from mdtui.run.process import STALL_INTERVALS
 from mdtui.run.record import step_title
+from mdtui.run.runners import STALL_INTERVALS
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.store.records import RunStatus
 
@@ -318,8 +318,14 @@ def _bench_cli(args: argparse.Namespace) -> int:
         try:
             result = asyncio.run(
                 _run(
-                    plan, root, store, confirmed, printer, inventory,
-                    stopped_by=stopped_by, stall_timeout_s=args.stall_timeout,
+                    plan,
+                    root,
+                    store,
+                    confirmed,
+                    printer,
+                    inventory,
+                    stopped_by=stopped_by,
+                    stall_timeout_s=args.stall_timeout,
                 )
             )
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -340,4 +346,3 @@ def _bench_cli(args: argparse.Namespace) -> int:
     if not result.stored:
         return EXIT_FAILED  # measured, but not in the database: a script must not take it as stored
     return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED
-

@@ -237,4 +237,3 @@ def fio_json_of(results: Iterable[JobResult]) -> str | None:
     """fio's final documents of a step, one after another as separate fio runs would print them."""
     raws = [result.raw for result in results if result.spec.tool is Tool.FIO and result.raw]
     return "\n".join(raws) if raws else None
-
