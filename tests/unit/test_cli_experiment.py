@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import mdtui.cli.experiment as cli_experiment
+import mdtui.cli.experiment_context as experiment_context
 from mdtui.advise.experiments import ExperimentCancelled
 from mdtui.cli.main import main
 from mdtui.plan.create import CreatePlan
@@ -80,7 +80,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> CreateRecorder:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> type[FakeRunner]:
     FakeRunner.instances = []
-    monkeypatch.setattr(cli_experiment, "BenchRunner", FakeRunner)
+    monkeypatch.setattr(experiment_context, "BenchRunner", FakeRunner)
     return FakeRunner
 
 
@@ -250,7 +250,7 @@ def test_ctrl_c_between_runs_exits_130_with_a_message(
             self.cancel.set()  # as the SIGINT handler does
             return ids
 
-    monkeypatch.setattr(cli_experiment, "BenchRunner", Stopped)
+    monkeypatch.setattr(experiment_context, "BenchRunner", Stopped)
     code = experiment(tmp_path, "chunk-sweep", "--level", "0", "--chunks", "64,512", "--yes", *FREE)
     err = capsys.readouterr().err
     assert code == 130
@@ -265,7 +265,7 @@ def test_a_run_that_stops_inside_the_engine_exits_130(
         def __call__(self, *args: Any, **kwargs: Any) -> Sequence[int]:
             raise ExperimentCancelled("offset-sweep on /dev/nvme4n1 was stopped; runs kept: [1]")
 
-    monkeypatch.setattr(cli_experiment, "BenchRunner", Cancelled)
+    monkeypatch.setattr(experiment_context, "BenchRunner", Cancelled)
     code = experiment(tmp_path, "parallelism", "--target", "nvme4n1", "--quick")
     assert code == 130
     assert "was stopped" in capsys.readouterr().err
