@@ -26,6 +26,7 @@ from mdtui.cli.common import (
     stop_signals,
 )
 from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
+from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -134,44 +135,17 @@ def request_from_args(args: argparse.Namespace) -> BenchRequest:
     return BenchRequest(args.preset, args.target, quick=args.quick, members=tuple(args.members), options=options)
 
 
-class ProgressPrinter:
-    """Progress lines: one rewritten line on a terminal, and a line per finished step everywhere."""
-
-    def __init__(self, out: TextIO, live: bool) -> None:
-        self.out = out
-        self.live = live
-        self._line = False
-        self._gone = False  # the terminal hung up: writes fail with EIO, and nobody reads them
-
-    def _write(self, text: str) -> None:
-        if self._gone:
-            return
-        try:
-            self.out.write(text)
-            self.out.flush()
-        except OSError:
-            # Progress is for a reader; the benchmark goes on and stores its figures without one.
-            self._gone = True
-
-    def _write_live(self, text: str) -> None:
-        if self.live:
-            self._write("\r\x1b[K" + text)
-            self._line = True
-
-    def say(self, text: str) -> None:
-        if self._line:
-            self._write("\r\x1b[K")
-            self._line = False
-        self._write(text + "\n")
+class ProgressPrinter(LinePrinter):
+    """Benchmark progress: the running step on the status line, and a line per finished step everywhere."""
 
     def __call__(self, event: BenchEvent) -> None:
         if isinstance(event, StepStarted):
             expected = f", {event.expected_s:.0f} s" if event.expected_s else ""
-            self._write_live(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
+            self.live_line(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
         elif isinstance(event, StepUpdate):
             step_left = f" / {event.elapsed_s + event.step_remaining_s:.0f} s" if event.step_remaining_s else ""
             remaining = f"  remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            self._write_live(
+            self.live_line(
                 f"[{event.index + 1}/{event.count}] {event.label}  {rate_mb_s(event.bytes_per_s)}  "
                 f"{event.iops:,.0f} IOPS  {event.elapsed_s:.0f} s{step_left}{remaining}"
             )
@@ -186,7 +160,7 @@ class ProgressPrinter:
         elif isinstance(event, CheckUpdate):
             done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
             remaining = f", remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            self._write_live(
+            self.live_line(
                 f"check pass {done} at {rate_mb_s(event.speed_bytes_per_s)}, {event.elapsed_s:.0f} s{remaining}"
             )
 
