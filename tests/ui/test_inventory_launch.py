@@ -324,6 +324,55 @@ def detail_text(app: MdtuiApp) -> str:
     return plain(app.screen.query_one("#detail-body", DetailBody).source)
 
 
+async def test_cells_drawn_once_per_look_are_drawn_as_datatable_draws_them(
+    tree_root: Path, tmp_path: Path, bigtree: ModuleType
+) -> None:
+    """Every cell of a 64-disk table, under and off the cursor and the mouse, in both themes: the same
+    segments (text, colours, the mouse's row and column) as DataTable's own drawing."""
+    tree = bigtree.build(tmp_path / "tree", 64)
+    app = MdtuiApp(str(tree.base), privileged=True, theme_dirs=(repo_themes_dir(),), db_path=tmp_path / "r.db")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        for theme in ("mdtui-dark", "mdtui-light"):
+            app.theme = theme
+            await settle(pilot)
+            for table in app.screen.query(InventoryTable):
+                base = table.rich_style
+                for row in range(table.row_count):
+                    for column, width in enumerate(c.get_render_width(table) for c in table.ordered_columns):
+                        for cursor, hover in ((False, False), (True, False), (False, True)):
+                            table._cell_render_cache.clear()
+                            ours = table._render_cell(row, column, base, width, cursor, hover)
+                            table._cell_render_cache.clear()
+                            theirs = DataTable._render_cell(table, row, column, base, width, cursor, hover)
+                            assert ours == theirs, (table.id, row, column, cursor, hover)
+                            assert [[s.style.meta for s in line] for line in ours] == [
+                                [s.style.meta for s in line] for line in theirs
+                            ]
+
+
+async def test_cells_with_the_same_text_in_other_styles_are_drawn_apart() -> None:
+    rows = [
+        (f"r{index}", [Text("free", style=style, justify=justify), Text("x" * (index % 3))])
+        for index, (style, justify) in enumerate(
+            [("green", "left"), ("red", "left"), ("green", "right"), ("bold", "left"), ("green", "left")]
+        )
+    ]
+    app = TwoTables(rows)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#ours", InventoryTable)
+        table._fill([("state", "State", 8), ("x", "X", None)], rows)
+        await pilot.pause()
+        drawn = []
+        for row in range(len(rows)):
+            ours = table._render_cell(row, 0, table.rich_style, 10)
+            table._cell_render_cache.clear()
+            assert ours == DataTable._render_cell(table, row, 0, table.rich_style, 10)
+            drawn.append(ours)
+        assert drawn[0] != drawn[1] and drawn[0] != drawn[2] and drawn[0] != drawn[3]
+
+
 async def screen_after_launch(root: Path, tmp_path: Path, ahead: ScanAhead | None, size: tuple[int, int]) -> str:
     app = MdtuiApp(str(root), privileged=True, theme_dirs=THEME_DIRS, db_path=tmp_path / "r.db", scan_ahead=ahead)
     async with app.run_test(size=size) as pilot:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.coordinate import Coordinate
+from textual.geometry import Region
+from textual.renderables.styled import Styled
+from textual.strip import Strip
 from textual.widgets import Footer, Static
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -41,15 +47,10 @@ class SteadyFooter(Footer):
     def __init__(self, *, show_command_palette: bool = True) -> None:
         super().__init__(show_command_palette=show_command_palette)
         self._composed: tuple[object, ...] | None = None
-        self._bindings_known = False  # Footer composes nothing until its screen told it its bindings
-
-    def bindings_changed(self, screen: Screen) -> None:
-        self._bindings_known = True
-        super().bindings_changed(screen)
 
     def _keys(self) -> tuple[object, ...]:
         """What compose would show: each shown binding's key, label, action and state, in order."""
-        if not self._bindings_known:
+        if not self._bindings_ready:
             return ()
         app = self.app
         keys = [
@@ -81,6 +82,12 @@ class InventoryTable(SizedTable[Text]):
         self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, Sequence[Text]], list[str]] | None
         self._shown = None
         self._looks: dict[str, tuple[object, ...]] = {}
+        self._sized: set[str] = set()  # rows _fill has sized already (see _update_dimensions)
+        # Rendered lines by what they show (see _render_line), dropped whenever the table changes.
+        self._lines: dict[tuple[object, ...], Strip] = {}
+        # Rendered cells by what they show, without the row they are in (see _render_cell).
+        self._cells_drawn: dict[tuple[object, ...], list[list[Segment]]] = {}
+        self._line_style: Style | None = None  # the table's style while render_lines draws (see render_line)
 
     @property
     def selected_key(self) -> str | None:
@@ -91,6 +98,229 @@ class InventoryTable(SizedTable[Text]):
         except CellDoesNotExist:  # the cursor can point past a table that just shrank
             return None
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in ``crop``, with the table's style worked out once for them all (see render_line)."""
+        self._line_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
+
+    def render_line(self, y: int) -> Strip:
+        """DataTable's render_line, without working out the table's style from its ancestors for each line
+        (a scroll of the disk table draws every visible line again, issue 17)."""
+        style = self._line_style
+        if style is None or self.fixed_rows:
+            return super().render_line(y)
+        width = self.size.width
+        scroll_x, scroll_y = self.scroll_offset
+        if y >= (self.header_height if self.show_header else 0):
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + width, style)
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """A line of the table, kept by what it shows: with a row cursor, whether the cursor is on its row.
+
+        DataTable keeps rendered lines by the cursor's coordinate, so every cursor move rendered every
+        visible line again (forty rows of cells per key, issue 17: scrolling a thousand disks). A row's
+        line looks the same wherever the cursor is, as long as it is not on that row (nor the mouse).
+        """
+        if self.cursor_type != "row":
+            return super()._render_line(y, x1, x2, base_style)
+        try:
+            row_key, _ = self._get_offsets(y)
+        except LookupError:
+            return super()._render_line(y, x1, x2, base_style)
+        row = self._row_locations.get(row_key)  # None for the header
+        key = (
+            y, x1, x2, self.size.width, base_style, row == self.cursor_coordinate.row,
+            row == self.hover_coordinate.row, self.show_cursor, self._show_hover_cursor,
+            self._update_count, self._pseudo_class_state,
+        )  # fmt: skip
+        line = self._lines.get(key)
+        if line is None:
+            if len(self._lines) > 4000:
+                self._lines.clear()
+            line = self._lines[key] = super()._render_line(y, x1, x2, base_style)
+        return line
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[list[list[Segment]], list[list[Segment]]]:
+        """A row's cells as DataTable lays them out, for a one-line row of one-line Text cells.
+
+        A page down at a thousand disks shows some twenty rows never drawn: DataTable works out, for
+        each of their cells, the cursor and hover state, the header's style, a cache key and an entry in
+        two caches, which cost more than the cells themselves (issue 17, scrolling). This is its layout
+        for a row cursor without fixed columns or row labels (the inventory's), each cell drawn once per
+        look (_drawn_cell); the lines it makes are kept by _render_line. Anything else is DataTable's.
+        """
+        row_index = self._row_locations.get(row_key)
+        row = self.rows.get(row_key)
+        if (
+            row_index is None or row is None or row.height != 1 or line_no or self.cursor_type != "row"
+            or self.fixed_columns or (self._labelled_row_exists and self.show_row_labels)
+        ):  # fmt: skip
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        cells = self._data.get(row_key, {})
+        columns = self.ordered_columns
+        cursor = cursor_location.row == row_index
+        hover = hover_location.row == row_index
+        row_style = self._get_row_style(row_index, base_style)
+        scrollable_row: list[list[Segment]] = []
+        table_width = self._row_label_column_width
+        for column_index, column in enumerate(columns):
+            width = column.get_render_width(self)
+            table_width += width
+            cell = cells.get(column.key)
+            drawn = self._drawn_cell(cell, row_style, width, cursor, hover) if _one_line(cell) else None
+            if drawn is None:  # DataTable's own drawing, for a cell that is not one line of Text
+                lines = super()._render_cell(row_index, column_index, row_style, width, cursor, hover)
+                scrollable_row.append(lines[0])
+            else:
+                scrollable_row.append(_with_meta(drawn[0], Style.from_meta({"row": row_index, "column": column_index})))
+        remaining_space = max(0, self.size.width - table_width)
+        extend_style, _ = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor, False, False
+        )
+        extend_style = row_style + extend_style
+        extend_style += Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        scrollable_row.append([Segment(" " * remaining_space, extend_style)])
+        return [], scrollable_row
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        """A cell as DataTable draws it, drawn once for every cell that shows the same.
+
+        DataTable draws each cell through Rich the first time its row is shown (a page down on a long
+        table draws some 250), and keeps it by row and column. Most cells of a column repeat (the bus,
+        size, type, link and state of a thousand disks take a few values): a one-line Text cell is drawn
+        here once per look, then given its row and column (the mouse's meta) for each row that shows it.
+        """
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        row = self.rows.get(row_key) if row_key is not None else None
+        cell = self._data.get(row_key, {}).get(column_key) if row_key is not None else None
+        if row is None or row.height != 1 or self.fixed_rows or self.fixed_columns or column_key is None:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
+        key = (row_key, column_key, *state)
+        lines = self._cell_render_cache.get(key)
+        if lines is not None:
+            return lines
+        drawn = self._drawn_cell(cell, base_style, width, cursor, hover) if _one_line(cell) else None
+        if drawn is None:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        meta = Style.from_meta({"row": row_index, "column": column_index})
+        lines = [_with_meta(line, meta) for line in drawn]
+        self._cell_render_cache[key] = lines
+        return lines
+
+    def _drawn_cell(
+        self, cell: Text, base_style: Style, width: int, cursor: bool, hover: bool
+    ) -> list[list[Segment]] | None:
+        """A one-line Text cell drawn as DataTable draws it, without the mouse's meta: once per look.
+
+        A look not drawn yet is drawn through Rich, or, for plain text of one-cell characters (a disk's
+        name, its model and serial), copied from the drawing of a stand-in of the same shape (every
+        character but spaces an "x", the same style, alignment and width) with its own text put in
+        place of the stand-in's: a page of new rows draws two such cells a row (issue 17, scrolling).
+        """
+        if self.fixed_rows:
+            return None
+        if not cell:
+            cell = _EMPTY_CELL  # DataTable draws any empty cell so, whatever its style and alignment
+        state = (base_style, cursor, hover, self._show_hover_cursor, self._update_count, self._pseudo_class_state)
+        look = (cell.plain, cell.style, tuple(cell.spans), cell.justify, cell.overflow, cell.end, width, *state)
+        drawn = self._cells_drawn.get(look)
+        if drawn is None:
+            drawn = self._drawn_like(cell, look, base_style, width, cursor, hover)
+            if drawn is None:
+                drawn = self._draw_cell(cell, base_style, width, cursor, hover)
+            if len(self._cells_drawn) > 20000:
+                self._cells_drawn.clear()
+            self._cells_drawn[look] = drawn
+        return drawn
+
+    def _drawn_like(
+        self, cell: Text, look: tuple[object, ...], base_style: Style, width: int, cursor: bool, hover: bool
+    ) -> list[list[Segment]] | None:
+        """The cell drawn as its stand-in is (see _drawn_cell), or None when the stand-in cannot tell."""
+        plain = cell.plain
+        if cell.spans or cell.justify == "full" or not plain.strip() or cell_len(plain) != len(plain):
+            return None
+        if not plain.isprintable():
+            return None
+        mask = _NOT_SPACE.sub("x", plain)
+        template_look = (mask, *look[1:])
+        template = self._cells_drawn.get(template_look)
+        if template is None:
+            stand_in = cell.copy()
+            stand_in.plain = mask
+            template = self._cells_drawn[template_look] = self._draw_cell(stand_in, base_style, width, cursor, hover)
+        if len(template) != 1:
+            return None
+        line = template[0]
+        shown = [index for index, segment in enumerate(line) if "x" in segment.text]
+        if len(shown) != 1:
+            return None
+        index = shown[0]
+        segment = line[index]
+        text, core = segment.text, mask.strip(" ")
+        if text.strip(" ") != core:  # cut, or drawn with an ellipsis: Rich draws it
+            return None
+        # The stand-in's characters, between the spaces it was padded or aligned with, become the cell's
+        # own (its spaces are where the stand-in's are).
+        lead = len(text) - len(text.lstrip(" "))
+        text = text[:lead] + plain.strip(" ") + text[lead + len(core) :]
+        return [[*line[:index], Segment(text, segment.style, segment.control), *line[index + 1 :]]]
+
+    def _draw_cell(self, cell: Text, base_style: Style, width: int, cursor: bool, hover: bool) -> list[list[Segment]]:
+        """The cell drawn through Rich as DataTable._render_cell draws it."""
+        component_style, post_style = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
+        )  # fmt: skip
+        options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+        padded = Padding(cell, (0, self.cell_padding))
+        styled = Styled(padded, pre_style=base_style + component_style, post_style=post_style)
+        return self.app.console.render_lines(styled, options)
+
+    def _size_rows(self, new_rows: Iterable[RowKey]) -> None:
+        """Column widths for new rows from each cell's length, then DataTable's own sizing.
+
+        DataTable measures every cell of every new row through Rich (console options built per cell):
+        7000 cells at each fill of a thousand disks, the most of a fill's time (issue 17). Every cell
+        here is one line of Text, whose measure is its cell length; anything else is left to DataTable.
+        SizedTable draws the rows again if this changed a column's width; _fill sizes its rows at once,
+        so this finds nothing to change after it.
+        """
+        sized, self._sized = self._sized, set()
+        rows = [key for key in new_rows if key.value not in sized]
+        cells = [list(self._data.get(key, {}).values()) for key in rows]
+        if all(type(cell) is Text and "\n" not in cell.plain for row in cells for cell in row):
+            self._widen(cells)  # type: ignore[arg-type]
+            super()._size_rows(())
+        else:
+            super()._size_rows(rows)
+
+    def _widen(self, rows: Sequence[Sequence[Text]]) -> None:
+        """Widen each column to its longest cell in ``rows`` (each a row's cells in column order)."""
+        for column, cells in zip(self.ordered_columns, zip(*rows, strict=False), strict=False):
+            column.content_width = max(column.content_width, *(cell_len(cell.plain) for cell in cells))
+
     def _fill(self, columns: Sequence[tuple[str, str, int | None]], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
         if self._update_in_place(columns, rows):
             return
@@ -99,15 +329,13 @@ class InventoryTable(SizedTable[Text]):
         self._shown = (tuple(columns), dict(rows), keys)
         self._looks = {}
         self.clear(columns=True)
-        # Every column sized now, as DataTable would size it once idle (its label's or its longest cell's
-        # length): the first draw of the rows has their widths, and nothing is drawn again when idle.
-        lengths = zip(*(map(_length, cells) for _, cells in rows), strict=False)
-        longest = [max(lengths_of, default=0) for lengths_of in lengths]
-        for index, (key, label, width) in enumerate(columns):
-            fitted = max(cell_len(label), longest[index] if index < len(longest) else 0)
-            self.add_column(Text(label), key=key, width=fitted if width is None else width)
+        for key, label, width in columns:
+            self.add_column(Text(label), key=key, width=width)
         for key, cells in rows:
             self.add_row(*cells, key=key)
+        # Sized now, not when idle: the first draw of the rows has their widths.
+        self._widen([cells for _, cells in rows])
+        self._sized = set(keys)
         if keep in keys:
             self.move_cursor(row=keys.index(keep), animate=False, scroll=True)
 
@@ -149,9 +377,25 @@ class InventoryTable(SizedTable[Text]):
         return True
 
 
-def _length(cell: Text) -> int:
-    """The cells a one-line cell takes, as DataTable measures it."""
-    return cell_len(cell.plain)
+def _one_line(cell: object) -> TypeGuard[Text]:
+    """True for a cell _drawn_cell draws: one line of Text (no line break, no tab)."""
+    return type(cell) is Text and "\n" not in cell.plain and "\t" not in cell.plain
+
+
+def _with_meta(line: list[Segment], meta: Style) -> list[Segment]:
+    """A drawn line with the mouse's meta added to each styled segment (each style combined once)."""
+    combined: dict[Style, Style] = {}
+    out = []
+    for segment in line:
+        style = segment.style
+        if style is None:
+            out.append(segment)
+            continue
+        with_meta = combined.get(style)
+        if with_meta is None:
+            with_meta = combined[style] = style + meta
+        out.append(Segment(segment.text, with_meta, segment.control))
+    return out
 
 
 def _look(cell: Text) -> tuple[object, ...]:
@@ -328,7 +572,7 @@ class DetailBody(Static):
         as tall as the last one's, or one that fits the pane as the last did (issue 17, scrolling).
         """
         shown = self.content
-        if not isinstance(shown, Drawn) or shown.width != width:
+        if not isinstance(shown, Drawn) or shown.width != width or self._layout_required:
             return False
         width_now, height = self.size
         if width_now != width:
