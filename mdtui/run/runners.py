@@ -98,7 +98,7 @@ def _result(
     jobs: tuple[JobStats, ...],
     partial: bool,
     error: str | None,
-    raw: str | None,
+    raw: str,
 ) -> JobResult:
     return JobResult(
         spec=spec,
