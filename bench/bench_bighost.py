@@ -1,4 +1,4 @@
-"""Big hosts (issue 17): scan, sampler, inventory paint and scroll, dashboard CPU and launch time on generated trees.
+"""Big hosts: scan, sampler, inventory paint and scroll, dashboard CPU and launch time on generated trees.
 
 Every figure is printed with its target and PASS or MISS; nothing here is a timed test. The trees come
 from bench/bigtree.py (64, 256 and 1024 disks, written to tmpfs at run time). What runs is measured in
@@ -55,7 +55,7 @@ SMALL_TREE = REPO / "tests" / "fixtures" / "trees" / "real-links"
 POLL_S = 0.01
 SIZE = (160, 48)
 
-# Targets from issue 17.
+# Targets for a big host (seconds per scan, CPU seconds per sample, by device count).
 SCAN_TARGETS = {256: 1.0, 1024: 3.0}
 SAMPLER_TARGETS = {64: 0.5e-3, 256: 2e-3}
 FIRST_PAINT_TARGET_S = 0.5

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mdtui.run.dd import DdStreamParser, parse_dd_stderr
+from mdtui.run.dd import DdStreamParser
 from mdtui.run.fio import FioStreamDecoder
 from mdtui.run.fio import parse_fio_output as parse_fio_stream
 from mdtui.store.fio_import import parse_fio_output as parse_fio_import
@@ -107,9 +107,17 @@ def measure_fio(text: str, label: str, *, stream: bool) -> None:
         timed(f"fio import parse, {label}", len(text), lambda: len(parse_fio_import(text)))
 
 
+def parse_dd_whole(text: str) -> int:
+    """Progress lines of a whole captured stderr, fed to the stream parser in one piece."""
+    parser = DdStreamParser()
+    parser.feed(text)
+    parser.close()
+    return len(parser.progress)
+
+
 def measure_dd(text: str, label: str) -> None:
     timed(f"dd progress stream, {label}", len(text), lambda: decode_dd_stream(text))
-    timed(f"dd whole stderr, {label}", len(text), lambda: len(parse_dd_stderr(text).progress))
+    timed(f"dd whole stderr, {label}", len(text), lambda: parse_dd_whole(text))
 
 
 def measure_long_line(size: int) -> None:

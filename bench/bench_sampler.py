@@ -19,7 +19,7 @@ try:
 except ImportError:  # run by path (python bench/bench_sampler.py)
     from bigtree import sd_name  # type: ignore[no-redef]
 
-# CPU per sample by device count (issue 17): 0.5 ms with 64 devices is 0.05 % of a core at 1 s, 0.2 % at 0.25 s.
+# CPU per sample by device count: 0.5 ms with 64 devices is 0.05 % of a core at 1 s, 0.2 % at 0.25 s.
 TARGETS = {64: 0.0005, 256: 0.002}
 CPUS = 16  # a synthetic host's CPU count, each with /proc/stat and cpufreq like a real Intel box
 

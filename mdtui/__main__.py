@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     # The garbage collector waits until the first screen is drawn (cli.launch.pause_collector), and the
     # inventory's first scan begins before the app is loaded: its first step (a screenful of disks and
-    # every array) is probed while nothing else runs, so the screen is first drawn with it (issue 17).
+    # every array) is probed while nothing else runs, so the screen is first drawn with it.
     from mdtui.cli.launch import pause_collector
     from mdtui.probe.inventory import ScanAhead, screenful
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 # Longer than any counter a kernel prints (u64 is 20 digits); shorter than anything slow to convert.
 MAX_DIGITS = 30
 U64_MAX = (1 << 64) - 1
-S64_MIN = -(1 << 63)
 # A float magnitude past which no quantity mdtui reads makes sense (bytes, seconds, rates, percentages).
 FLOAT_MAX = 1e30
 
@@ -80,10 +79,3 @@ def parse_counters(words: Sequence[str], *, hi: int = U64_MAX) -> tuple[int, ...
     except ValueError:  # an empty word, or more digits than int() converts
         return None
     return values if max(values) <= hi else None
-
-
-def finite_or_none(value: float | None, *, lo: float = -FLOAT_MAX, hi: float = FLOAT_MAX) -> float | None:
-    """value when it is a finite float within [lo, hi], else None (for figures computed from parsed ones)."""
-    if value is None or not math.isfinite(value) or not lo <= value <= hi:
-        return None
-    return value

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import pwd
 import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mdtui.errors import MdtuiError
+
+T = TypeVar("T")
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -387,6 +390,35 @@ class StateDir:
             if directory is not None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(_state_name(name), dir_fd=directory)
+
+
+def load_json_entries(
+    directory: Path, parse: Callable[[Any, Path], T], what: str, skipped: Callable[[Path, object], None]
+) -> list[T]:
+    """Every *.json entry of a state directory that parse accepts, in name order.
+
+    Anything else is reported through skipped (where, why) and left for a person to see, never acted
+    on: an unsafe directory or file (UnsafeStateError), damaged JSON, or an entry parse refuses
+    (BadEntry says why; any other ValueError, KeyError or TypeError is reported as "not a {what}").
+    """
+    state = StateDir(directory)
+    try:
+        names = state.names(".json")
+    except UnsafeStateError as exc:
+        skipped(directory, exc)
+        return []
+    found = []
+    for name in names:
+        path = directory / name
+        try:
+            data = state.read(name)
+            if data is not None:
+                found.append(parse(json.loads(data), path))
+        except UnsafeStateError as exc:
+            skipped(path, exc)
+        except (ValueError, KeyError, TypeError) as exc:  # BadEntry, damaged JSON
+            skipped(path, exc if isinstance(exc, BadEntry) else f"not a {what}")
+    return found
 
 
 # --- what a state entry may say ------------------------------------------------------------------------

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mdtui.bench.check import CheckOutcome, run_check_pass
 from mdtui.bench.md_thread import MdThreadMeter
-from mdtui.bench.plan import BenchPlan, plan_bench, recheck_plan
+from mdtui.bench.plan import BenchPlan, recheck_plan
 from mdtui.bench.progress import (
     BenchEvent,
     EventCallback,
@@ -27,19 +26,18 @@ from mdtui.bench.progress import (
     step_status,
 )
 from mdtui.bench.report import WeakestLinkReport, weakest_link_report
-from mdtui.bench.requests import BenchRequest, JobOptions
-from mdtui.errors import MdtuiError, PlanError, SafetyError
+from mdtui.bench.samples import sample_values
+from mdtui.errors import MdtuiError, SafetyError
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
-from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run import record
 from mdtui.run.jobs import (
     Step,
 )
-from mdtui.run.process import run_step
 from mdtui.run.record import step_title
+from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
@@ -101,47 +99,6 @@ class BenchResult:
         if self.check is not None and self.check.run_id is not None:
             ids.append(self.check.run_id)
         return tuple(ids)
-
-
-def sample_values(
-    snapshot: Snapshot, devices: Sequence[str], focus: Sequence[str], array: str | None
-) -> dict[str, float]:
-    """One sampler tick as stored values; unknown rates are left out.
-
-    Each device's rates, the focus devices' sums under the store's metric names (so the results
-    views can plot them), CPU load and frequency, and the array's md thread CPU.
-    """
-    values: dict[str, float] = {}
-    totals: dict[str, float] = {}
-    for name in devices:
-        rates = snapshot.device(name)
-        if rates is None:
-            continue
-        for key, metric, value in (
-            ("read_bytes_per_s", "read_bw_bytes_per_s", rates.read_bytes_per_s),
-            ("write_bytes_per_s", "write_bw_bytes_per_s", rates.write_bytes_per_s),
-            ("read_iops", "read_iops", rates.read_iops),
-            ("write_iops", "write_iops", rates.write_iops),
-            ("util_pct", None, rates.utilisation_percent),
-        ):
-            if value is None:
-                continue
-            values[f"{name}.{key}"] = value
-            if metric is not None and name in focus:
-                totals[metric] = totals.get(metric, 0.0) + value
-    values.update(totals)
-    cpu = snapshot.cpu
-    if cpu.total_busy_percent is not None:
-        values["cpu_busy_pct"] = cpu.total_busy_percent
-    if cpu.iowait_percent is not None:
-        values["cpu_iowait_pct"] = cpu.iowait_percent
-    frequencies = [core.freq_mhz for core in cpu.cores if core.freq_mhz is not None]
-    if frequencies:
-        values["cpu_mhz_mean"] = sum(frequencies) / len(frequencies)
-    for thread in snapshot.md_threads:
-        if (array is None or thread.array == array) and thread.cpu_percent is not None:
-            values[f"{thread.name}.cpu_pct"] = thread.cpu_percent
-    return values
 
 
 @dataclass
@@ -402,9 +359,7 @@ class _Session:
                 self.notes.append(degraded)
         if status is JobStatus.CANCELLED:
             error = f"{_cancelled(self.cancel)}: the figures cover the part that ran" + (f"; {error}" if error else "")
-        self._finish(
-            run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error
-        )
+        self._finish(run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error)
         self.emit(StepFinished(outcome, len(plan.steps)))
         return outcome
 
@@ -509,7 +464,7 @@ async def run_bench(
     scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
     Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
     cancelled, with the StopRequest's reason) and starts no further step. A job that prints no status
-    report for ``stall_timeout_s`` (default: mdtui.run.process.STALL_INTERVALS status intervals) is killed
+    report for ``stall_timeout_s`` (default: mdtui.run.runners.STALL_INTERVALS status intervals) is killed
     and its step stored as failed, naming the stall.
     """
     if plan.writes and (confirmed or "").strip() != plan.confirmation:
@@ -536,65 +491,3 @@ async def run_bench(
         stall_timeout_s=stall_timeout_s,
     )
     return await session.run()
-
-
-def preset_runner(
-    root: SystemRoot,
-    store: ResultsStore,
-    *,
-    confirmed: Sequence[str] = (),
-    privileged: bool | None = None,
-    cancel: threading.Event | None = None,
-    on_event: EventCallback | None = None,
-) -> Callable[..., int]:
-    """A blocking ``run(preset_key, target, *, quick, label, members=(), **job_options) -> run ID``.
-
-    For callers that chain runs (the advisor's experiments). Job options are JobOptions fields
-    (block_size_bytes=, numjobs=, runtime_s=, name= ...). Writes run only on targets listed in
-    ``confirmed``. It returns the ID of the last stored step (the array step of a weakest-link run);
-    every step of the run is stored with ``label``. A run that does not complete raises MdtuiError.
-    """
-    known = {f.name for f in fields(JobOptions)}
-
-    def run(
-        preset_key: str, target: str, *, quick: bool, label: str, members: Sequence[str] = (), **options: Any
-    ) -> int:
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise PlanError(f"unknown job options {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        request = BenchRequest(preset_key, target, quick, tuple(members), JobOptions(**options), label)
-        plan = plan_bench(request, scan(root, privileged=privileged), root)
-        plan.ensure_allowed()
-
-        async def go() -> BenchResult:
-            stop = asyncio.Event()
-
-            async def watch() -> None:
-                # The caller's cancel is a thread event; this loop polls it into the asyncio one.
-                while cancel is not None and not cancel.is_set():
-                    await asyncio.sleep(0.2)
-                stop.set()
-
-            watcher = asyncio.create_task(watch()) if cancel is not None else None
-            try:
-                return await run_bench(
-                    plan,
-                    root=root,
-                    store=store,
-                    confirmed=plan.confirmation if plan.confirmation in confirmed else None,
-                    privileged=privileged,
-                    on_event=on_event,
-                    cancel=stop,
-                )
-            finally:
-                if watcher is not None:
-                    watcher.cancel()
-
-        result = asyncio.run(go())
-        if result.status is not RunStatus.COMPLETE:
-            raise MdtuiError(f"{preset_key} on {target} {result.status.value}: {result.error or 'no figures'}")
-        if not result.run_ids:
-            raise MdtuiError(f"{preset_key} on {target} stored nothing: {'; '.join(result.notes) or 'no store'}")
-        return [o.run_id for o in result.steps if o.run_id is not None][-1]
-
-    return run

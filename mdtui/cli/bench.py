@@ -26,6 +26,7 @@ from mdtui.cli.common import (
     stop_signals,
 )
 from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
+from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -33,8 +34,8 @@ from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import PRESETS
-from mdtui.run.process import STALL_INTERVALS
 from mdtui.run.record import step_title
+from mdtui.run.runners import STALL_INTERVALS
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.store.records import RunStatus
 
@@ -146,44 +147,17 @@ def request_from_args(args: argparse.Namespace) -> BenchRequest:
     )
 
 
-class ProgressPrinter:
-    """Progress lines: one rewritten line on a terminal, and a line per finished step everywhere."""
-
-    def __init__(self, out: TextIO, live: bool) -> None:
-        self.out = out
-        self.live = live
-        self._line = False
-        self._gone = False  # the terminal hung up: writes fail with EIO, and nobody reads them
-
-    def _write(self, text: str) -> None:
-        if self._gone:
-            return
-        try:
-            self.out.write(text)
-            self.out.flush()
-        except OSError:
-            # Progress is for a reader; the benchmark goes on and stores its figures without one.
-            self._gone = True
-
-    def _write_live(self, text: str) -> None:
-        if self.live:
-            self._write("\r\x1b[K" + text)
-            self._line = True
-
-    def say(self, text: str) -> None:
-        if self._line:
-            self._write("\r\x1b[K")
-            self._line = False
-        self._write(text + "\n")
+class ProgressPrinter(LinePrinter):
+    """Benchmark progress: the running step on the status line, and a line per finished step everywhere."""
 
     def __call__(self, event: BenchEvent) -> None:
         if isinstance(event, StepStarted):
             expected = f", {event.expected_s:.0f} s" if event.expected_s else ""
-            self._write_live(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
+            self.live_line(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
         elif isinstance(event, StepUpdate):
             step_left = f" / {event.elapsed_s + event.step_remaining_s:.0f} s" if event.step_remaining_s else ""
             remaining = f"  remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            self._write_live(
+            self.live_line(
                 f"[{event.index + 1}/{event.count}] {event.label}  {rate_mb_s(event.bytes_per_s)}  "
                 f"{event.iops:,.0f} IOPS  {event.elapsed_s:.0f} s{step_left}{remaining}"
             )
@@ -198,7 +172,7 @@ class ProgressPrinter:
         elif isinstance(event, CheckUpdate):
             done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
             remaining = f", remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            self._write_live(
+            self.live_line(
                 f"check pass {done} at {rate_mb_s(event.speed_bytes_per_s)}, {event.elapsed_s:.0f} s{remaining}"
             )
 
@@ -330,8 +304,14 @@ def _bench_cli(args: argparse.Namespace) -> int:
         try:
             result = asyncio.run(
                 _run(
-                    plan, root, store, confirmed, printer, inventory,
-                    stopped_by=stopped_by, stall_timeout_s=args.stall_timeout,
+                    plan,
+                    root,
+                    store,
+                    confirmed,
+                    printer,
+                    inventory,
+                    stopped_by=stopped_by,
+                    stall_timeout_s=args.stall_timeout,
                 )
             )
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -352,4 +332,3 @@ def _bench_cli(args: argparse.Namespace) -> int:
     if not result.stored:
         return EXIT_FAILED  # measured, but not in the database: a script must not take it as stored
     return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED
-

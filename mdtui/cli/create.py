@@ -6,9 +6,8 @@ import argparse
 import json
 
 from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
+from mdtui.cli.progress import print_sync_progress
 from mdtui.errors import MdtuiError
-from mdtui.format import duration, rate_mb_s
-from mdtui.model.array import MdArray
 from mdtui.probe.inventory import scan
 
 
@@ -85,15 +84,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     if args.full_speed and plan.resync_expected:
         report["resync_speed_min_kib_s"] = set_full_resync_speed(outcome.device, True)
     if plan.resync_expected and not args.no_follow:
-        def show(array: MdArray) -> None:
-            if not args.json and array.sync is not None and array.sync.fraction is not None:
-                print(
-                    f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
-                    f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
-                    end="",
-                    flush=True,
-                )
-
+        show = None if args.json else print_sync_progress
         follow_sync(outcome.device, root=SystemRoot(args.root), on_update=show)
         report["resync"] = "finished"
         if not args.json:
@@ -160,5 +151,3 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
     return 0
-
-

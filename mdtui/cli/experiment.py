@@ -15,11 +15,9 @@ from typing import Any, TextIO
 
 from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
-from mdtui.advise.runner import BenchRunner
-from mdtui.cli.bench import EXIT_CANCELLED, ProgressPrinter
+from mdtui.cli.bench import EXIT_CANCELLED
 from mdtui.cli.common import (
     Terminal,
-    confirm,
     find_disk,
     first_free_md,
     ignore_late_signals,
@@ -28,6 +26,7 @@ from mdtui.cli.common import (
     stop_reason,
     stop_signals,
 )
+from mdtui.cli.experiment_context import Declined, ExperimentContext
 from mdtui.cli.tune import add_knob_parser, knob_sweep_cli
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import to_jsonable
@@ -38,7 +37,6 @@ from mdtui.plan.describe import describe_create
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm
 from mdtui.run.jobs import PRESETS
 from mdtui.store.compare import compare
 from mdtui.store.db import ResultsStore, default_db_path
@@ -195,42 +193,10 @@ def _stop_on_interrupt(say: Callable[[str], None]) -> Iterator[_Stop]:
             ignore_late_signals()  # until run_experiment returns: it prints what was stored
 
 
-class Declined(MdtuiError):
-    """The user typed something other than the device at the confirmation prompt."""
-
-
-class _Context:
-    """What every experiment needs: root, store, runner (writes allowed only after confirmation), output."""
-
-    def __init__(self, root: SystemRoot, store: ResultsStore, out: TextIO, cancel: threading.Event) -> None:
-        self.root = root
-        self.store = store
-        self.out = out
-        self.cancel = cancel
-        self.printer = ProgressPrinter(out, live=out.isatty())
-        self.runner = self.allow()
-        # Looked up now, not at import, so a test's stand-in for mdadm is the one that runs.
-        self.tools = ex.ArrayTools(root=root, create=mdadm.execute_create, destroy=mdadm.execute_destroy)
-
-    def say(self, text: str) -> None:
-        self.printer.say(text)
-
-    def allow(self, *devices: str) -> BenchRunner:
-        """The runner, allowed to write only to ``devices``: call it after the user confirmed exactly those."""
-        self.runner = BenchRunner(self.store, self.root, allow_writes_to=devices, cancel=self.cancel,
-                                  on_event=self.printer)
-        return self.runner
-
-    def confirm(self, args: argparse.Namespace, what: str, token: str) -> None:
-
-        if not confirm(args, what, token):
-            raise Declined("Cancelled; nothing was run.")
-
-
 # --- the four experiments ----------------------------------------------------------------------------
 
 
-def _governor_ab(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult:
+def _governor_ab(args: argparse.Namespace, ctx: ExperimentContext) -> ex.ExperimentResult:
     root = ctx.root
     before = read_governors(root)
     plan = ctx.runner.plan(args.preset, args.target, quick=args.quick)
@@ -241,12 +207,17 @@ def _governor_ab(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult
         ctx.confirm(args, f"overwrite {plan.target.path} twice", plan.confirmation)
         ctx.allow(plan.confirmation)
     return ex.governor_ab(
-        ctx.runner, args.target, root=root, preset_key=args.preset, quick=args.quick, governor=args.governor,
+        ctx.runner,
+        args.target,
+        root=root,
+        preset_key=args.preset,
+        quick=args.quick,
+        governor=args.governor,
         cancel=ctx.cancel,
     )
 
 
-def _parallelism(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult:
+def _parallelism(args: argparse.Namespace, ctx: ExperimentContext) -> ex.ExperimentResult:
     ctx.say(f"Reads on {args.target} (4 MiB, iodepth 12) with numjobs {', '.join(map(str, args.numjobs))}; read-only")
     return ex.parallelism_sweep(
         ctx.runner, args.target, quick=args.quick, numjobs=args.numjobs, runtime_s=args.runtime, cancel=ctx.cancel
@@ -257,7 +228,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {"runtime_s": args.runtime} if args.runtime else {}
 
 
-def _chunk_sweep(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult:
+def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.ExperimentResult:
     inventory = scan(ctx.root)
     members = _members(args, inventory)
     device = _device(args, inventory)
@@ -273,17 +244,27 @@ def _chunk_sweep(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult
     ]
     ctx.say(f"First: {args.preset} on the raw member {members[0].dev_path} (the baseline)")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)",
-                device)
+    ctx.confirm(
+        args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)", device
+    )
     ctx.allow(device, members[0].dev_path)
     return ex.chunk_sweep(
-        ctx.runner, members, store=ctx.store, device=device, level=level, chunks_kib=args.chunks,
-        preset_key=args.preset, quick=args.quick, confirmed=True, tools=ctx.tools, cancel=ctx.cancel,
+        ctx.runner,
+        members,
+        store=ctx.store,
+        device=device,
+        level=level,
+        chunks_kib=args.chunks,
+        preset_key=args.preset,
+        quick=args.quick,
+        confirmed=True,
+        tools=ctx.tools,
+        cancel=ctx.cancel,
         **_options(args),
     )
 
 
-def _level_comparison(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentResult:
+def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.ExperimentResult:
     inventory = scan(ctx.root)
     members = _members(args, inventory)
     device = _device(args, inventory)
@@ -296,17 +277,27 @@ def _level_comparison(args: argparse.Namespace, ctx: _Context) -> ex.ExperimentR
     points = [(level.name, plan_create(ex.sweep_request(device, level, members, args.chunk))) for level in usable]
     ctx.say(f"Each array measured with {args.preset}")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)",
-                device)
+    ctx.confirm(
+        args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)", device
+    )
     ctx.allow(device)
     return ex.level_comparison(
-        ctx.runner, members, store=ctx.store, device=device, levels=usable, chunk_kib=args.chunk,
-        preset_key=args.preset, quick=args.quick, confirmed=True, tools=ctx.tools, cancel=ctx.cancel,
+        ctx.runner,
+        members,
+        store=ctx.store,
+        device=device,
+        levels=usable,
+        chunk_kib=args.chunk,
+        preset_key=args.preset,
+        quick=args.quick,
+        confirmed=True,
+        tools=ctx.tools,
+        cancel=ctx.cancel,
         **_options(args),
     )
 
 
-EXPERIMENTS: dict[str, Callable[[argparse.Namespace, _Context], ex.ExperimentResult]] = {
+EXPERIMENTS: dict[str, Callable[[argparse.Namespace, ExperimentContext], ex.ExperimentResult]] = {
     "knob": knob_sweep_cli,
     "governor-ab": _governor_ab,
     "parallelism": _parallelism,
@@ -365,7 +356,7 @@ def _experiment(args: argparse.Namespace) -> int:
     try:
         with ResultsStore(args.db) as store, _stop_on_interrupt(lambda text: _say(out, text)) as cancel:
             stopped = cancel
-            ctx = _Context(SystemRoot(args.root), store, out, cancel)
+            ctx = ExperimentContext(SystemRoot(args.root), store, out, cancel)
             try:
                 result = EXPERIMENTS[args.experiment](args, ctx)
             except Declined as exc:

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from mdtui.bench.requests import BenchRequest
 from mdtui.bench.session import StopRequest
 from mdtui.cli.common import confirm, signal_exit_code, stop_reason, stop_signals
+from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
 from mdtui.fleet.compare import export_fleet, fleet_ids, fleet_tables
 from mdtui.fleet.hosts import Host, parse_host, read_hosts_file, unique_hosts
@@ -62,27 +63,12 @@ def _hosts(args: argparse.Namespace) -> tuple[Host, ...]:
     return unique_hosts(hosts)
 
 
-class FleetPrinter:
-    """A line per host event, and on a terminal a rewritten line with every running host's elapsed time."""
+class FleetPrinter(LinePrinter):
+    """A line per host event, and on a terminal a status line with every running host's elapsed time."""
 
     def __init__(self, out: TextIO, live: bool) -> None:
-        self.out = out
-        self.live = live
+        super().__init__(out, live)
         self.running: dict[str, tuple[str, float, float | None]] = {}
-        self._line = False
-
-    def _write(self, text: str) -> None:
-        try:
-            self.out.write(text)
-            self.out.flush()
-        except OSError:
-            self.live = False
-
-    def say(self, text: str) -> None:
-        if self._line:
-            self._write("\r\x1b[K")
-            self._line = False
-        self._write(text + "\n")
 
     def tick(self) -> None:
         if not self.live or not self.running:
@@ -92,9 +78,7 @@ class FleetPrinter:
             f"{host} {title} {now - since:.0f}/{expected:.0f} s" if expected else f"{host} {title} {now - since:.0f} s"
             for host, (title, since, expected) in self.running.items()
         ]
-        text = " | ".join(parts)
-        self._write("\r\x1b[K" + text[:200])
-        self._line = True
+        self.live_line(" | ".join(parts)[:200])
 
     def __call__(self, event: FleetEvent) -> None:
         if isinstance(event, HostStepStarted):

@@ -107,7 +107,7 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
     """Follow a recovery/check like create follows a resync: progress, speed, ETA on one line."""
-    from mdtui.format import duration, rate_mb_s
+    from mdtui.cli.progress import print_sync_progress
     from mdtui.model.array import MdArray
     from mdtui.run.mdadm import find_array, follow_sync
 
@@ -116,13 +116,8 @@ def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
     def show(array: MdArray) -> None:
         if array.sync is not None and array.sync.action not in seen["actions"]:
             seen["actions"].append(array.sync.action)
-        if not args.json and array.sync is not None and array.sync.fraction is not None:
-            print(
-                f"\r{array.sync.action} {array.sync.fraction * 100:5.1f}% "
-                f"at {rate_mb_s(array.sync.speed_bytes_per_s)}, ETA {duration(array.sync.eta_seconds)}   ",
-                end="",
-                flush=True,
-            )
+        if not args.json:
+            print_sync_progress(array)
 
     # md starts the recovery or check a moment after the command returns: wait for it to show (or for the
     # array to be whole, a tiny one may finish first) before following it to the end.

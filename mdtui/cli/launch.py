@@ -3,7 +3,7 @@
 `mdtui` (the inventory) and `mdtui watch` (the dashboard) open the app; loading the parser of every
 CLI verb first (bench, advise, experiment, results, keep, tune ...) costs more than the first screen
 itself. They are parsed here with the same top-level options (base_parser, which cli.main builds on)
-and the watch verb's own parser; anything else goes to the full parser (issue 17, launch time).
+and the watch verb's own parser; anything else goes to the full parser. Launch time is the reason.
 """
 
 from __future__ import annotations

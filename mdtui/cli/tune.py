@@ -9,12 +9,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mdtui.advise.experiments import ExperimentResult
 from mdtui.advise.knob_sweep import check_values, knob_sweep, sweep_devices
 from mdtui.bench.requests import parse_size
 from mdtui.cli.common import confirm
+from mdtui.cli.experiment_context import ExperimentContext
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
@@ -28,9 +29,6 @@ from mdtui.tune.catalogue import KNOBS, Knob, Scope, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir, write_knob
 from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
 from mdtui.tune.udev import Rule, plan_apply, plan_remove, rules_for, rules_path, write_plan
-
-if TYPE_CHECKING:
-    from mdtui.cli.experiment import _Context
 
 EXIT_DECLINED = 1
 
@@ -54,8 +52,13 @@ def add_tune_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("array", nargs="?", metavar="ARRAY", help="md0 or /dev/md0 (default: the first array)")
     parser.add_argument("--json", action="store_true", help="the knobs as JSON")
-    parser.add_argument("--workload", type=_workload, default=Workload.GENERAL, metavar="W",
-                        help="suggest for: " + ", ".join(w.value for w in Workload))
+    parser.add_argument(
+        "--workload",
+        type=_workload,
+        default=Workload.GENERAL,
+        metavar="W",
+        help="suggest for: " + ", ".join(w.value for w in Workload),
+    )
     parser.add_argument("--apply", metavar="NAME=VALUE", help="set a knob now and in the udev rule file")
     parser.add_argument("--remove", metavar="NAME", help="take a knob's rule out of the udev rule file")
     parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -116,8 +119,11 @@ def render_knobs(array: MdArray, readings: list[KnobReading], rules: dict[str, R
             lines.append(
                 f"memory: {item.knob.name} {item.value.value if item.value else '?'} pages × 4 KiB × {members} members"
                 f" = {iec_bytes(item.memory_bytes)}"
-                + (f"; {item.suggestion.value} would be {iec_bytes(item.suggested_memory_bytes)}"
-                   if item.suggested_memory_bytes is not None else "")
+                + (
+                    f"; {item.suggestion.value} would be {iec_bytes(item.suggested_memory_bytes)}"
+                    if item.suggested_memory_bytes is not None
+                    else ""
+                )
             )
     lines.append(governor_line(root))
     lines.append("")
@@ -162,7 +168,8 @@ def knobs_json(array: MdArray, readings: list[KnobReading], rules: dict[str, Rul
                     "memory_bytes": i.memory_bytes,
                     "suggested_memory_bytes": i.suggested_memory_bytes,
                     "persisted": rules[i.knob.name].value
-                    if i.knob.name in rules and i.knob.scope in (Scope.MD, Scope.QUEUE) else None,
+                    if i.knob.name in rules and i.knob.scope in (Scope.MD, Scope.QUEUE)
+                    else None,
                 }
                 for i in readings
             ],
@@ -301,7 +308,7 @@ def _job_options(args: argparse.Namespace) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
-def knob_sweep_cli(args: argparse.Namespace, ctx: _Context) -> ExperimentResult:
+def knob_sweep_cli(args: argparse.Namespace, ctx: ExperimentContext) -> ExperimentResult:
     inventory = scan(ctx.root)
     array = find_array(inventory, args.target)
     knob = knob_named(args.knob)
@@ -326,8 +333,18 @@ def knob_sweep_cli(args: argparse.Namespace, ctx: _Context) -> ExperimentResult:
     changer = KnobChanger(ctx.root, purpose=f"a knob sweep of {knob.name} on {array.name}")
     try:
         return knob_sweep(
-            ctx.runner, array, knob, values, root=ctx.root, store=ctx.store, inventory=inventory,
-            preset_key=args.preset, quick=args.quick, cancel=ctx.cancel, changer=changer, **options,
+            ctx.runner,
+            array,
+            knob,
+            values,
+            root=ctx.root,
+            store=ctx.store,
+            inventory=inventory,
+            preset_key=args.preset,
+            quick=args.quick,
+            cancel=ctx.cancel,
+            changer=changer,
+            **options,
         )
     except BaseException:
         for item in changer.restored:

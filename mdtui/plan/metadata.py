@@ -102,13 +102,3 @@ def _v10_sectors(size_sectors: int, component: bool) -> int:
 def data_bytes(size_bytes: int, metadata: str | None, chunk_kib: int | None = None, *, component: bool = True) -> int:
     """Bytes of one member left for array data (the member alone, or first, in mdadm's argv)."""
     return member_data_bytes([size_bytes], metadata, chunk_kib, component=component)[0]
-
-
-def reserved_bytes(size_bytes: int, metadata: str | None, chunk_kib: int | None = None) -> int:
-    """Bytes of one member that will not hold array data, for a metadata version (None: --build).
-
-    0.90 keeps its superblock in the last 64–128 KiB; 1.0 keeps it, the bad-block log and bitmap
-    space at the end; 1.2 starts data after a headroom of up to 128 MiB (a 1 TB member has its data
-    at 129 MiB, as `mdadm --examine` shows).
-    """
-    return size_bytes - data_bytes(size_bytes, metadata, chunk_kib)

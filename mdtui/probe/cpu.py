@@ -185,11 +185,6 @@ _ZEROS = (0,) * len(CpuTimes._fields)
 _new_tuple = tuple.__new__
 
 
-def read_proc_stat(root: SystemRoot) -> ProcStatCpu | None:
-    text = root.read_table(PROC_STAT)
-    return parse_proc_stat(text) if text is not None else None
-
-
 @dataclass(frozen=True, slots=True)
 class PolicySettings:
     """One cpufreq policy directory's settings (shared by its related CPUs)."""
@@ -385,6 +380,3 @@ def _read_khz(path: str) -> int | None:
     return parse_int(_read_small(path), hi=MAX_KHZ)
 
 
-def read_cpufreq(root: SystemRoot) -> CpufreqState:
-    """A one-off reading of every CPU's frequency and settings."""
-    return CpufreqReader(root).read()

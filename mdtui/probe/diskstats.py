@@ -233,14 +233,6 @@ def parse_block_stat(name: str, text: str, major: int = 0, minor: int = 0) -> Di
     return _new_tuple(DiskCounters, values + _MISSING[len(values) :])
 
 
-def read_diskstats(root: SystemRoot, names: Container[str] | None = None) -> dict[str, DiskCounters] | None:
-    """Counters from /proc/diskstats; None when the file is missing (a captured tree without it)."""
-    text = root.read_table(DISKSTATS)
-    if text is None:
-        return None
-    return parse_diskstats(text, names)
-
-
 def read_block_stat(root: SystemRoot, name: str) -> DiskCounters | None:
     """One whole device's counters from /sys/block/<name>/stat, with major:minor from its dev file."""
     text = root.read_text(f"/sys/block/{name}/stat")

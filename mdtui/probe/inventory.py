@@ -83,9 +83,9 @@ class ScanAhead:
     """:func:`scan_in_steps` begun in a thread before the app is loaded: its first step probed while nothing else runs.
 
     Started first thing at launch, the first step (a screenful of disks, every array) is probed while the
-    launch waits a moment for it (:meth:`wait`) and before the UI's imports begin: probed beside them,
-    a thread doing a syscall per sysfs file got the interpreter back only between their
-    instructions, and finished after the empty screen was drawn (issue 17, the first paint). The
+    launch waits a moment for it (:meth:`wait`) and before the UI's imports begin, so the first paint
+    already holds it: a thread doing a syscall per sysfs file beside those imports gets the interpreter
+    back only between their instructions and would finish after an empty screen was drawn. The
     screen shows the step if it is there when the screen mounts (:meth:`ready`), and :meth:`steps`
     gives the steps not shown yet, the rest probed by whichever thread iterates them. The steps are
     those of ``scan_in_steps`` with the same arguments, and an error it raises comes out of

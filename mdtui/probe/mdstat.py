@@ -39,8 +39,6 @@ MAX_CHUNK_KIB = 1 << 31
 MAX_ALGORITHM = 1 << 31
 MAX_FINISH_MIN = 1e12
 
-_PARITY_LEVELS = frozenset({"raid4", "raid5", "raid6"})
-
 # Kernel sync words in mdstat -> the words sysfs sync_action uses, so both sources agree.
 _SYNC_ACTIONS = {
     "resync": "resync",
@@ -101,17 +99,6 @@ def raid10_layout_name(near: int, far: int, offset: bool) -> str:
 
 # "[" is excluded inside the name so that a failed match stops at the next "[": linear on "[[[[...",
 # where a name pattern that may contain "[" rescans the rest of the line from every bracket.
-_PERSONALITY = re.compile(r"\[([^\[\]\s]+)\]")
-
-
-def parse_personalities(text: str) -> tuple[str, ...]:
-    """The personalities the kernel has loaded, e.g. ("raid1", "raid6")."""
-    for line in text.splitlines():
-        if line.startswith("Personalities"):
-            return tuple(_PERSONALITY.findall(line))
-    return ()
-
-
 @dataclass
 class _Block:
     """Mutable accumulator for one array while its lines are read."""

@@ -40,15 +40,6 @@ class DdSummary:
         return self.bytes_copied / self.seconds if self.seconds > 0 else 0.0
 
 
-@dataclass(frozen=True)
-class DdOutput:
-    """Everything read from one dd run's stderr."""
-
-    progress: tuple[Progress, ...]
-    summary: DdSummary | None
-    errors: tuple[str, ...]  # "dd: ..." lines
-
-
 def _copied(line: str) -> tuple[int, float, str] | None:
     """(bytes, seconds, dd's rate text) of a progress or summary line; None for any other line."""
     match = _COPIED.match(line.strip())
@@ -179,11 +170,3 @@ class DdStreamParser:
             self.progress.append(progress)
             found.append(progress)
         return found
-
-
-def parse_dd_stderr(text: str) -> DdOutput:
-    """Parse a whole captured stderr."""
-    parser = DdStreamParser()
-    parser.feed(text)
-    parser.close()
-    return DdOutput(tuple(parser.progress), parser.summary, tuple(parser.errors))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,12 +341,6 @@ def parse_fio_output(text: str) -> FioOutput:
         truncated=truncated,
         skipped=tuple(decoder.skipped),
     )
-
-
-def progress_series(documents: Iterable[Mapping[str, Any]]) -> Iterator[Progress]:
-    tracker = FioProgressTracker()
-    for document in documents:
-        yield tracker.update(document)
 
 
 def document_stats(document: Mapping[str, Any]) -> tuple[JobStats | None, tuple[JobStats, ...]]:

@@ -16,7 +16,7 @@ from mdtui.probe.root import SystemRoot
 from mdtui.run.state import TemporaryArray, TemporaryArrayJournal
 
 # mdadm's runner and the results store are imported only when the journal names an array: every start
-# looks for leftovers, and almost always finds none (issue 17, launch time).
+# looks for leftovers and almost always finds none, so the common start pays for neither import.
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,16 @@ from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.probe.owner import boot_id, current_owner, owner_alive, state_dir
-from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, dev_path, kernel_name, same_uuid, uuid_text
+from mdtui.safefile import (
+    BadEntry,
+    StateDir,
+    UnsafeStateError,
+    dev_path,
+    kernel_name,
+    load_json_entries,
+    same_uuid,
+    uuid_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -259,24 +268,7 @@ class TemporaryArrayJournal:
 
     def entries(self) -> list[TemporaryArray]:
         """Every readable entry, oldest first; a damaged file is skipped (and left for a person to see)."""
-        directory = StateDir(self.directory)
-        try:
-            names = directory.names(".json")
-        except UnsafeStateError as exc:
-            skipped(self.directory, exc)
-            return []
-        found = []
-        for name in names:
-            path = self.directory / name
-            try:
-                data = directory.read(name)
-                if data is None:
-                    continue
-                found.append(_temporary_array(json.loads(data), path))
-            except UnsafeStateError as exc:
-                skipped(path, exc)
-            except (ValueError, KeyError, TypeError) as exc:  # BadEntry, damaged JSON
-                skipped(path, exc if isinstance(exc, BadEntry) else "not a temporary-array entry")
+        found = load_json_entries(self.directory, _temporary_array, "temporary-array entry", skipped)
         return sorted(found, key=lambda entry: entry.created_at)
 
     def left_behind(self) -> list[TemporaryArray]:

@@ -12,10 +12,11 @@ from mdtui.model.array import MdArray
 from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
 from mdtui.plan.levels import level_from_name
 from mdtui.probe.root import SystemRoot
+from mdtui.sample.frequency import CoreFrequencies, FrequencySeries, frequency_series
+from mdtui.sample.window import DEFAULT_WINDOW_S, in_window
 
 # The target that watches every whole disk at once: the only one on a host without md arrays.
 ALL_DISKS = "disks"
-DEFAULT_WINDOW_S = 120.0
 # Stacked block devices: their traffic is their members' traffic again, so a disk total leaves them out.
 _STACKED = re.compile(r"(md\d+|md_d\d+|dm-\d+)")
 
@@ -26,9 +27,6 @@ BUSY_MARGIN_PERCENT = 20.0  # points of utilisation above the peers' median
 SLOW_FACTOR = 2.0  # mean time per request, as a multiple of the peers' median
 SLOW_MIN_EXTRA_MS = 1.0
 SLOW_MIN_IOPS = 5.0  # a handful of requests gives no stable mean time
-
-# More per-core lines than this make a chart unreadable: show the spread (min, mean, max) instead.
-MAX_CORE_LINES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +48,6 @@ class Series:
     write_bytes_per_s: tuple[float | None, ...] = ()
     read_iops: tuple[float | None, ...] = ()
     write_iops: tuple[float | None, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FrequencySeries:
-    """Per-core (or min/mean/max across cores) frequency in MHz over the window, oldest first."""
-
-    seconds_ago: tuple[float, ...] = ()
-    lines: tuple[tuple[str, tuple[float | None, ...]], ...] = ()  # (label, MHz per tick)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,16 +207,6 @@ def traffic_factors(array: MdArray) -> tuple[float | None, float | None]:
     return 1.0, float(members / level.data_disks(members))
 
 
-def _window(snapshots: Sequence[Snapshot], window_s: float) -> list[Snapshot]:
-    if not snapshots:
-        return []
-    start = snapshots[-1].timestamp - window_s
-    index = len(snapshots)
-    while index > 0 and snapshots[index - 1].timestamp >= start:
-        index -= 1
-    return list(snapshots[index:])
-
-
 class DiskTotals:
     """Each snapshot's all-disks total and the watched target's figures, for a dashboard that redraws its
     window every tick.
@@ -374,7 +354,7 @@ def target_series(
 
     totals: the screen's DiskTotals, so each tick works out only the newest snapshot's figures.
     """
-    chosen = _window(snapshots, window_s)
+    chosen = in_window(snapshots, window_s)
     if not chosen:
         return Series()
     if totals is not None:
@@ -385,84 +365,6 @@ def target_series(
     latest = chosen[-1].timestamp
     reads, writes, read_iops, write_iops = zip(*rows, strict=True)
     return Series(tuple([s.timestamp - latest for s in chosen]), reads, writes, read_iops, write_iops)
-
-
-_CoreEntry = tuple[Snapshot, dict[int, float], tuple[float, float, float] | None, frozenset[int]]
-
-
-class CoreFrequencies:
-    """Each snapshot's per-core MHz (and its min, mean and max), worked out once per snapshot.
-
-    The frequency chart redraws its whole window every tick: without this that is window x cores
-    lookups per tick (3,840 on a 32-core host at 1 s). A screen owns one (not thread-safe).
-    """
-
-    def __init__(self) -> None:
-        # id(snapshot) -> (the snapshot, which keeps the id from being reused; MHz per core; (min, mean, max);
-        # the cores with a frequency, one shared set while they stay the same)
-        self._kept: dict[int, _CoreEntry] = {}
-        self._cpus: frozenset[int] = frozenset()
-
-    def of(self, snapshot: Snapshot) -> tuple[dict[int, float], tuple[float, float, float] | None]:
-        entry = self._entry(snapshot)
-        return entry[1], entry[2]
-
-    def entries(self, snapshots: Sequence[Snapshot]) -> list[_CoreEntry]:
-        """Each snapshot's (snapshot, MHz per core, spread, cores)."""
-        return [self._entry(snapshot) for snapshot in snapshots]
-
-    def _entry(self, snapshot: Snapshot) -> _CoreEntry:
-        kept = self._kept.get(id(snapshot))
-        if kept is not None and kept[0] is snapshot:
-            return kept
-        mhz = {core.cpu: core.freq_mhz for core in snapshot.cpu.cores if core.freq_mhz is not None}
-        values = list(mhz.values())
-        spread = (min(values), statistics.fmean(values), max(values)) if values else None
-        cpus = frozenset(mhz)
-        if cpus == self._cpus:
-            cpus = self._cpus
-        else:
-            self._cpus = cpus
-        kept = self._kept[id(snapshot)] = (snapshot, mhz, spread, cpus)
-        return kept
-
-    def keep_only(self, snapshots: Sequence[Snapshot]) -> None:
-        """Forget the snapshots that left the window."""
-        wanted = {id(snapshot) for snapshot in snapshots}
-        for key in [key for key in self._kept if key not in wanted]:
-            del self._kept[key]
-
-
-def frequency_series(
-    snapshots: Sequence[Snapshot],
-    window_s: float = DEFAULT_WINDOW_S,
-    max_lines: int = MAX_CORE_LINES,
-    cores: CoreFrequencies | None = None,
-) -> FrequencySeries:
-    """Each core's MHz over the window; past max_lines cores, the min, mean and max across them.
-
-    cores: the screen's CoreFrequencies, so each tick works out only the newest snapshot's.
-    """
-    chosen = [s for s in _window(snapshots, window_s) if s.cpu.cpufreq_available]
-    if not chosen:
-        return FrequencySeries()
-    if cores is None:
-        cores = CoreFrequencies()
-    else:
-        cores.keep_only(chosen)
-    latest = chosen[-1].timestamp
-    ages = tuple([s.timestamp - latest for s in chosen])
-    entries = cores.entries(chosen)
-    # Snapshots with the same cores share one set, whose hash Python keeps: a window of them is one set.
-    names = sorted(frozenset().union(*{entry[3] for entry in entries}))
-    if len(names) <= max_lines:
-        lines = tuple((f"cpu{cpu}", tuple([entry[1].get(cpu) for entry in entries])) for cpu in names)
-        return FrequencySeries(ages, lines)
-    lows, means, highs = zip(*[entry[2] or _NO_SPREAD for entry in entries], strict=True)
-    return FrequencySeries(ages, (("max", highs), ("mean", means), ("min", lows)))
-
-
-_NO_SPREAD = (None, None, None)
 
 
 def build_view(

@@ -322,21 +322,10 @@ def _strerror(code: int) -> str:
         return "unknown error"
 
 
-def read_fio_file(path: str | os.PathLike[str], *, label: str = "") -> FioRun:
-    """The one run that the fio JSON output in ``path`` describes, checked; FioImportError otherwise."""
-    text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
-    return read_fio_output(text, source=str(Path(path).resolve()), label=label)
-
-
 def read_fio_file_runs(path: str | os.PathLike[str], *, label: str = "") -> list[FioRun]:
     """Every run (stonewall group, --client host) the fio JSON output in ``path`` describes, checked."""
     text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
     return read_fio_runs(text, source=str(Path(path).resolve()), label=label)
-
-
-def import_fio_file(store: ResultsStore, path: str | os.PathLike[str], *, label: str = "") -> int:
-    """Store the fio JSON output in ``path`` as a run with preset "imported"; returns the run ID."""
-    return store_fio_run(store, read_fio_file(path, label=label))
 
 
 def store_fio_run(store: ResultsStore, run: FioRun) -> int:

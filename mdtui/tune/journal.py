@@ -24,7 +24,7 @@ from pathlib import Path
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, same_uuid, uuid_text
+from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
 from mdtui.tune.catalogue import KNOBS_BY_NAME, Knob, Scope, knob_named
 from mdtui.tune.read import parse_value, read_value
 
@@ -177,24 +177,11 @@ def load_journals(directory: Path | None = None) -> list[JournalFile]:
     """Every journal that passes its checks, oldest first; any other is skipped with one line on stderr,
     never acted on, and left for a person to see."""
     directory = directory or journal_dir()
-    state = StateDir(directory)
-    try:
-        names = state.names(".json")
-    except UnsafeStateError as exc:
-        log.warning("mdtui: skipped %s: %s", directory, exc)
-        return []
-    found = []
-    for name in names:
-        path = directory / name
-        try:
-            data = state.read(name)
-            if data is not None:
-                found.append(_journal(json.loads(data), path))
-        except UnsafeStateError as exc:
-            log.warning("mdtui: skipped %s: %s", path, exc)
-        except (ValueError, KeyError, TypeError) as exc:  # BadEntry, damaged JSON
-            why = exc if isinstance(exc, BadEntry) else "not a knob journal"
-            log.warning("mdtui: skipped %s: %s", path, why)
+
+    def skipped(where: Path, why: object) -> None:
+        log.warning("mdtui: skipped %s: %s", where, why)
+
+    found = load_json_entries(directory, _journal, "knob journal", skipped)
     return sorted(found, key=lambda entry: entry.created_at)
 
 

@@ -159,7 +159,7 @@ from mdtui.model.job import JobSpec
 from mdtui.plan import CreateRequest, plan_create
 from mdtui.probe.inventory import scan
 from mdtui.run.mdadm import execute_create
-from mdtui.run.process import run_fio
+from mdtui.run.runners import run_fio
 
 MIB = 1024 * 1024
 def read_job(name, target, numjobs):

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mdtui.store.db import ResultsStore
-from mdtui.store.fio_import import import_fio_file
+from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.results.render import chunk_text
 
@@ -55,8 +55,11 @@ def fill(path: Path) -> dict[str, int]:
     """Make the database at ``path``; returns run IDs by a short name the tests use."""
     ids: dict[str, int] = {}
     with ResultsStore(path) as store:
-        ids["fio-read"] = import_fio_file(store, FIXTURES / "fio-3.33-read.json", label="fio read fixture")
-        ids["fio-randrw"] = import_fio_file(store, FIXTURES / "fio-3.33-randrw-numjobs2.json")
+        ids["fio-read"] = store_fio_run(
+            store, read_fio_file_runs(FIXTURES / "fio-3.33-read.json", label="fio read fixture")[0]
+        )
+        (randrw,) = read_fio_file_runs(FIXTURES / "fio-3.33-randrw-numjobs2.json")
+        ids["fio-randrw"] = store_fio_run(store, randrw)
         moment = START
         for label, target, level, members, layout, mb_s, md_cpu in FINDING_4:
             array = {}

@@ -95,7 +95,7 @@ def canned(spec: JobSpec, read_bps: float, write_bps: float = 0.0, status: JobSt
 
 
 class FakeRunner:
-    """Stands in for mdtui.run.process.run_step: canned figures per job target, one progress report each."""
+    """Stands in for mdtui.run.runners.run_step: canned figures per job target, one progress report each."""
 
     def __init__(self, rates: Callable[[JobSpec], tuple[float, float]], fail_step: int | None = None) -> None:
         self.rates = rates

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import mdtui.cli.experiment as cli_experiment
+import mdtui.cli.experiment_context as experiment_context
 from mdtui.advise.experiments import ExperimentCancelled
 from mdtui.cli.main import main
 from mdtui.plan.create import CreatePlan
@@ -47,8 +47,15 @@ class FakeRunner:
 
     instances: list[FakeRunner] = []
 
-    def __init__(self, store: ResultsStore, root: Any, *, allow_writes_to: Sequence[str] = (),
-                 cancel: threading.Event | None = None, on_event: Any = None) -> None:
+    def __init__(
+        self,
+        store: ResultsStore,
+        root: Any,
+        *,
+        allow_writes_to: Sequence[str] = (),
+        cancel: threading.Event | None = None,
+        on_event: Any = None,
+    ) -> None:
         self.store = store
         self.allow_writes_to = frozenset(allow_writes_to)
         self.cancel = cancel
@@ -63,7 +70,9 @@ class FakeRunner:
         return [
             self.store.add_run(
                 RunSetup(preset=preset_key, target=target, label=label, params={"step": step}),
-                status=RunStatus.COMPLETE, started_at=moment, ended_at=moment,
+                status=RunStatus.COMPLETE,
+                started_at=moment,
+                ended_at=moment,
                 metrics=Metrics(read_bw_bytes_per_s=figure, read_iops=figure / 4096),
             )
             for step in steps
@@ -80,7 +89,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> CreateRecorder:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> type[FakeRunner]:
     FakeRunner.instances = []
-    monkeypatch.setattr(cli_experiment, "BenchRunner", FakeRunner)
+    monkeypatch.setattr(experiment_context, "BenchRunner", FakeRunner)
     return FakeRunner
 
 
@@ -130,7 +139,10 @@ def test_parsing_fills_defaults() -> None:
 
 
 def test_refuses_without_yes_and_without_a_tty(
-    tmp_path: Path, recorder: CreateRecorder, runner: type[FakeRunner], no_tty: None,
+    tmp_path: Path,
+    recorder: CreateRecorder,
+    runner: type[FakeRunner],
+    no_tty: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code = experiment(tmp_path, "chunk-sweep", "--level", "0", "--chunks", "64,512", *FREE)
@@ -143,7 +155,10 @@ def test_refuses_without_yes_and_without_a_tty(
 
 
 def test_the_plan_lists_every_chunk_points_argv(
-    tmp_path: Path, recorder: CreateRecorder, runner: type[FakeRunner], no_tty: None,
+    tmp_path: Path,
+    recorder: CreateRecorder,
+    runner: type[FakeRunner],
+    no_tty: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     experiment(tmp_path, "chunk-sweep", "--level", "0", "--chunks", "64,512,2048", "--device", "md9", *FREE)
@@ -175,7 +190,10 @@ def test_a_member_in_use_is_refused_before_anything_runs(
 
 
 def test_a_wrong_typed_confirmation_runs_nothing(
-    tmp_path: Path, recorder: CreateRecorder, runner: type[FakeRunner], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    recorder: CreateRecorder,
+    runner: type[FakeRunner],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
@@ -190,8 +208,20 @@ def test_with_yes_the_chunk_sweep_creates_each_point_confirmed(
     tmp_path: Path, recorder: CreateRecorder, runner: type[FakeRunner], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = experiment(
-        tmp_path, "chunk-sweep", "--level", "0", "--chunks", "64,512", "--device", "md9", "--preset", "custom",
-        "--runtime", "5", "--yes", *FREE,
+        tmp_path,
+        "chunk-sweep",
+        "--level",
+        "0",
+        "--chunks",
+        "64,512",
+        "--device",
+        "md9",
+        "--preset",
+        "custom",
+        "--runtime",
+        "5",
+        "--yes",
+        *FREE,
     )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -210,7 +240,9 @@ def test_with_yes_the_chunk_sweep_creates_each_point_confirmed(
     assert "0.75" in out and "|" in out
     with ResultsStore(tmp_path / "results.db") as store:
         assert [run.label for run in store.get_runs([1, 2, 3])] == [
-            "raw member nvme4n1", "raid0 chunk 64 KiB", "raid0 chunk 512 KiB"
+            "raw member nvme4n1",
+            "raid0 chunk 64 KiB",
+            "raid0 chunk 512 KiB",
         ]
 
 
@@ -243,14 +275,13 @@ def test_ctrl_c_between_runs_exits_130_with_a_message(
     tmp_path: Path, recorder: CreateRecorder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     class Stopped(FakeRunner):
-        def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any
-                     ) -> Sequence[int]:
+        def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> Sequence[int]:
             ids = super().__call__(preset_key, target, quick=quick, label=label, **options)
             assert self.cancel is not None
             self.cancel.set()  # as the SIGINT handler does
             return ids
 
-    monkeypatch.setattr(cli_experiment, "BenchRunner", Stopped)
+    monkeypatch.setattr(experiment_context, "BenchRunner", Stopped)
     code = experiment(tmp_path, "chunk-sweep", "--level", "0", "--chunks", "64,512", "--yes", *FREE)
     err = capsys.readouterr().err
     assert code == 130
@@ -265,7 +296,7 @@ def test_a_run_that_stops_inside_the_engine_exits_130(
         def __call__(self, *args: Any, **kwargs: Any) -> Sequence[int]:
             raise ExperimentCancelled("offset-sweep on /dev/nvme4n1 was stopped; runs kept: [1]")
 
-    monkeypatch.setattr(cli_experiment, "BenchRunner", Cancelled)
+    monkeypatch.setattr(experiment_context, "BenchRunner", Cancelled)
     code = experiment(tmp_path, "parallelism", "--target", "nvme4n1", "--quick")
     assert code == 130
     assert "was stopped" in capsys.readouterr().err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdtui.probe.cpu import CpufreqReader, CpuTimes, parse_proc_stat, read_cpufreq, read_proc_stat
+from mdtui.probe.cpu import PROC_STAT, CpufreqReader, CpuTimes, parse_proc_stat
 from mdtui.probe.root import SystemRoot
 
 # tests/fixtures/procfs holds the Prometheus procfs test data (github.com/prometheus/procfs,
@@ -20,7 +20,8 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_fixture_proc_stat(procfs_testdata: Path) -> None:
-    parsed = read_proc_stat(SystemRoot(procfs_testdata))
+    text = SystemRoot(procfs_testdata).read_table(PROC_STAT)
+    parsed = parse_proc_stat(text) if text is not None else None
     assert parsed is not None
     assert parsed.total == CpuTimes(301854, 612, 111922, 8979004, 3552, 2, 3944, 0, 0, 0)
     assert sorted(parsed.per_cpu) == list(range(8))
@@ -40,7 +41,7 @@ def test_old_kernels_print_fewer_fields() -> None:
 
 
 def test_fixture_cpufreq(procfs_testdata: Path) -> None:
-    state = read_cpufreq(SystemRoot(procfs_testdata))
+    state = CpufreqReader(SystemRoot(procfs_testdata)).read()
     assert state.available
     cpu0, cpu1 = state.cores
     # cpu0 follows the captured link to policy0, which has scaling_cur_freq.
@@ -59,7 +60,7 @@ def test_no_cpufreq_is_not_available(tmp_path: Path) -> None:
     # A VM: CPUs and an empty cpufreq directory, but no policy anywhere.
     write(tmp_path, {"sys/devices/system/cpu/cpu0/online": "1\n", "sys/devices/system/cpu/cpu1/online": "1\n"})
     (tmp_path / "sys/devices/system/cpu/cpufreq").mkdir()
-    state = read_cpufreq(SystemRoot(tmp_path))
+    state = CpufreqReader(SystemRoot(tmp_path)).read()
     assert not state.available
     assert state.cores == ()
 
@@ -77,7 +78,7 @@ def test_pstate_status_epp_and_policy_only_trees(tmp_path: Path) -> None:
             f"{policy}/energy_performance_preference": "balance_performance\n",
         },
     )
-    state = read_cpufreq(SystemRoot(tmp_path))
+    state = CpufreqReader(SystemRoot(tmp_path)).read()
     assert (state.pstate_driver, state.pstate_status) == ("intel_pstate", "active")
     assert [core.cpu for core in state.cores] == [0, 1]
     assert {core.settings.epp for core in state.cores} == {"balance_performance"}

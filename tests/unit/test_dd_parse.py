@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from whole_parse import parse_dd_stderr
 
-from mdtui.run.dd import DdStreamParser, parse_dd_stderr
+from mdtui.run.dd import DdStreamParser
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dd"
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from mdtui.probe.diskstats import (
+    DISKSTATS,
     DiskCounters,
     parse_block_stat,
     parse_diskstats,
     parse_diskstats_line,
     read_block_stat,
     read_block_stats,
-    read_diskstats,
 )
 from mdtui.probe.root import SystemRoot
 
@@ -21,7 +21,9 @@ from mdtui.probe.root import SystemRoot
 
 
 def test_fixture_has_every_field_layout(procfs_testdata: Path) -> None:
-    devices = read_diskstats(SystemRoot(procfs_testdata))
+    text = SystemRoot(procfs_testdata).read_table(DISKSTATS)
+    assert text is not None
+    devices = parse_diskstats(text)
     assert devices is not None
     assert len(devices) == 52
     sda = devices["sda"]
@@ -85,4 +87,4 @@ def test_sysfs_stat_files(tmp_path: Path) -> None:
     assert md0 is not None and (md0.major, md0.minor) == (9, 0)
     assert sorted(read_block_stats(root)) == ["md0", "sda"]
     assert list(read_block_stats(root, {"sda"})) == ["sda"]
-    assert read_diskstats(root) is None
+    assert root.read_table(DISKSTATS) is None  # the sampler then reads /sys/block/*/stat

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from whole_parse import progress_series
 
 from mdtui.run.fio import (
     FioProgressTracker,
@@ -16,7 +17,6 @@ from mdtui.run.fio import (
     document_stats,
     fio_messages,
     parse_fio_output,
-    progress_series,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"

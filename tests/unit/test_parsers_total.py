@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from whole_parse import parse_dd_stderr, progress_series
 
 from mdtui.advise.kernel_log import parse_kernel_log
 from mdtui.errors import MdtuiError, ParseError
@@ -30,13 +31,13 @@ from mdtui.probe.arrays import read_arrays
 from mdtui.probe.cpu import CpufreqReader, parse_proc_stat
 from mdtui.probe.diskstats import parse_block_stat, parse_diskstats
 from mdtui.probe.links import parse_rate, parse_width
-from mdtui.probe.mdstat import parse_mdstat, parse_personalities
+from mdtui.probe.mdstat import parse_mdstat
 from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts
 from mdtui.probe.procstat import parse_pid_stat
 from mdtui.probe.root import ATTRIBUTE_LIMIT, RefusedFileError, SystemRoot, read_attribute, read_table_file
 from mdtui.probe.udev import parse_udev_database
-from mdtui.run.dd import DdStreamParser, parse_dd_stderr
-from mdtui.run.fio import FioStreamDecoder, document_error, document_stats, parse_fio_output, progress_series
+from mdtui.run.dd import DdStreamParser
+from mdtui.run.fio import FioStreamDecoder, document_error, document_stats, parse_fio_output
 from mdtui.store.fio_import import metrics_from_fio, read_fio_output, samples_from_fio
 from mdtui.store.fio_import import parse_fio_output as parse_fio_import
 
@@ -47,8 +48,37 @@ PROCFS = FIXTURES / "procfs"
 HUGE = "9" * 5000
 # What broke parsers before, or could: Unicode digits int() rejects ("²") or accepts ("٤"), numbers
 # past int()'s 4300 digits or float's range, inf and nan, NUL, signs, underscores, and JSON's braces.
-TOKENS = ("²", "٤", "\u0662", HUGE, "1e400", "9" * 400 + ".5", "inf", "nan", "-1", "1_0", "\0", "\n", "\r",
-          " ", ":", "/", "[", "]", "{", "}", '"', "(", ")", "K/sec", "min", "%", "=", "0x", "١٢٣")
+TOKENS = (
+    "²",
+    "٤",
+    "\u0662",
+    HUGE,
+    "1e400",
+    "9" * 400 + ".5",
+    "inf",
+    "nan",
+    "-1",
+    "1_0",
+    "\0",
+    "\n",
+    "\r",
+    " ",
+    ":",
+    "/",
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "(",
+    ")",
+    "K/sec",
+    "min",
+    "%",
+    "=",
+    "0x",
+    "١٢٣",
+)
 
 SETTINGS = settings(
     max_examples=100,
@@ -143,11 +173,22 @@ def test_mdstat_parser_is_total(text: str) -> None:
     for array in arrays:
         for figure in (array.size_bytes, array.chunk_bytes, array.raid_disks):
             assert figure is None or 0 <= figure < 2**64
-    assert isinstance(parse_personalities(text), tuple)
 
 
-MD_ATTRIBUTES = ("raid_disks", "chunk_size", "layout", "degraded", "sync_completed", "sync_speed", "sync_action",
-                 "array_state", "level", "bitmap/location", "dev-nvme0n1/slot", "dev-nvme0n1/state")
+MD_ATTRIBUTES = (
+    "raid_disks",
+    "chunk_size",
+    "layout",
+    "degraded",
+    "sync_completed",
+    "sync_speed",
+    "sync_action",
+    "array_state",
+    "level",
+    "bitmap/location",
+    "dev-nvme0n1/slot",
+    "dev-nvme0n1/state",
+)
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +204,26 @@ def md_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @FILE_SETTINGS
 @given(
     st.lists(
-        damaged(("4", "0", "65536", "2", "1.2", "0 / 2093056", "resync", "active", "raid6", "+8", "none",
-                 "in_sync", "2261", "delayed", "none / none", "")),
+        damaged(
+            (
+                "4",
+                "0",
+                "65536",
+                "2",
+                "1.2",
+                "0 / 2093056",
+                "resync",
+                "active",
+                "raid6",
+                "+8",
+                "none",
+                "in_sync",
+                "2261",
+                "delayed",
+                "none / none",
+                "",
+            )
+        ),
         min_size=len(MD_ATTRIBUTES),
         max_size=len(MD_ATTRIBUTES),
     ),
@@ -220,8 +279,16 @@ def test_pid_stat_parser_is_total(text: str) -> None:
 
 # -- cpufreq ---------------------------------------------------------------------------------------
 
-CPUFREQ_FILES = ("affected_cpus", "scaling_cur_freq", "cpuinfo_max_freq", "cpuinfo_min_freq", "scaling_max_freq",
-                 "scaling_governor", "scaling_driver", "energy_performance_preference")
+CPUFREQ_FILES = (
+    "affected_cpus",
+    "scaling_cur_freq",
+    "cpuinfo_max_freq",
+    "cpuinfo_min_freq",
+    "scaling_max_freq",
+    "scaling_governor",
+    "scaling_driver",
+    "energy_performance_preference",
+)
 
 
 @pytest.fixture(scope="module")
@@ -297,8 +364,26 @@ JSON_VALUES = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20,
 )
-FIO_KEYS = ("jobs", "read", "write", "io_bytes", "total_ios", "runtime", "bw_bytes", "iops", "clat_ns", "lat_ns",
-            "percentile", "error", "elapsed", "timestamp_ms", "timestamp", "usr_cpu", "sys_cpu", "job options")
+FIO_KEYS = (
+    "jobs",
+    "read",
+    "write",
+    "io_bytes",
+    "total_ios",
+    "runtime",
+    "bw_bytes",
+    "iops",
+    "clat_ns",
+    "lat_ns",
+    "percentile",
+    "error",
+    "elapsed",
+    "timestamp_ms",
+    "timestamp",
+    "usr_cpu",
+    "sys_cpu",
+    "job options",
+)
 
 
 @st.composite
@@ -336,7 +421,7 @@ def _check_fio_document(document: dict[str, Any]) -> None:
 @SETTINGS
 @given(FIO_TEXTS, st.lists(st.integers(1, 5000), min_size=1, max_size=20))
 @example('{\n"jobs": [{"read": 5, "write": [], "error": "x"}, 7, "s"]\n}\n', [3])
-@example('{\n"jobs": [{"read": {"io_bytes": ' + HUGE + '}}]\n}\n', [50])
+@example('{\n"jobs": [{"read": {"io_bytes": ' + HUGE + "}}]\n}\n", [50])
 @example("[" * 100_000 + "\n}\n", [4096])
 @example('{\n"jobs": [{"read": {"io_bytes": 1e400, "runtime": Infinity, "clat_ns": {"percentile": 5}}}]\n}\n', [7])
 def test_fio_stream_decoder_is_total(text: str, pieces: list[int]) -> None:

@@ -7,8 +7,9 @@ import pytest
 from mdtui.errors import PlanError
 from mdtui.model import Disk, InUseKind, InUseReason, Link, LinkKind, Transport
 from mdtui.plan import metadata
-from mdtui.plan.create import CreateRequest, PlanRejected, plan_create
+from mdtui.plan.create import CreateRequest, plan_create
 from mdtui.plan.levels import RAID5_LAYOUTS, RAID6_LAYOUTS
+from mdtui.plan.rejected import PlanRejected
 
 TB = 10**12
 GIB = 1024**3

@@ -174,22 +174,27 @@ def test_level_from_name_unknown():
         level_from_name("raid7")
 
 
+def reserved_bytes(size_bytes: int, metadata_version: str | None, chunk_kib: int | None = None) -> int:
+    """Bytes of one member that hold no array data."""
+    return size_bytes - metadata.data_bytes(size_bytes, metadata_version, chunk_kib)
+
+
 def test_metadata_reserved_bytes_are_mdadm_4_2s():
     kib, mib = 1024, 1024 * 1024
     # 1.2: data offset = 12 KiB + bitmap space + headroom (128 MiB, halved while over 1/1024 of the
     # member but never under two chunks), rounded up to a MiB.
-    assert metadata.reserved_bytes(10**12, "1.2") == 129 * mib  # mdadm --examine: 264192 sectors
-    assert metadata.reserved_bytes(GIB, "1.2") == 2 * mib  # headroom shrinks on small members
-    assert metadata.reserved_bytes(64 * mib, "1.2") == 1 * mib  # headroom under 1 MiB: offset 1 MiB
-    assert metadata.reserved_bytes(64 * mib, "1.2", chunk_kib=512) == 2 * mib  # two chunks of headroom
-    assert metadata.reserved_bytes(GIB, "1.2", chunk_kib=4096) == 9 * mib  # 8 MiB headroom for 4 MiB chunks
-    assert metadata.reserved_bytes(10**12, None) == 0
+    assert reserved_bytes(10**12, "1.2") == 129 * mib  # mdadm --examine: 264192 sectors
+    assert reserved_bytes(GIB, "1.2") == 2 * mib  # headroom shrinks on small members
+    assert reserved_bytes(64 * mib, "1.2") == 1 * mib  # headroom under 1 MiB: offset 1 MiB
+    assert reserved_bytes(64 * mib, "1.2", chunk_kib=512) == 2 * mib  # two chunks of headroom
+    assert reserved_bytes(GIB, "1.2", chunk_kib=4096) == 9 * mib  # 8 MiB headroom for 4 MiB chunks
+    assert reserved_bytes(10**12, None) == 0
     size = 10**12
     assert metadata.data_bytes(size, "0.90") == size - size % (64 * 1024) - 64 * 1024
     # 1.0: superblock 8-12 KiB from the end, a 4 KiB bad-block log, then bitmap space (4, 64, 128 KiB).
-    assert metadata.reserved_bytes(size, "1.0") == 12 * kib + 128 * kib
-    assert metadata.reserved_bytes(8 * GIB, "1.0") == 12 * kib + 4 * kib
-    assert metadata.reserved_bytes(8 * GIB + 8 * kib, "1.0") == 12 * kib + 64 * kib
+    assert reserved_bytes(size, "1.0") == 12 * kib + 128 * kib
+    assert reserved_bytes(8 * GIB, "1.0") == 12 * kib + 4 * kib
+    assert reserved_bytes(8 * GIB + 8 * kib, "1.0") == 12 * kib + 64 * kib
     # raid0/linear on 1.0 keep no bitmap space.
     assert metadata.data_bytes(8 * GIB + 8 * kib, "1.0", component=False) == 8 * GIB + 8 * kib - 12 * kib
     assert metadata.data_bytes(8 * GIB + 2 * kib, "1.0", component=False) == 8 * GIB - 12 * kib
@@ -199,7 +204,7 @@ def test_metadata_12_uses_the_first_members_data_offset_for_all():
     mib = 1024 * 1024
     small, large = 64 * mib, 2 * GIB
     # Alone, the large member would start its data at 3 MiB; after a 64 MiB first member, at 1 MiB.
-    assert metadata.reserved_bytes(large, "1.2") == 3 * mib
+    assert reserved_bytes(large, "1.2") == 3 * mib
     assert metadata.member_data_bytes([small, large], "1.2") == [small - mib, large - mib]
     assert metadata.member_data_bytes([large, small], "1.2") == [large - 3 * mib, small - 3 * mib]
 

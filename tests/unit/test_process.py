@@ -18,7 +18,8 @@ from ci import in_ci
 from mdtui.errors import MdtuiError
 from mdtui.model.job import MIB, JobSpec, JobStatus, Progress, RwMode, Tool
 from mdtui.run.jobs import offset_sweep
-from mdtui.run.process import GroupProcess, group_members, run_dd, run_fio, run_job, run_step, run_streaming
+from mdtui.run.process import GroupProcess, group_members, run_streaming
+from mdtui.run.runners import run_dd, run_fio, run_job, run_step
 
 LOOP_SIZE = 64 * MIB
 

@@ -60,7 +60,6 @@ def set_file(path: Path, value: str | None) -> None:
         os.close(fd)
 
 
-
 def write_stat(base: Path, tick: int) -> None:
     lines = [f"cpu  {tick * 30} 0 {tick * 10} {tick * 55} {tick * 5} 0 0 0 0 0\n"]
     lines += [f"cpu{cpu} {tick * 10} 0 {tick * 3} {tick * 18} {tick} 0 0 0 0 0\n" for cpu in range(POLICIES)]
@@ -90,16 +89,16 @@ def test_a_skipped_refresh_gives_the_snapshots_of_a_refresh(steps: list[list[tup
         write_stat(base, 0)
         root = SystemRoot(base)
         with Sampler(root, settings_refresh_s=0.0) as fast, Sampler(root, settings_refresh_s=0.0) as slow:
-            slow._settings_unchanged = lambda: False  # type: ignore[method-assign]
+            slow.cpu._settings_unchanged = lambda: False  # type: ignore[method-assign]
             skips = 0
-            original = fast._refresh_settings
+            original = fast.cpu._refresh_settings
 
             def counted() -> None:
                 nonlocal skips
                 skips -= 1
                 original()
 
-            fast._refresh_settings = counted  # type: ignore[method-assign]
+            fast.cpu._refresh_settings = counted  # type: ignore[method-assign]
             assert fast.sample(now=0.0) == slow.sample(now=0.0)
             removed = False
             for tick, step in enumerate(steps, start=1):
@@ -132,10 +131,10 @@ def test_a_refresh_after_hotplug_is_never_skipped(tmp_path: Path, monkeypatch: p
     with Sampler(SystemRoot(tmp_path), settings_refresh_s=0.0) as sampler:
         sampler.sample(now=0.0)
         sampler.sample(now=1.0)
-        assert sampler._settings_reads  # the refresh of tick 1 noted what it read
-        assert sampler._settings_unchanged()
+        assert sampler.cpu._settings_reads  # the refresh of tick 1 noted what it read
+        assert sampler.cpu._settings_unchanged()
         set_file(policy(tmp_path, 1) / "scaling_governor", "performance\n")
-        assert not sampler._settings_unchanged()
+        assert not sampler.cpu._settings_unchanged()
         snapshot = sampler.sample(now=2.0)
         assert [core.governor for core in snapshot.cpu.cores] == ["powersave", "performance", "powersave"]
-        assert sampler._settings_unchanged()
+        assert sampler.cpu._settings_unchanged()

@@ -83,7 +83,7 @@ def test_default_path_follows_mdtui_db_then_xdg_then_home(monkeypatch, tmp_path)
 
 
 def test_new_database_is_wal_at_latest_version(store, db_path):
-    assert store.schema_version == LATEST_VERSION
+    assert raw(db_path, "PRAGMA user_version") == [(LATEST_VERSION,)]
     assert raw(db_path, "PRAGMA journal_mode") == [("wal",)]
     assert store.list_runs() == []
 
@@ -191,7 +191,7 @@ def test_missing_database_is_not_created_when_asked(db_path):
 
 def test_recording_ends_the_run_whatever_happens(store):
     with store.recording(SETUP) as run:
-        run.add_samples([SamplePoint(1.0, {"read_iops": 5.0})])
+        store.append_samples(run.id, [SamplePoint(1.0, {"read_iops": 5.0})])
         assert store.get_run(run.id).status is RunStatus.RUNNING
         run.finish(RunStatus.COMPLETE, metrics=METRICS, fio_json="{}")
     assert store.get_run(run.id).metrics == METRICS

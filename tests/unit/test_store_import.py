@@ -10,13 +10,25 @@ import pytest
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
-from mdtui.store.fio_import import import_fio_file, metrics_from_fio, parse_fio_output, read_fio_output
+from mdtui.store.fio_import import (
+    metrics_from_fio,
+    parse_fio_output,
+    read_fio_file_runs,
+    read_fio_output,
+    store_fio_run,
+)
 from mdtui.store.records import Metrics, RunStatus
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "store"
 READ = FIXTURES / "fio-3.33-read.json"
 RANDRW = FIXTURES / "fio-3.33-randrw-numjobs2.json"
 INTERVAL = FIXTURES / "fio-3.33-status-interval.json"
+
+
+def import_fio_file(store: ResultsStore, path: Path, *, label: str = "") -> int:
+    """What `mdtui results import` does with a file of one run: read it, check it, store it."""
+    (run,) = read_fio_file_runs(path, label=label)
+    return store_fio_run(store, run)
 
 
 def test_import_of_a_sequential_read(tmp_path):

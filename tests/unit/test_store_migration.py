@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import mdtui.store.db as db_module
+import mdtui.store.database as db_module
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
@@ -51,7 +51,7 @@ def test_v1_file_is_migrated_and_keeps_its_runs(tmp_path):
     path = make_v1(tmp_path / "results.db")
     assert LATEST_VERSION > 1
     with ResultsStore(path) as store:
-        assert store.schema_version == LATEST_VERSION
+        assert store._connection().execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
         finished = store.get_run(1)
         assert finished.status is RunStatus.COMPLETE
         assert finished.started_at == datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -1,0 +1,84 @@
+"""A create request as asked, its limits, and the plain-text figures its messages use."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mdtui.model.disk import Disk
+from mdtui.plan.levels import RaidLevel
+
+# mdadm(8): "The default when creating an array is 512KB." mdtui always passes the chunk explicitly,
+# because `--build` would otherwise default to 64 KiB and the plan's numbers would silently differ.
+DEFAULT_CHUNK_KIB = 512
+MIN_CHUNK_KIB = 4
+BITMAP_CHOICES: tuple[str, ...] = ("none", "internal")
+# More waste than this (share of the members' raw capacity) is refused unless allowed explicitly:
+# half the bought capacity gone is almost always a wrong pick, not a deliberate test.
+MAX_WASTE_FRACTION = 0.5
+# mdadm itself warns when sizes differ by more than 1%.
+WARN_WASTE_FRACTION = 0.01
+# A member this much slower than the next one is named as the array's bottleneck.
+SLOW_MEMBER_RATIO = 0.9
+SMALL_PARITY_CHUNK_KIB = 64
+WIDE_RAID5_MEMBERS = 8
+
+MD_DEVICE = re.compile(r"^/dev/(md\d+|md/[A-Za-z0-9_.-]+)$")
+# A 1.x superblock stores at most 32 bytes of name.
+SUPERBLOCK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class CreateRequest:
+    """What the user asked for. ``metadata`` None means mdadm's default 1.2 (and must stay None for
+    --build, which writes no superblock)."""
+
+    device: str  # "/dev/md0" or "/dev/md/bench"
+    level: str | RaidLevel  # "raid5", "5", "linear", or a level object
+    members: tuple[Disk, ...]
+    spares: tuple[Disk, ...] = ()
+    name: str | None = None  # mdadm --name, stored in a 1.x superblock
+    chunk_kib: int | None = None  # None: DEFAULT_CHUNK_KIB for levels with a chunk
+    layout: str | None = None  # None: the level's default
+    metadata: str | None = None  # "1.2", "1.0", "0.90"
+    bitmap: str = "none"  # "none" or "internal"; benchmarks want none (finding 4 in docs/findings.md used none)
+    bitmap_chunk_kib: int | None = None
+    assume_clean: bool = False
+    build: bool = False  # superblock-less `mdadm --build`, for raid0/linear test arrays
+    allow_mixed_sizes: bool = False  # accept members so different that over half the space is unused
+    active_arrays: frozenset[str] = frozenset()  # kernel names of running arrays ("md0"): not to be reused
+
+
+def member_path(disk: Disk) -> str:
+    """The path put in argv: the by-id link names a stable identity, the kernel name may move."""
+    return disk.by_id_path or disk.dev_path
+
+
+def mbps(bytes_per_s: int) -> str:
+    # Decimal MB/s, as fio and the findings report them.
+    return f"{bytes_per_s / 1e6:.0f} MB/s"
+
+
+def gib(size_bytes: int) -> str:
+    return f"{size_bytes / GIB:.1f} GiB"
+
+
+def factor_text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):.1f}"
+
+
+__all__ = [
+    "BITMAP_CHOICES",
+    "DEFAULT_CHUNK_KIB",
+    "GIB",
+    "MIN_CHUNK_KIB",
+    "SLOW_MEMBER_RATIO",
+    "CreateRequest",
+    "factor_text",
+    "gib",
+    "mbps",
+    "member_path",
+]
