@@ -12,7 +12,7 @@ from mdtui.errors import MdtuiError
 from mdtui.probe.host import Check, Status, host_checks
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import checked_default_db_path
+from mdtui.store.database import checked_default_db_path
 
 
 def add_doctor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -99,6 +99,18 @@ def raid10_layout_name(near: int, far: int, offset: bool) -> str:
 
 # "[" is excluded inside the name so that a failed match stops at the next "[": linear on "[[[[...",
 # where a name pattern that may contain "[" rescans the rest of the line from every bracket.
+# doctor names the loaded personalities (mdtui.probe.host).
+_PERSONALITY = re.compile(r"\[([^\[\]\s]+)\]")
+
+
+def parse_personalities(text: str) -> tuple[str, ...]:
+    """The personalities the kernel has loaded, e.g. ("raid1", "raid6")."""
+    for line in text.splitlines():
+        if line.startswith("Personalities"):
+            return tuple(_PERSONALITY.findall(line))
+    return ()
+
+
 @dataclass
 class _Block:
     """Mutable accumulator for one array while its lines are read."""

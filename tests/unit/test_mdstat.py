@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdtui.model.array import MdArray
-from mdtui.probe.mdstat import algorithm_name, parse_mdstat, raid10_layout_name
+from mdtui.probe.mdstat import algorithm_name, parse_mdstat, parse_personalities, raid10_layout_name
 
 # Captured trees from the Prometheus procfs test data (github.com/prometheus/procfs,
 # testdata/fixtures.ttar, commit 3c943fd, Apache License 2.0) in tests/fixtures/procfs; see its README.
@@ -319,3 +323,37 @@ def test_degraded_is_the_kernels_count_not_the_slot_map_during_a_takeover() -> N
     (array,) = parse_mdstat(text)
     assert array.degraded == 1
     assert array.sync is not None and array.sync.action == "reshape"
+
+
+def test_personalities(procfs_testdata: Path) -> None:
+    text = (procfs_testdata / "proc" / "mdstat").read_text()
+    assert parse_personalities(text) == (
+        "linear", "multipath", "raid0", "raid1", "raid6", "raid5", "raid4", "raid10",
+    )  # fmt: skip
+    assert parse_personalities("") == ()
+
+
+def _personalities_by_words(line: str) -> tuple[str, ...]:
+    """What the kernel's line means, read word by word: each "[name]" word is a personality."""
+    return tuple(word[1:-1] for word in line.split() if re.fullmatch(r"\[[^\[\]]+\]", word))
+
+
+def test_personalities_are_linear_on_a_long_run_of_brackets() -> None:
+    # A damaged or hostile mdstat: the old pattern rescanned the line from every "[" (16 KiB took
+    # 7.5 s, so a 16 MiB line hung); 1 MiB must parse in well under a second.
+    line = "Personalities : " + "[" * (1 << 20) + " [raid1]"
+    started = time.perf_counter()
+    assert parse_personalities(line) == ("raid1",)
+    assert time.perf_counter() - started < 0.5
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.sampled_from(["[", "]", "raid1", " ", "[raid6]", "x" * 3000, "[" * 3000]), max_size=40))
+def test_personalities_hold_to_a_word_reading_and_stay_fast(parts: list[str]) -> None:
+    line = "Personalities : " + "".join(parts)
+    started = time.perf_counter()
+    found = parse_personalities(line)
+    assert time.perf_counter() - started < 0.2
+    # Every "[name]" word is found; a name never holds a bracket or a space.
+    assert set(_personalities_by_words(line)) <= set(found)
+    assert all(name and not set(name) & set("[] ") for name in found)
