@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest, JobOptions
 from mdtui.bench.safety import identity_changes, write_refusals
@@ -117,6 +118,15 @@ def step_bytes(step: Step) -> int | None:
     return sum((spec.size_bytes or 0) * (spec.numjobs if spec.tool is Tool.FIO else 1) for spec in step.jobs)
 
 
+class _Overrides(TypedDict, total=False):
+    """The JobSpec fields _override may set, so that replace(spec, **overrides) is checked field by field."""
+
+    runtime_s: int
+    size_bytes: int
+    iodepth: int
+    numjobs: int
+
+
 def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[Step, ...]:
     """Preset steps with --runtime (time-based jobs), --size (size-based jobs), --iodepth and --numjobs set.
 
@@ -128,7 +138,7 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
     def adjust(spec: JobSpec) -> JobSpec:
         if spec.tool is not Tool.FIO:
             return spec
-        updates: dict[str, int] = {}
+        updates: _Overrides = {}
         if options.runtime_s is not None and spec.time_based:
             updates["runtime_s"] = options.runtime_s
         if options.size_bytes is not None and not spec.time_based:
