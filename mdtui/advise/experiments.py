@@ -83,8 +83,9 @@ class ExperimentResult:
         return tuple(zip(self.runs[0].run_ids, self.runs[1].run_ids, strict=False))
 
 
-def _run(run_preset: RunPreset, key: str, target: str, quick: bool, label: str, options: dict[str, Any]
-         ) -> tuple[int, ...]:
+def _run(
+    run_preset: RunPreset, key: str, target: str, quick: bool, label: str, options: dict[str, Any]
+) -> tuple[int, ...]:
     run_ids = tuple(run_preset(key, target, quick=quick, label=label, **options))
     if not run_ids:
         raise MdtuiError(f"{key} on {target} stored no run (is the results database writable?)")
