@@ -41,8 +41,7 @@ def rule_knob_sweep(inp: AdviceInput) -> list[Finding]:
         metric, what = next(((m, w) for m, w in _METRICS if points[0][1].metrics.get(m) is not None), (None, ""))
         if metric is None:
             continue
-        scored = [(value, run, run.metrics.get(metric)) for value, run in points]
-        scored = [(value, run, figure) for value, run, figure in scored if figure]
+        scored = [(value, run, figure) for value, run in points if (figure := run.metrics.get(metric))]
         if len(scored) < 2:
             continue
         first_value, first_run, first_figure = scored[0]
