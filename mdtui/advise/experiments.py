@@ -83,8 +83,9 @@ class ExperimentResult:
         return tuple(zip(self.runs[0].run_ids, self.runs[1].run_ids, strict=False))
 
 
-def _run(run_preset: RunPreset, key: str, target: str, quick: bool, label: str, options: dict[str, Any]
-         ) -> tuple[int, ...]:
+def _run(
+    run_preset: RunPreset, key: str, target: str, quick: bool, label: str, options: dict[str, Any]
+) -> tuple[int, ...]:
     run_ids = tuple(run_preset(key, target, quick=quick, label=label, **options))
     if not run_ids:
         raise MdtuiError(f"{key} on {target} stored no run (is the results database writable?)")
@@ -304,8 +305,8 @@ def chunk_sweep(
         data_disks.update((run_id, plan.data_disks) for run_id in run_ids)
     runs = store.get_runs([run_id for run in done[1:] for run_id in run.run_ids])
     # Finding 5 (docs/findings.md) divided every figure by the raw disk's first reading (offset 0, one reader).
-    device = store.get_run(done[0].run_ids[0])
-    table = normalise(runs, device, metric=metric, data_disks_by_run=data_disks)
+    raw_disk = store.get_run(done[0].run_ids[0])
+    table = normalise(runs, raw_disk, metric=metric, data_disks_by_run=data_disks)
     return ExperimentResult("chunk-sweep", tuple(done), normalised=table)
 
 

@@ -25,7 +25,7 @@ def _status_cell(status: JobStatus, partial: bool) -> str:
 
 def result_rows(result: BenchResult) -> list[tuple[str, ...]]:
     """One row per step (RESULT_COLUMNS), steps that never ran included, and the check pass last."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for outcome in result.steps:
         cpu = outcome.md_thread_cpu_pct
         rows.append(

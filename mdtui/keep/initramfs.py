@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import IO
 
 from mdtui.probe.root import SystemRoot
 
@@ -59,7 +59,7 @@ def initramfs_path(root: SystemRoot, family: str, release: str | None = None) ->
     return candidates[0]
 
 
-def _read_exact(stream: BinaryIO, size: int) -> bytes:
+def _read_exact(stream: IO[bytes], size: int) -> bytes:
     data = b""
     while len(data) < size:
         chunk = stream.read(size - len(data))
@@ -69,7 +69,7 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes:
     return data
 
 
-def _skip(stream: BinaryIO, size: int) -> bool:
+def _skip(stream: IO[bytes], size: int) -> bool:
     while size > 0:
         chunk = stream.read(min(size, 1 << 16))
         if not chunk:
@@ -82,7 +82,7 @@ def _pad(n: int) -> int:
     return (4 - n % 4) % 4
 
 
-def _read_archive(stream: BinaryIO, wanted: set[str], contents: InitramfsContents, first: bytes = b"") -> int:
+def _read_archive(stream: IO[bytes], wanted: set[str], contents: InitramfsContents, first: bytes = b"") -> int:
     """Members of one newc archive up to its trailer; returns the bytes consumed (including ``first``)."""
     consumed = 0
     pending = first
@@ -148,7 +148,7 @@ def read_initramfs(path: str, wanted: Iterable[str] = CONF_PATHS, *, host_path: 
             return contents
 
 
-def _decompress(handle: BinaryIO, magic: bytes, path: str, wanted: set[str], contents: InitramfsContents) -> None:
+def _decompress(handle: IO[bytes], magic: bytes, path: str, wanted: set[str], contents: InitramfsContents) -> None:
     argv = next((argv for prefix, argv in _DECOMPRESSORS if magic.startswith(prefix)), None)
     if argv is None:
         raise InitramfsError(f"{path}: unknown compression (starts with {magic.hex()})")

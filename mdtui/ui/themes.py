@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Literal, TypedDict, get_args
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
@@ -17,8 +18,9 @@ from mdtui.safefile import UnsafeStateError, env_location, home_dir
 DEFAULT_THEME = "mdtui-dark"
 FALLBACK_THEME = "textual-dark"
 
-# Theme fields a file may set; every other `$name` becomes a free theme variable.
-_COLOR_FIELDS = (
+# Theme fields a file may set; every other `$name` becomes a free theme variable. _ThemeColors names the
+# same fields, so that mypy checks each against Theme's parameters.
+_ColorField = Literal[
     "primary",
     "secondary",
     "warning",
@@ -30,7 +32,24 @@ _COLOR_FIELDS = (
     "surface",
     "panel",
     "boost",
-)
+]
+_COLOR_FIELDS: tuple[_ColorField, ...] = get_args(_ColorField)
+
+
+class _ThemeColors(TypedDict, total=False):
+    primary: str
+    secondary: str
+    warning: str
+    error: str
+    success: str
+    accent: str
+    foreground: str
+    background: str
+    surface: str
+    panel: str
+    boost: str
+
+
 _DECLARATION = re.compile(r"^\s*\$([A-Za-z0-9_-]+)\s*:\s*(.+?)\s*;?\s*$")
 _COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
@@ -78,7 +97,7 @@ def parse_theme(text: str, name: str) -> Theme:
     dark_text = values.pop("dark", "true").lower()
     if dark_text not in ("true", "false"):
         raise ValueError(f"$dark must be true or false, not {dark_text!r}")
-    fields: dict[str, str] = {}
+    fields: _ThemeColors = {}
     for field in _COLOR_FIELDS:
         if field in values:
             color = values.pop(field)

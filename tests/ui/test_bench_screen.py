@@ -244,3 +244,18 @@ async def test_cancel_keeps_the_partial_result(make_app: MakeApp, monkeypatch: p
     with ResultsStore(db) as store:
         (run,) = store.list_runs()
     assert run.status is RunStatus.CANCELLED and run.metrics.read_bw_bytes_per_s == 1000 * MB
+
+
+async def test_no_target_to_offer_leaves_the_target_blank(make_app: MakeApp, tree_root: Path) -> None:
+    # A host with no disk and no array: the screen opens with nothing chosen, and says so instead of a plan.
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        empty = Inventory(disks=(), arrays=(), privileged=True, udev=True)
+        await app.push_screen(BenchScreen(str(tree_root), empty))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, BenchScreen)
+        assert screen.target is None
+        assert screen.query_one("#bench-target", Select).value is Select.NULL
+        assert "no target: pick an array or a disk" in text_of(screen, "#bench-plan")

@@ -9,8 +9,10 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import DataTable
 
+from mdtui.model.array import MdArray
+from mdtui.ui.common.render import Palette
 from mdtui.ui.common.table import SizedTable
-from mdtui.ui.inventory.widgets import InventoryTable
+from mdtui.ui.inventory.widgets import ArrayTable, InventoryTable
 from mdtui.ui.results.widgets import HistoryTable
 
 ROWS = [("one", Text("a long first cell"), "x"), ("two", Text("second"), "a wider last cell")]
@@ -86,3 +88,36 @@ async def test_a_table_whose_widths_did_not_change_keeps_what_it_drew() -> None:
 
 def test_the_screens_tables_are_sized_tables() -> None:
     assert issubclass(InventoryTable, SizedTable) and issubclass(HistoryTable, SizedTable)
+
+
+class Arrays(App[None]):
+    CSS = "ArrayTable { height: 6; width: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        yield ArrayTable()
+
+
+async def test_an_array_table_rescan_updates_a_changed_cell_in_place() -> None:
+    # Its columns that fit once shared the attribute the in-place update reads: every rescan rebuilt it.
+    app = Arrays()
+    async with app.run_test(size=(120, 12)) as pilot:
+        table = app.query_one(ArrayTable)
+        arrays = [MdArray("md0", "clean", "raid1", size_bytes=1 << 30), MdArray("md1", "active", "raid5")]
+        table.show(arrays, Palette())
+        await pilot.pause()
+        rebuilt = []
+        original_clear = table.clear
+
+        def counted_clear(columns: bool = False) -> ArrayTable:
+            rebuilt.append(columns)
+            return original_clear(columns)
+
+        table.clear = counted_clear  # type: ignore[method-assign]  # a spy: DataTable.clear, counted
+        # md1 goes clean (no wider than "active"): one cell changes, and the table is not rebuilt.
+        table.show([arrays[0], MdArray("md1", "clean", "raid5")], Palette())
+        await pilot.pause()
+        assert not rebuilt, "the array table was rebuilt for one changed cell"
+        assert table.get_row_at(1)[2].plain == "clean"
+        await pilot.resize_terminal(119, 12)  # the same columns still fit: nothing to redraw
+        await pilot.pause()
+        assert not rebuilt, "a resize that keeps the columns rebuilt the array table"

@@ -83,7 +83,7 @@ def rule_governor(inp: AdviceInput) -> list[Finding]:
     fractions = [f for s in loaded if (f := _frequency_fraction(s)) is not None]
     if len(fractions) >= MIN_LOADED_SNAPSHOTS and (median := statistics.median(fractions)) < LOW_FREQUENCY_FRACTION:
         max_mhz = max((c.max_freq_mhz for s in loaded for c in s.cpu.cores if c.max_freq_mhz), default=0.0)
-        evidence = (
+        under_load = (
             Evidence("samples under load", len(fractions)),
             Evidence("median frequency / maximum", round(median * 100, 1), "%"),
             Evidence("maximum frequency", round(max_mhz), "MHz"),
@@ -94,7 +94,7 @@ def rule_governor(inp: AdviceInput) -> list[Finding]:
                 id="cpu-frequency-low",
                 severity=Severity.WARNING,
                 title=f"CPUs ran at {median * 100:.0f}% of their maximum frequency while I/O ran",
-                evidence=evidence,
+                evidence=under_load,
                 why=GOVERNOR_WHY,
                 what_to_do=(
                     "Latency-bound I/O (one job, queue depth 1) waits on a slow core between requests; run "

@@ -302,7 +302,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
         problems = smart.problems
         if not problems:
             continue
-        array = member_of.get(disk)
+        member_array = member_of.get(disk)
         slow = _measured_slow(inp, disk)
         evidence = [Evidence(p.split(":")[0] if ":" in p else "SMART", p) for p in problems]
         if smart.temperature_c is not None:
@@ -315,7 +315,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
             title = f"{disk}, the measured slow member of {slow[0]}, has SMART errors: " + "; ".join(problems)
             explains = (f"measured-slow-member:{slow[0]}",)
         else:
-            title = f"{disk}{f' ({array} member)' if array else ''}: " + "; ".join(problems)
+            title = f"{disk}{f' ({member_array} member)' if member_array else ''}: " + "; ".join(problems)
         findings.append(
             Finding(
                 topic=Topic.PERFORMANCE if explains else TOPIC,
@@ -326,8 +326,8 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
                 why=SMART_WHY,
                 what_to_do=(
                     f"Replace it while the array is still redundant: add a spare, then "
-                    f"`mdtui repair {array} --replace {disk} --with SPARE`."
-                    if array
+                    f"`mdtui repair {member_array} --replace {disk} --with SPARE`."
+                    if member_array
                     else "Do not use it as an array member; `smartctl -x /dev/" + disk + "` shows the full logs."
                 ),
                 explains=explains,

@@ -38,23 +38,23 @@ def rule_knob_sweep(inp: AdviceInput) -> list[Finding]:
     for (array, name), points in _sweeps(inp.runs).items():
         if len(points) < 2:
             continue
-        metric, what = next(
-            ((m, w) for m, w in _METRICS if points[0][1].metrics.get(m) is not None), (None, "")
-        )
+        metric, what = next(((m, w) for m, w in _METRICS if points[0][1].metrics.get(m) is not None), (None, ""))
         if metric is None:
             continue
-        scored = [(value, run, run.metrics.get(metric)) for value, run in points]
-        scored = [(value, run, figure) for value, run, figure in scored if figure]
+        scored = [(value, run, figure) for value, run in points if (figure := run.metrics.get(metric))]
         if len(scored) < 2:
             continue
         first_value, first_run, first_figure = scored[0]
         best_value, best_run, best_figure = max(scored, key=lambda item: item[2])
         gain = best_figure / first_figure
-        evidence = tuple(Evidence(f"{name}={value} (run #{run.id})", round(figure / 1e6, 1), "MB/s")
-                         for value, run, figure in scored)
+        evidence = tuple(
+            Evidence(f"{name}={value} (run #{run.id})", round(figure / 1e6, 1), "MB/s") for value, run, figure in scored
+        )
         if gain >= KNOB_GAIN_THRESHOLD and best_value != first_value:
-            title = (f"{array}: {name}={best_value} gave {gain:.2f}× the {what} of {first_value} here "
-                     f"(run #{best_run.id} vs #{first_run.id})")
+            title = (
+                f"{array}: {name}={best_value} gave {gain:.2f}× the {what} of {first_value} here "
+                f"(run #{best_run.id} vs #{first_run.id})"
+            )
             todo = f"Keep it across reboots: mdtui tune --apply {name}={best_value} {array}"
             # Still at the value the sweep measured worse (known for the stripe cache, which the advisor reads).
             still_worse = name == "stripe_cache_size" and str(inp.stripe_cache_pages.get(array)) == first_value

@@ -23,7 +23,7 @@ MD_THREAD_SATURATED_PERCENT = 90.0
 
 def rule_stripe_cache(inp: AdviceInput) -> list[Finding]:
     """raid4/5/6 arrays whose stripe_cache_size is still md's default of 256 pages."""
-    findings = []
+    findings: list[Finding] = []
     if inp.inventory is None:
         return findings
     for array in inp.inventory.arrays:
@@ -127,8 +127,7 @@ def rule_parity_cpu(inp: AdviceInput) -> list[Finding]:
         if not evidence:
             continue
         no_simd = raid6 and parity is not None and parity.raid6_simd is False
-        saturated = load is not None and load[0] >= MD_THREAD_SATURATED_PERCENT
-        if saturated:
+        if load is not None and load[0] >= MD_THREAD_SATURATED_PERCENT:
             severity = Severity.WARNING
             title = f"{array_name}'s parity thread is saturated ({load[0]:.0f}% of a core): the CPU limits writes"
         elif no_simd:

@@ -196,7 +196,12 @@ class BenchScreen(Screen[None]):
                     yield Static(id="bench-doc-body")
             with Horizontal(classes="field"):
                 yield Label("Target")
-                yield Select[str](self.targets, value=self.target or Select.BLANK, id="bench-target", compact=True)
+                yield Select[str](
+                    self.targets,
+                    value=self.target if self.target is not None else Select.NULL,
+                    id="bench-target",
+                    compact=True,
+                )
                 yield Checkbox("Quick", self.quick, id="bench-quick", compact=True)
                 yield Button("Start", id="bench-start", variant="primary", compact=True)
             with Horizontal(id="bench-custom"):
@@ -340,6 +345,9 @@ class BenchScreen(Screen[None]):
     def run_worker_bench(self, plan: BenchPlan, confirmed: str | None) -> None:
         """Thread worker: the core runs the benchmark on its own event loop; every event becomes a message."""
 
+        def posted(event: BenchEvent) -> None:
+            self.post_message(BenchEventPosted(event))
+
         async def drive() -> BenchResult:
             with self._lock:
                 self._loop = asyncio.get_running_loop()
@@ -352,7 +360,7 @@ class BenchScreen(Screen[None]):
                     store=store,
                     confirmed=confirmed,
                     privileged=self.inventory.privileged,
-                    on_event=lambda event: self.post_message(BenchEventPosted(event)),
+                    on_event=posted,
                     cancel=cancel,
                 )
 
@@ -391,9 +399,9 @@ class BenchScreen(Screen[None]):
         elif isinstance(event, StepFinished):
             bar.update(progress=(event.outcome.index + 1) * 100)
         elif isinstance(event, CheckUpdate):
-            done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
+            checked = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
             remaining = f" · remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            status.update(f"check pass {done} · {rate_mb_s(event.speed_bytes_per_s)}{remaining}")
+            status.update(f"check pass {checked} · {rate_mb_s(event.speed_bytes_per_s)}{remaining}")
 
     @on(BenchEnded)
     def _ended(self, message: BenchEnded) -> None:

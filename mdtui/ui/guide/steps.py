@@ -173,12 +173,13 @@ class LinksStep(GuideStep):
             body.update(Text("Checking links, CPU and the plan for the workload…"))
             return
         palette = guide.palette()
-        parts: list[RenderableType] = [Text(f"Checked {', '.join(d.name for d in guide.state.disks)}", style="bold")]
+        heading = Text(f"Checked {', '.join(d.name for d in guide.state.disks)}", style="bold")
+        parts: list[RenderableType] = [heading]
         draft = guide.draft
         if draft is not None and draft.request is not None:
             level = draft.request.level
             name = level if isinstance(level, str) else level.name
-            parts[0].append(f" as a {name} for {guide.state.workload.key if guide.state.workload else 'any use'}")
+            heading.append(f" as a {name} for {guide.state.workload.key if guide.state.workload else 'any use'}")
             for problem in draft.problems:
                 parts.append(Text(f"✖ {problem}", style=palette.error))
         parts += [Text(""), findings_renderable(guide.state.findings, palette)]

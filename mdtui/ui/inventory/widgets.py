@@ -80,7 +80,7 @@ class InventoryTable(SizedTable[Text]):
         # as _look sees them, worked out when a rescan compares them (not at each fill).
         self._shown: tuple[tuple[tuple[str, str, int | None], ...], dict[str, Sequence[Text]], list[str]] | None
         self._shown = None
-        self._looks: dict[str, tuple[object, ...]] = {}
+        self._looks: dict[str, tuple[tuple[object, ...], ...]] = {}
 
     @property
     def selected_key(self) -> str | None:
@@ -141,8 +141,8 @@ class InventoryTable(SizedTable[Text]):
                 if cell_len(cell.plain) > width:
                     return False
         for key, cells, new in changed:
-            for (column, _, _), cell, old, now in zip(columns, cells, looks[key], new, strict=True):
-                if old != now:
+            for (column, _, _), cell, was, now in zip(columns, cells, looks[key], new, strict=True):
+                if was != now:
                     self.update_cell(key, column, cell)
             looks[key] = new
             shown_cells[key] = cells
@@ -236,7 +236,8 @@ class ArrayTable(InventoryTable):
         super().__init__(id=id)
         self._arrays: tuple[MdArray, ...] = ()
         self._palette = Palette()
-        self._shown: tuple[str, ...] | None = None
+        # Not InventoryTable._shown (what the table holds, which a rescan compares to update in place).
+        self._fitted: tuple[str, ...] | None = None
 
     def show(self, arrays: Sequence[MdArray], palette: Palette) -> None:
         self._arrays = tuple(arrays)
@@ -244,7 +245,7 @@ class ArrayTable(InventoryTable):
         self._redraw()
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._columns_that_fit() != self._shown:
+        if self._columns_that_fit() != self._fitted:
             self._redraw()
 
     def _columns_that_fit(self) -> tuple[str, ...]:
@@ -261,8 +262,8 @@ class ArrayTable(InventoryTable):
         return tuple(shown)
 
     def _redraw(self) -> None:
-        self._shown = self._columns_that_fit()
-        indexes = [index for index, (key, _) in enumerate(ARRAY_COLUMNS) if key in self._shown]
+        self._fitted = fitted = self._columns_that_fit()
+        indexes = [index for index, (key, _) in enumerate(ARRAY_COLUMNS) if key in fitted]
         columns = [(ARRAY_COLUMNS[i][0], ARRAY_COLUMNS[i][1], None) for i in indexes]
         rows = []
         for array in self._arrays:

@@ -354,7 +354,7 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     largest = _largest((row.baseline, *row.values))
     if chart:
         table.add_column("", ratio=1, no_wrap=True)
-    cells = [base.title, format_metric(row.metric, row.baseline), Text("baseline", style="dim")]
+    cells: list[RenderableType] = [base.title, format_metric(row.metric, row.baseline), Text("baseline", style="dim")]
     table.add_row(*cells, *([BarCell(row.baseline, largest, palette.muted)] if chart else []))
     for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
         style = verdict_style(verdict, palette)

@@ -277,9 +277,9 @@ def draw(
     label_at: dict[int, str] = {}
     down = canvas.dots_down - 1
     if down > 0:
-        for tick, label in zip(ticks, labels, strict=True):
+        for tick, tick_text in zip(ticks, labels, strict=True):
             row = (down - round(tick / ticks[-1] * down)) >> 2
-            label_at.setdefault(row, label)
+            label_at.setdefault(row, tick_text)
     rows: list[Row] = []
     for y in range(shape.plot_height):
         label = label_at.get(y)

@@ -26,6 +26,7 @@ from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
     CoreFrequencies,
     DiskTotals,
+    PastSnapshot,
     TargetView,
     WholeDisks,
     build_view,
@@ -178,7 +179,7 @@ class WatchScreen(Screen[None]):
             length = math.ceil(self.window_s / self.interval) + 2
             with Sampler(SystemRoot(self.root), history_length=1) as sampler:
                 disks = WholeDisks(SystemRoot(self.root))
-                kept: deque[Snapshot] = deque(maxlen=length - 1)
+                kept: deque[PastSnapshot] = deque(maxlen=length - 1)
                 latest: Snapshot | None = None
                 deadline = time.monotonic()
                 while not self._stop.is_set():
