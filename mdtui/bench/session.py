@@ -479,6 +479,7 @@ async def run_bench(
         context = await context_task
     finally:
         context_task.cancel()
+    assert inventory is not None  # rechecked above when it was not given
     session = _Session(
         plan=plan,
         inventory=inventory,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import repeat
+from typing import Any, cast
 
 from mdtui.model.snapshot import CoreState, CpuState
 from mdtui.probe.cpu import (
@@ -41,7 +42,8 @@ class CpuSource:
         self._cpufreq = CpufreqReader(root, self._read_setting)
         self._frequency_files: list[tuple[KeptFile, list[int]]] = []
         # Each file with the positions of its CPUs among those shown, and its last bytes and MHz.
-        self._frequency_plan: list[tuple[KeptFile, list[int], list[bytes | float | None]]] | None = None
+        # (file, CPU positions, [the file's last bytes, the MHz they read as]): a two-slot cache per file.
+        self._frequency_plan: list[tuple[KeptFile, list[int], list[Any]]] | None = None
         self._frequency_cpus: list[int] | None = None
         self._open_frequency_files()
         self._drivers_for: dict[int, PolicySettings] | None = None
@@ -73,7 +75,7 @@ class CpuSource:
         columns = None
         if isinstance(current, CpuLines) and isinstance(previous, CpuLines):
             columns = cpu_percentages_columns(current, previous)
-        if columns is not None:
+        if columns is not None and isinstance(current, CpuLines):
             numbers = current.numbers
             busy, iowait = columns
         else:
@@ -105,7 +107,8 @@ class CpuSource:
         total_busy, total_iowait = (busy[total], iowait[total]) if total is not None else (None, None)
         core_lines = self._core_lines
         if self._core_has_times:
-            core_busy, core_iowait = list(map(busy.__getitem__, core_lines)), list(map(iowait.__getitem__, core_lines))
+            lines = cast(list[int], core_lines)  # every core has its line when _core_has_times
+            core_busy, core_iowait = list(map(busy.__getitem__, lines)), list(map(iowait.__getitem__, lines))
         else:
             core_busy = [busy[line] if line is not None else None for line in core_lines]
             core_iowait = [iowait[line] if line is not None else None for line in core_lines]

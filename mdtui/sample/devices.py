@@ -87,8 +87,8 @@ class DeviceSource:
             if self._order_names is None or table.names != self._order_names:
                 keys = list(map(kernel_name_key, table.names))
                 self._order = sorted(range(len(keys)), key=keys.__getitem__)
-                names = self._names
-                self._named = [i for i in self._order if table.names[i] in names] if names is not None else None
+                wanted = self._names
+                self._named = [i for i in self._order if table.names[i] in wanted] if wanted is not None else None
             self._order_names = table.names
         if self._named is not None:
             return self._named

@@ -262,9 +262,9 @@ def cpu_percentages_columns(
     for delta in working[1:]:
         busy_ticks = list(map(add, busy_ticks, delta))
     total = busy_ticks
-    for delta in (deltas[3], deltas[4]):  # idle, iowait
-        if delta is not None:
-            total = list(map(add, total, delta))
+    for idle_or_wait in (deltas[3], deltas[4]):
+        if idle_or_wait is not None:
+            total = list(map(add, total, idle_or_wait))
     busy: Iterable[int] = busy_ticks
     if total and min(total) > 0:
         return (

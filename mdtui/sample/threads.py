@@ -58,7 +58,7 @@ class ThreadSource:
         threads = find_md_threads(self.root) if key else []
         kept = {thread: file for thread, file in self._threads}
         self._threads = [
-            (thread, kept.pop(thread, None) or KeptFile(str(self._proc / str(thread.pid) / "stat")))
+            (thread, kept[thread] if thread in kept else KeptFile(str(self._proc / str(thread.pid) / "stat")))
             for thread in threads
         ]
         for file in kept.values():

@@ -203,7 +203,7 @@ class ResultsStore(Database):
         """Those of ``run_ids`` that are not stored; reads no row's contents, so damaged rows count as there."""
         wanted = list(dict.fromkeys(run_ids))
         with self._transaction("look up runs", write=False) as conn:
-            found = set()
+            found: set[int] = set()
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start : start + 500]
                 marks = ", ".join("?" * len(chunk))

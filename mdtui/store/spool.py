@@ -129,7 +129,7 @@ def parse_spooled(text: str, *, source: str = "") -> SpooledRun:
     if document.get("version") != SPOOL_VERSION:
         raise FioImportError(f"{where} is a spooled run of version {document.get('version')!r}; this mdtui reads 1")
     try:
-        status = RunStatus(document.get("status"))
+        status = RunStatus(str(document.get("status")))
     except ValueError:
         raise FioImportError(f"{where}: unknown status {document.get('status')!r}") from None
     if status not in FINAL_STATUSES:
