@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from mdtui.ascii_numbers import parse_float
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
-from mdtui.numbers import parse_float
 from mdtui.probe.root import LOG_LIMIT, SystemRoot
 
 # Where a captured root keeps the kernel log: a `dmesg > dmesg.txt` beside sys/ and proc/, or the

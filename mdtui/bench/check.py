@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdtui.ascii_numbers import U64_MAX, parse_int
 from mdtui.bench.md_thread import MdThreadMeter
 from mdtui.bench.targets import SECTOR_BYTES
 from mdtui.errors import MdtuiError
 from mdtui.model.job import JobStatus
-from mdtui.numbers import U64_MAX, parse_int
 from mdtui.probe.root import SystemRoot
 
 CHECK_POLL_S = 0.5

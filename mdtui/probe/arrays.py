@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mdtui.ascii_numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.names import kernel_name_key
-from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.probe.kept import KeptFile
 from mdtui.probe.mdstat import (
     MAX_DEVICES,

@@ -12,7 +12,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
-from mdtui.numbers import U64_MAX, parse_counters, parse_int
+from mdtui.ascii_numbers import U64_MAX, parse_counters, parse_int
 from mdtui.probe.root import SystemRoot, read_attribute
 
 PROC_STAT = "/proc/stat"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import NamedTuple
 
-from mdtui.numbers import U64_MAX, parse_counters, parse_int
+from mdtui.ascii_numbers import U64_MAX, parse_counters, parse_int
 from mdtui.probe.root import SystemRoot
 
 DISKSTATS = "/proc/diskstats"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mdtui.ascii_numbers import parse_float, parse_int
 from mdtui.model.link import MAX_LINK_RATE, MAX_LINK_WIDTH, Link, LinkKind
-from mdtui.numbers import parse_float, parse_int
 from mdtui.probe.root import SystemRoot
 
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(GT/s|Gbps|Gbit|Gb/s)?", re.IGNORECASE | re.ASCII)

@@ -6,8 +6,8 @@ import contextlib
 import re
 from dataclasses import dataclass, field
 
+from mdtui.ascii_numbers import U64_MAX, parse_float, parse_int
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
-from mdtui.numbers import U64_MAX, parse_float, parse_int
 
 # mdadm's names for the raid4/5/6 "algorithm" numbers (kernel ALGORITHM_* constants);
 # raid6 shares 0-5 with raid5 and adds the DDF (8-10) and "-6" (16-20) variants.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from mdtui.numbers import parse_int
+from mdtui.ascii_numbers import parse_int
 from mdtui.probe.root import SystemRoot
 
 # md names its threads "<array>_<purpose>": the personality's thread (raid1, raid10, raid4/5/6) and

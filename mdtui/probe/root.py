@@ -28,8 +28,8 @@ import os
 import stat
 from pathlib import Path
 
+from mdtui.ascii_numbers import U64_MAX, parse_hex, parse_int
 from mdtui.errors import ParseError, ReadOnlyRootError
-from mdtui.numbers import U64_MAX, parse_hex, parse_int
 
 ATTRIBUTE_LIMIT = 1 << 20
 TABLE_LIMIT = 16 << 20

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mdtui.ascii_numbers import U64_MAX, parse_float, parse_int
 from mdtui.model.job import Progress
-from mdtui.numbers import U64_MAX, parse_float, parse_int
 
 # "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.5 s, 429 MB/s"; below 1 kB the parenthesis is absent and
 # a single byte reads "1 byte copied". The seconds use the C locale's "." because mdtui runs dd with

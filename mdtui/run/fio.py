@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mdtui.ascii_numbers import FLOAT_MAX
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
-from mdtui.numbers import FLOAT_MAX
 from mdtui.store.fio_read import read_direction, steady_outcome
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a

@@ -7,11 +7,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdtui.ascii_numbers import U64_MAX, parse_int
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
-from mdtui.numbers import U64_MAX, parse_int
 from mdtui.plan.create import CreatePlan, member_path
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.probe.arrays import read_arrays

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from mdtui.ascii_numbers import parse_int
 from mdtui.errors import MdtuiError
-from mdtui.numbers import parse_int
 from mdtui.probe.root import read_attribute
 
 # The same logger as the one-shot runner: every external command is logged in one place.

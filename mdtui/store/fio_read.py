@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mdtui.ascii_numbers import FLOAT_MAX
 from mdtui.model.job import SteadyOutcome
-from mdtui.numbers import FLOAT_MAX
 
 # The percentiles mdtui keeps, as fio names them in its percentile tables.
 PERCENTILES = {"p50": 50.0, "p99": 99.0, "p99_9": 99.9}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from mdtui.ascii_numbers import parse_float, parse_int
 from mdtui.errors import PlanError
-from mdtui.numbers import parse_float, parse_int
 
 PAGE_BYTES = 4096
 PARITY_LEVELS = frozenset({"raid4", "raid5", "raid6"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdtui.numbers import parse_int
+from mdtui.ascii_numbers import parse_int
 from mdtui.probe.arrays import MAX_SECTORS, _sync
 from mdtui.probe.root import SystemRoot
 

@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from whole_parse import parse_dd_stderr, progress_series
 
 from mdtui.advise.kernel_log import parse_kernel_log
+from mdtui.ascii_numbers import MAX_DIGITS, parse_counters, parse_float, parse_int
 from mdtui.errors import MdtuiError, ParseError
 from mdtui.model.link import Link, LinkKind
-from mdtui.numbers import MAX_DIGITS, parse_counters, parse_float, parse_int
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.cpu import CpufreqReader, parse_proc_stat
 from mdtui.probe.diskstats import parse_block_stat, parse_diskstats

@@ -10,7 +10,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdtui.numbers import MAX_DIGITS, U64_MAX, parse_int
+from mdtui.ascii_numbers import MAX_DIGITS, U64_MAX, parse_int
 from mdtui.probe.procstat import MAX_CPUS as STAT_MAX_CPUS
 from mdtui.probe.procstat import PID_MAX, PidStat, parse_pid_stat
 
