@@ -6,7 +6,7 @@ import logging
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mdtui.errors import CommandError, MdtuiError
@@ -33,6 +33,7 @@ def run_command(
     timeout_s: float = 60.0,
     check: bool = False,
     input_text: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CommandResult:
     """Run argv (never through a shell), log it, and return its output.
 
@@ -54,6 +55,7 @@ def run_command(
             input=input_text,
             stdin=None if input_text is not None else subprocess.DEVNULL,
             check=False,
+            env=None if env is None else dict(env),
         )
     except subprocess.TimeoutExpired as exc:
         log.warning("timeout after %.1fs: %s", timeout_s, argv)

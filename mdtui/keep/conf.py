@@ -171,16 +171,20 @@ class ConfEdit:
         return self.old_text != self.new_text
 
     def diff(self) -> str:
-        # Every line shown with its line feed: a file whose last line has none would otherwise print that line
-        # and the first added one run together.
-        return "".join(
-            difflib.unified_diff(
-                [line.rstrip("\r\n") + "\n" for line in self.old_text.splitlines()],
-                [line.rstrip("\r\n") + "\n" for line in self.new_text.splitlines()],
-                fromfile=f"{self.path} (now)",
-                tofile=f"{self.path} (after {self.by})",
-            )
+        return text_diff(self.old_text, self.new_text, f"{self.path} (now)", f"{self.path} (after {self.by})")
+
+
+def text_diff(old_text: str, new_text: str, fromfile: str, tofile: str) -> str:
+    """A unified diff of a config file's change, each line shown with its line feed: a file whose last line
+    has none would otherwise print that line and the first added one run together."""
+    return "".join(
+        difflib.unified_diff(
+            [line.rstrip("\r\n") + "\n" for line in old_text.splitlines()],
+            [line.rstrip("\r\n") + "\n" for line in new_text.splitlines()],
+            fromfile=fromfile,
+            tofile=tofile,
         )
+    )
 
 
 def add_array_line(conf: MdadmConf, brief: str) -> ConfEdit:

@@ -10,11 +10,9 @@ comes from the timer's OnCalendar (systemd-analyze calendar) or from the cron li
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -25,6 +23,7 @@ from pathlib import Path
 from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
@@ -295,14 +294,7 @@ class ScheduleEdit:
         return self.old_text != self.new_text
 
     def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                [line + "\n" for line in self.old_text.splitlines()],
-                [line + "\n" for line in self.new_text.splitlines()],
-                fromfile=f"{self.path} (now)",
-                tofile=f"{self.path} (after)",
-            )
-        )
+        return text_diff(self.old_text, self.new_text, f"{self.path} (now)", f"{self.path} (after)")
 
 
 def plan_cron(root: SystemRoot, expression: str) -> ScheduleEdit:
@@ -368,14 +360,11 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
         (work / f"{TIMER}.d" / Path(edit.path).name).write_text(edit.new_text)
         # The scratch directory first, then systemd's own (the trailing ':'), so the units it names resolve.
         env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{work}:"}
-        done = subprocess.run(
-            ["systemd-analyze", "verify", str(work / TIMER)],
-            capture_output=True, text=True, timeout=60, env=env, check=False,
-        )  # fmt: skip
+        done = run_command(["systemd-analyze", "verify", str(work / TIMER)], timeout_s=60, env=env)
         complaints = [line for line in done.stderr.splitlines() if Path(edit.path).name in line or TIMER in line]
         if done.returncode != 0 or complaints:
             raise MdtuiError(f"systemd-analyze verify refuses the drop-in: {'; '.join(complaints) or done.stderr}")
-        return CommandResult(tuple(done.args), done.returncode, done.stdout, done.stderr, 0.0)
+        return done
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
