@@ -207,6 +207,7 @@ DAMAGES: dict[str, Callable[[Path], None]] = {
 class Outcome:
     returncode: int | None  # None: no answer within HANG_S
     stderr: str
+    stdout_bytes: int  # how much the verb printed as its result
     cpu_s: float  # the child's own CPU time, user and system
     wall_s: float
 
@@ -217,11 +218,11 @@ def _run(tree: Path, verb: tuple[str, ...], home: Path, log: Path) -> Outcome:
     for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         env[name] = str(home / name.lower())
     started = time.monotonic()
-    with open(log, "w+b") as stderr:
+    with open(log, "w+b") as stderr, open(log.with_suffix(".out"), "w+b") as stdout:
         process = subprocess.Popen(
             [sys.executable, "-m", "mdtui", "--root", str(tree), *verb],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=stdout,
             stderr=stderr,
             env=env,
         )
@@ -239,7 +240,9 @@ def _run(tree: Path, verb: tuple[str, ...], home: Path, log: Path) -> Outcome:
             time.sleep(0.02)
         stderr.seek(0)
         text = stderr.read().decode(errors="replace")
-    return Outcome(returncode, text, usage.ru_utime + usage.ru_stime, time.monotonic() - started)
+        printed = os.fstat(stdout.fileno()).st_size
+    log.with_suffix(".out").unlink()
+    return Outcome(returncode, text, printed, usage.ru_utime + usage.ru_stime, time.monotonic() - started)
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +283,12 @@ def test_damaged_tree_gives_a_message_not_a_traceback(
     assert outcome.returncode is not None, f"{verb} on {damage}: no answer within {HANG_S} s (a hang)"
     assert "Traceback" not in outcome.stderr, f"{verb} on {damage}:\n{outcome.stderr[-3000:]}"
     assert outcome.returncode in (0, 1, 2), f"{verb} on {damage}: exit {outcome.returncode}\n{outcome.stderr[-2000:]}"
+    if outcome.returncode == 2:
+        # Refused: mdtui says why (a line "mdtui: ...", with the problems it lists under it).
+        said = any(line.startswith("mdtui: ") for line in outcome.stderr.splitlines())
+        assert said, f"{verb} on {damage}: exit 2 without a message: {outcome.stderr[-500:]!r}"
+    else:
+        assert outcome.stdout_bytes > 0, f"{verb} on {damage}: exit {outcome.returncode} and printed nothing"
     assert outcome.cpu_s < CPU_LIMIT_S, f"{verb} on {damage}: {outcome.cpu_s:.1f} s of CPU"
 
 
