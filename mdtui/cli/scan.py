@@ -8,6 +8,7 @@ import json
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
+from mdtui.probe.mounts import read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import array_in_use
 
@@ -86,8 +87,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         data = to_jsonable(inventory)
         # What uses each array itself (a filesystem, swap, a dm device or partition on it): a remote host's
         # fleet check refuses a write to the array on these (fleet.remote).
+        root = SystemRoot(args.root)
+        mounts, swaps = read_mounts(root), read_swaps(root)
         for entry, array in zip(data["arrays"], inventory.arrays, strict=True):
-            entry["in_use"] = [to_jsonable(reason) for reason in array_in_use(SystemRoot(args.root), array)]
+            entry["in_use"] = [to_jsonable(reason) for reason in array_in_use(root, array, mounts, swaps)]
         if not args.no_smart and inventory.privileged and args.root in ("/", ""):
             from mdtui.probe.smart import read_smart_all
 
