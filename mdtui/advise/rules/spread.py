@@ -4,7 +4,7 @@ A member read slower than its peers is not by that alone what limits its array: 
 run to run (the lab's unthrottled NVMe read 4,293, 3,020 and 1,321 MB/s alone in one weakest-link run, while
 the throttled one read 20.6 and the array 83.3 = 20.6 × 4). Every rule that compares members judges them here:
 
-- a member is *named* only when the array's own figure is its figure × N (within ±25%), the others could carry
+- a member is *named* only when the array's own figure is its figure × N (within ±15%), the others could carry
   the array well above that, and its gap to its peers is more than run-to-run scatter (or its link explains it);
 - a member that explains the array but whose gap is within the scatter (its own stored repeat runs, else a
   stated band) is *unsure*: a repeat run tells;
@@ -25,10 +25,6 @@ from mdtui.format import times
 SLOW_ALONE_RATIO = 0.6
 # The array "runs at a member's pace" when it read within ±15% of that member's figure × N.
 PACE_TOLERANCE = 0.15
-# ...and for naming a member that paces it, within ±25%: a quick run's steps are 2 s, and a member's figure in
-# a step that short moves by up to a fifth from run to run (fio's start inside the window), while a member
-# that does not explain the array misses by far more (the spread cases: 4× and 64×).
-NAMING_TOLERANCE = 0.25
 # Healthy members' scatter from run to run when no repeat runs of them are stored: under emulation the lab's
 # healthy NVMe scatter 3× and more (4,293 against 1,321 MB/s in one run, 3.25×), and on hosts a drive beside a
 # busy neighbour or a warm one throttling does the same. A gap to the peers within it is not a verdict without
@@ -108,8 +104,8 @@ def _within(peers: float, figure: float, band: NoiseBand) -> bool:
 
 
 def at_pace(array: float, figure: float, n: int) -> bool:
-    """Whether the array read its member's figure × N, within ±25% (NAMING_TOLERANCE)."""
-    return figure > 0 and abs(array / (figure * n) - 1) <= NAMING_TOLERANCE
+    """Whether the array read its member's figure × N, within ±15%."""
+    return figure > 0 and abs(array / (figure * n) - 1) <= PACE_TOLERANCE
 
 
 def judge(
