@@ -18,12 +18,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, detect_distribution, logical_lines, read_conf
-from mdtui.keep.persist import conf_target
+from mdtui.keep.persist import write_planned_conf
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ActionLog
 
@@ -264,14 +263,8 @@ def write_alerts_conf(
         raise SafetyError("writing mdadm.conf was not confirmed; nothing was written")
     if not plan.edit.changed:
         return False
-    system = root or SystemRoot("/")
-    if read_conf(system, plan.edit.path).text != plan.edit.old_text:
-        raise SafetyError(f"{plan.edit.path} changed since the plan was made; run alerts again to see the new diff")
-    started = time.monotonic()
-    safefile.write_text(conf_target(system, plan.edit.path), plan.edit.new_text, replace=True)
-    (log or ActionLog()).record(
-        CommandResult(("mdtui-write", plan.edit.path), 0, plan.edit.diff(), "", time.monotonic() - started),
-        f"alerts: {plan.edit.added} in {plan.edit.path}",
+    write_planned_conf(
+        root or SystemRoot("/"), plan.edit, "alerts", f"alerts: {plan.edit.added} in {plan.edit.path}", log
     )
     return True
 

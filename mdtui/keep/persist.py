@@ -125,19 +125,37 @@ def write_conf(
     if not plan.edit.changed:
         return False
     system = root or SystemRoot("/")
-    now = read_conf(system, plan.edit.path)
-    if now.text != plan.edit.old_text:
-        raise SafetyError(f"{plan.edit.path} changed since the plan was made; run persist again to see the new diff")
-    current = detail_brief(plan.device)
-    if current != plan.brief:
-        raise SafetyError(f"{plan.device} is not the array planned (now: {current}); run persist again")
-    started = time.monotonic()
-    safefile.write_text(conf_target(system, plan.edit.path), plan.edit.new_text, replace=True)
-    (log or ActionLog()).record(
-        CommandResult(("mdtui-write", plan.edit.path), 0, plan.edit.diff(), "", time.monotonic() - started),
-        f"persist {plan.device}: ARRAY line in {plan.edit.path}",
+
+    def same_array() -> None:
+        current = detail_brief(plan.device)
+        if current != plan.brief:
+            raise SafetyError(f"{plan.device} is not the array planned (now: {current}); run persist again")
+
+    write_planned_conf(
+        system, plan.edit, "persist", f"persist {plan.device}: ARRAY line in {plan.edit.path}", log, same_array
     )
     return True
+
+
+def write_planned_conf(
+    system: SystemRoot,
+    edit: ConfEdit,
+    verb: str,
+    note: str,
+    log: ActionLog | None,
+    recheck: Callable[[], None] | None = None,
+) -> None:
+    """Write a planned mdadm.conf edit: refused when the file changed since the plan (or ``recheck`` refuses),
+    written through a link to its regular target, temporary file + rename, and logged with its diff."""
+    if read_conf(system, edit.path).text != edit.old_text:
+        raise SafetyError(f"{edit.path} changed since the plan was made; run {verb} again to see the new diff")
+    if recheck is not None:
+        recheck()
+    started = time.monotonic()
+    safefile.write_text(conf_target(system, edit.path), edit.new_text, replace=True)
+    (log or ActionLog()).record(
+        CommandResult(("mdtui-write", edit.path), 0, edit.diff(), "", time.monotonic() - started), note
+    )
 
 
 def refresh_initramfs(

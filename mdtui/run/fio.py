@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdtui.ascii_numbers import FLOAT_MAX
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
-from mdtui.store.fio_read import read_direction, steady_outcome
+from mdtui.store.fio_read import number, read_direction, steady_outcome
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -153,14 +151,9 @@ class FioStreamDecoder:
 
 
 def _number(value: Any, default: float = 0.0) -> float:
-    """A JSON number as a float; default for anything else, and for one no fio figure can be (inf, 1e400)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return default
-    try:
-        number = float(value)
-    except OverflowError:  # an integer too large for a float
-        return default
-    return number if math.isfinite(number) and abs(number) <= FLOAT_MAX else default
+    """fio_read.number, with ``default`` for what is not a usable fio figure."""
+    found = number(value)
+    return default if found is None else found
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
