@@ -25,23 +25,51 @@ def start_sweep(guest: Guest, runtime_s: int = STEP_RUNTIME_S) -> tuple[Pending,
     devices = [guest.device("NVME0"), guest.device("NVME1")]
     names = [device.rsplit("/", 1)[-1] for device in devices]
     guest.run(["rm", "-rf", DB, f"{DB}-wal", f"{DB}-shm", STATE_DIR, PID_FILE])
-    argv = [guest.python_exe, "-m", "mdtui", "experiment", "chunk-sweep", "--level", "0", "--chunks", "64,512",
-            "--preset", "custom", "--runtime", str(runtime_s), "--device", "/dev/md9", "--yes", *names]
+    argv = [
+        guest.python_exe,
+        "-m",
+        "mdtui",
+        "experiment",
+        "chunk-sweep",
+        "--level",
+        "0",
+        "--chunks",
+        "64,512",
+        "--preset",
+        "custom",
+        "--runtime",
+        str(runtime_s),
+        "--device",
+        "/dev/md9",
+        "--yes",
+        *names,
+    ]
     script = f"echo $$ > {PID_FILE}; exec " + " ".join(argv)
     return guest.spawn(["/bin/sh", "-c", script], env=ENV, timeout=300, check=False), devices
 
 
 def wait_for_fio_on_md9(guest: Guest, pending: Pending) -> float:
-    """Seconds until md9 is active and fio has read it for two status intervals."""
+    """Seconds until fio is reading md9 for real, plus three status intervals.
+
+    fio's process alone is not enough: on a loaded TCG host it can take longer than a status interval to
+    issue its first read, and a signal before its first status report leaves no figure to keep (CI once
+    signalled 2 s after the process appeared and stored none). udev's probe reads md9 too, so the reads are
+    counted from when fio is first seen."""
     started = time.monotonic()
-    probe = "grep -q '^md9 : active' /proc/mdstat && pgrep -f 'filename=/dev/md9' >/dev/null"
+    probe = "grep -q '^md9 : active' /proc/mdstat && pgrep -f 'filename=/dev/md9' >/dev/null && cat /sys/block/md9/stat"
+    first_reads: int | None = None
     while time.monotonic() - started < FIND_TIMEOUT_S:
-        if guest.sh(probe, check=False).rc == 0:
-            time.sleep(2)
-            return time.monotonic() - started
+        seen = guest.sh(probe, check=False)
+        if seen.rc == 0:
+            reads = int(seen.stdout.split()[0])
+            if first_reads is None:
+                first_reads = reads
+            elif reads > first_reads + 64:
+                time.sleep(3)
+                return time.monotonic() - started
         time.sleep(0.3)
     result = pending.wait()
-    raise AssertionError(f"fio never ran on md9; the sweep ended with {result.rc}: {result.stderr[-2000:]}")
+    raise AssertionError(f"fio never read md9; the sweep ended with {result.rc}: {result.stderr[-2000:]}")
 
 
 def fio_on_md9(guest: Guest) -> str:
@@ -82,8 +110,9 @@ def test_a_sigkilled_chunk_sweep_is_named_at_the_next_start_and_destroy_removes_
     scan = guest.run([guest.python_exe, "-m", "mdtui", "scan"], env=ENV, timeout=120)
     stored = {run["id"]: run for run in runs(guest)}
     sweep_run = max(run_id for run_id, run in stored.items() if run["target"] == "/dev/md9")
-    notice = (f"mdtui: md9 was left by an interrupted chunk sweep (run #{sweep_run}): "
-              "remove it with `mdtui destroy /dev/md9`")
+    notice = (
+        f"mdtui: md9 was left by an interrupted chunk sweep (run #{sweep_run}): remove it with `mdtui destroy /dev/md9`"
+    )
     assert notice in scan.stderr.splitlines(), scan.stderr
     print(f"\nSIGKILL {waited:.1f} s into the sweep; next start said: {notice}")
     # The run killed on md9 lists as interrupted; the raw-member baseline before it completed.
