@@ -121,11 +121,14 @@ async def test_80_columns_keep_the_essentials_and_the_detail_line_has_the_rest(d
         await open_history(pilot)
         table = history(app)
         shown = [str(column.key.value) for column in table.columns.values()]
-        assert {"id", "status", "target", "geometry", "rw", "label"} <= set(shown)
+        # When and Preset stay; the status is a sign and the geometry moves to the line under the table.
+        assert {"id", "when", "state", "preset", "target", "rw", "label"} <= set(shown)
         assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
         await select(pilot, ids["raid0 x4"])
         detail = static_text(app, "#results-detail")
         assert "2024-05-02 09:07" in detail and "disk_mark" in detail and "bs=1M" in detail
+        assert "complete" in detail and "/dev/md0 raid0 256K" in detail
+        assert "✓" in row_text(app, ids["raid0 x4"]) and "!" in row_text(app, ids["crashed"])
         assert "W 4,211.0" in row_text(app, ids["raid0 x4"])
 
 

@@ -32,7 +32,9 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "ID"),
     ("when", "When"),
     ("status", "Status"),
+    ("state", "St"),  # the status as one sign, for narrow terminals
     ("preset", "Preset"),
+    ("step", "Step"),
     ("target", "Target"),
     ("geometry", "Level/chunk"),
     ("read", "Read MB/s"),
@@ -42,19 +44,32 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("label", "Label"),
 )
 RIGHT_ALIGNED = frozenset({"id", "read", "write", "iops", "rw"})
-_ALL = ("mark", "id", "when", "status", "preset", "target", "geometry", "read", "write", "iops", "label")
+_ALL = ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "read", "write", "iops", "label")
+_NARROW = ("mark", "id", "when", "state", "preset", "step", "target", "geometry", "rw", "label")
 # Layouts from widest to narrowest, each with whether the year is dropped: the table shows the first
 # that fits. What a narrow layout leaves out is in the line under the table for the highlighted run.
+# When and Preset stay longest: which run is which is read from them; the status shrinks to a sign first.
 HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     (False, _ALL),
     (True, _ALL),
-    (True, tuple(key for key in _ALL if key != "preset")),
-    (True, tuple(key for key in _ALL if key not in ("preset", "iops"))),
-    (True, ("mark", "id", "when", "status", "target", "geometry", "rw", "label")),
-    (True, ("mark", "id", "status", "target", "geometry", "rw", "label")),
+    (True, tuple(key for key in _ALL if key != "iops")),
+    (True, ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "rw", "label")),
+    (True, _NARROW),
+    (True, tuple(key for key in _NARROW if key != "geometry")),
+    (True, tuple(key for key in _NARROW if key not in ("geometry", "step"))),
+    (True, ("mark", "id", "state", "target", "rw", "label")),
 )
-# Longest target shown in full; longer paths keep their end ("…fiofix.WtFE/x"), where devices differ.
-TARGET_WIDTH = 14
+# Columns that take what the others leave, in the order they get it, each never narrower than its minimum;
+# a narrower target is shortened in the middle (shorten_middle), the others end in an ellipsis.
+FLEX_COLUMNS: tuple[tuple[str, int], ...] = (("target", 10), ("step", 8), ("label", 8))
+# The status as one sign, told apart without colour.
+STATE_SIGNS = {
+    RunStatus.COMPLETE: "✓",
+    RunStatus.FAILED: "✗",
+    RunStatus.INTERRUPTED: "!",
+    RunStatus.RUNNING: "▶",
+    RunStatus.CANCELLED: "–",
+}
 
 
 def chunk_text(chunk_bytes: object) -> str:
@@ -78,8 +93,31 @@ def when_text(moment: datetime, short: bool = False) -> str:
     return moment.astimezone().strftime("%m-%d %H:%M" if short else "%Y-%m-%d %H:%M")
 
 
-def shorten_left(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1) :]
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in ``width`` cells, cut in the middle so a path keeps its start and its file name.
+
+    "/var/lib/mdtui/loops/target.bin" in 20 cells is "/var/…/target.bin"; a name longer than the width
+    keeps its end, where devices and files differ.
+    """
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    _head, sep, name = text.rpartition("/")
+    keep = width - 1  # cells left beside the ellipsis
+    if sep and len(name) + 1 < keep:
+        start = keep - len(name) - 1
+        return text[:start] + "…/" + name
+    return "…" + text[-keep:]
+
+
+def step_text(run: RunRecord) -> str:
+    """Which step of its preset a run was: "2/5 seq read 1M", "seq read 1M", or "-"."""
+    title = run.params.get("step")
+    index, count = run.params.get("step_index"), run.params.get("steps")
+    where = f"{index}/{count}" if isinstance(index, int) and isinstance(count, int) and count > 1 else ""
+    words = " ".join(part for part in (where, str(title) if title else "") if part)
+    return words or MISSING
 
 
 def total_iops(run: RunRecord) -> float | None:
@@ -98,20 +136,39 @@ def read_write_text(run: RunRecord) -> str:
     return " ".join(parts) or MISSING
 
 
+# Parameters a run records about its place in a preset, shown as the step column, not as fio options.
+_STEP_PARAMS = frozenset({"step", "step_index", "steps", "quick"})
+
+
 def params_text(run: RunRecord) -> str:
-    """fio options as key=value, nested job lists left to the detail view."""
-    return " ".join(f"{key}={value}" for key, value in run.params.items() if not isinstance(value, (list, dict)))
+    """fio options as key=value, nested job lists left to the detail view; a quick run says "quick"."""
+    options = [
+        f"{key}={value}"
+        for key, value in run.params.items()
+        if key not in _STEP_PARAMS and not isinstance(value, (list, dict))
+    ]
+    if run.params.get("quick") is True:
+        options.append("quick")
+    return " ".join(options)
 
 
 def run_summary(run: RunRecord, palette: Palette) -> Text:
-    """Two lines about the highlighted run: what the narrow table leaves out, and its note or error."""
+    """Three lines about the highlighted run: what the narrow table leaves out, its options, its note or error."""
+    step = step_text(run)
+    geometry = geometry_text(run)
     text = Text.assemble(
         (run.title, "bold"),
-        f"  {when_text(run.started_at)}",
+        "  ",
+        (run.status.value, status_style(run.status, palette)),
+        f" · {when_text(run.started_at)}",
         f" ({duration(run.duration_s)})" if run.duration_s is not None else "",
         f" · {run.preset}",
-        f" · {params_text(run)}" if run.params else "",
+        f" · step {step}" if step != MISSING else "",
+        f" · {run.target}" if run.target else "",
+        f" {geometry}" if geometry != MISSING else "",
     )
+    text.append("\n")
+    text.append(params_text(run) or "no options recorded", style=palette.muted)
     text.append("\n")
     if run.error:
         text.append(run.error, style=palette.error)
@@ -148,8 +205,10 @@ def history_cells(
         "id": Text(str(run.id), justify="right"),
         "when": Text(when_text(run.started_at, short_time)),
         "status": Text(run.status.value, style=status_style(run.status, palette)),
+        "state": Text(STATE_SIGNS[run.status], style=status_style(run.status, palette), justify="center"),
         "preset": Text(run.preset),
-        "target": Text(shorten_left(run.target, TARGET_WIDTH) if run.target else MISSING),
+        "step": Text(step_text(run)),
+        "target": Text(run.target or MISSING),
         "geometry": Text(geometry_text(run)),
         "read": Text(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s), justify="right"),
         "write": Text(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s), justify="right"),
@@ -339,6 +398,32 @@ def differences_table(differences: Sequence[ConfigDifference], runs: Sequence[Ru
     return WidthAware(build)
 
 
+# How format_metric scales each unit, and the decimals it prints.
+_SCALE = {"bytes/s": (1e6, 1), "IOPS": (1.0, 0), "ns": (1e3, 1)}
+MORE_DIGITS = 3
+
+
+def distinct_figures(metric: MetricInfo, values: Sequence[float | None]) -> list[str]:
+    """The figures as format_metric prints them, with more decimals while two that differ would print alike.
+
+    0.80 against 0.83 is a 1.04× change; printed as 0.8 and 0.8 the ratio would contradict its figures.
+    """
+    scale, decimals = _SCALE.get(metric.unit, (1.0, 1))
+    known = [v for v in values if v is not None and math.isfinite(v)]
+    for extra in range(MORE_DIGITS + 1):
+        places = decimals + extra
+        printed = {f"{v / scale:,.{places}f}" for v in known}
+        if len(printed) == len(set(known)):
+            break
+    return [MISSING if v is None else f"{v / scale:,.{places}f}" if extra else format_metric(metric, v) for v in values]
+
+
+def ratio_text(ratio: float | None, verdict: Verdict) -> str:
+    """The ratio with its verdict; inside the tolerance it says so, as no change is claimed there."""
+    text = format_ratio(ratio, verdict)
+    return f"{text} within noise" if verdict is Verdict.SAME else text
+
+
 def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, chart: bool = False) -> Table:
     """One metric: each run's figure and its ratio to the baseline, coloured by the metric's direction.
 
@@ -354,12 +439,15 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     largest = _largest((row.baseline, *row.values))
     if chart:
         table.add_column("", ratio=1, no_wrap=True)
-    cells: list[RenderableType] = [base.title, format_metric(row.metric, row.baseline), Text("baseline", style="dim")]
+    base_figure, *figures = distinct_figures(row.metric, (row.baseline, *row.values))
+    cells: list[RenderableType] = [base.title, base_figure, Text("baseline", style="dim")]
     table.add_row(*cells, *([BarCell(row.baseline, largest, palette.muted)] if chart else []))
-    for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
+    for run, value, printed, ratio, verdict in zip(
+        comparison.candidates, row.values, figures, row.ratios, row.verdicts, strict=True
+    ):
         style = verdict_style(verdict, palette)
-        figure = Text(format_metric(row.metric, value), style=style)
-        cells = [run.title, figure, Text(format_ratio(ratio, verdict), style=style)]
+        figure = Text(printed, style=style)
+        cells = [run.title, figure, Text(ratio_text(ratio, verdict), style=style)]
         table.add_row(*cells, *([BarCell(value, largest, style)] if chart else []))
     return table
 
@@ -369,7 +457,11 @@ def comparison_renderable(comparison: Comparison, metric_index: int, palette: Pa
     base = comparison.baseline
     tolerance = f"{comparison.tolerance * 100:g}%"
     parts: list[RenderableType] = [
-        Text.assemble(("Baseline ", "bold"), (base.title, "bold"), f" · ratio = run ÷ baseline, ±{tolerance} = same"),
+        Text.assemble(
+            ("Baseline ", "bold"),
+            (base.title, "bold"),
+            f" · ratio = run ÷ baseline; within ±{tolerance} is noise, not a change",
+        ),
         Text(""),
         Text("What changed", style="bold underline"),
         differences_table(comparison.differences, comparison.runs),

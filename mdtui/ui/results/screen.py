@@ -13,7 +13,6 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.store.db import ResultsStore
-from mdtui.store.describe import describe_run
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
 from mdtui.store.records import RunRecord
@@ -22,6 +21,7 @@ from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.base import ExportWritten, ResultsBase, RunShown, RunsLoaded, StoreFailed, export_stem, open_store
 from mdtui.ui.results.compare import CompareScreen
+from mdtui.ui.results.detail import run_detail
 from mdtui.ui.results.dialogs import (
     TextPromptScreen,
 )
@@ -268,7 +268,7 @@ class ResultsScreen(ResultsBase):
 
     @on(RunShown)
     def _run_shown(self, message: RunShown) -> None:
-        self.app.push_screen(DetailScreen(f"Run {message.run.title}", Text(describe_run(message.run))))
+        self.app.push_screen(DetailScreen(f"Run {message.run.title}", run_detail(message.run, self.palette())))
 
     # -- compare ---------------------------------------------------------------------------------
 

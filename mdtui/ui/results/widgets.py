@@ -12,10 +12,19 @@ from textual.widgets.data_table import CellDoesNotExist
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.render import Palette
 from mdtui.ui.common.table import SizedTable
-from mdtui.ui.results.render import HISTORY_COLUMNS, HISTORY_LAYOUTS, RIGHT_ALIGNED, history_cells, mark_cell
+from mdtui.ui.results.render import (
+    FLEX_COLUMNS,
+    HISTORY_COLUMNS,
+    HISTORY_LAYOUTS,
+    RIGHT_ALIGNED,
+    history_cells,
+    mark_cell,
+    shorten_middle,
+)
 
-# The label column shrinks to what the other columns leave, but not below this.
-LABEL_MIN = 8
+# A layout: the columns shown, whether the year is dropped, and the width of each flexible column that is
+# narrower than its cells (the others are as wide as they need).
+Layout = tuple[tuple[str, ...], bool, dict[str, int]]
 
 
 class HistoryTable(SizedTable[Text]):
@@ -27,7 +36,7 @@ class HistoryTable(SizedTable[Text]):
         self._marked: frozenset[int] = frozenset()
         self._baseline: int | None = None
         self._palette = Palette()
-        self._layout: tuple[tuple[str, ...], bool, int | None] | None = None
+        self._layout: Layout | None = None
         self._cell_cache: dict[bool, list[dict[str, Text]]] = {}
 
     @property
@@ -96,10 +105,10 @@ class HistoryTable(SizedTable[Text]):
             ]
         return self._cell_cache[short_time]
 
-    def _fit(self) -> tuple[tuple[str, ...], bool, int | None]:
-        """Columns shown, whether the year is dropped, and the label's width (None: as wide as it needs)."""
+    def _fit(self) -> Layout:
+        """The widest layout that fits; the flexible columns share what the others leave."""
         if not self.size.width:
-            return HISTORY_LAYOUTS[0][1], HISTORY_LAYOUTS[0][0], None
+            return HISTORY_LAYOUTS[0][1], HISTORY_LAYOUTS[0][0], {}
         pad = 2 * self.cell_padding
         available = self.size.width - self.styles.scrollbar_size_vertical
         titles = dict(HISTORY_COLUMNS)
@@ -111,23 +120,38 @@ class HistoryTable(SizedTable[Text]):
                     key: max([cell_len(title), *(row[key].cell_len for row in rows)]) for key, title in titles.items()
                 }
             need = widths[short_time]
-            fixed = sum(need[key] + pad for key in shown if key != "label")
-            if fixed + min(need["label"], LABEL_MIN) + pad <= available:
-                label_room = available - fixed - pad
-                return shown, short_time, None if label_room >= need["label"] else label_room
-        return HISTORY_LAYOUTS[-1][1], True, LABEL_MIN
+            flex = [(key, least) for key, least in FLEX_COLUMNS if key in shown]
+            fixed = sum(need[key] + pad for key in shown if key not in dict(flex))
+            room = available - fixed - pad * len(flex)
+            given = {key: min(need[key], least) for key, least in flex}
+            if sum(given.values()) > room:
+                continue
+            spare = room - sum(given.values())
+            for key, _least in flex:
+                more = min(spare, need[key] - given[key])
+                given[key] += more
+                spare -= more
+            return shown, short_time, {key: width for key, width in given.items() if width < need[key]}
+        shown = HISTORY_LAYOUTS[-1][1]
+        return shown, True, {key: least for key, least in FLEX_COLUMNS if key in shown}
 
     def _redraw(self) -> None:
         self._layout = self._fit()
-        shown, short_time, label_width = self._layout
+        shown, short_time, narrowed = self._layout
         keep = self.selected_id
         self.clear(columns=True)
         titles = dict(HISTORY_COLUMNS)
         for key in shown:
             title = Text(titles[key], justify="right" if key in RIGHT_ALIGNED else "left")
-            self.add_column(title, key=key, width=label_width if key == "label" else None)
+            self.add_column(title, key=key, width=narrowed.get(key))
+        target_width = narrowed.get("target")
         for run, cells in zip(self._runs, self._cells(short_time), strict=True):
-            self.add_row(*(cells[key] for key in shown), key=str(run.id))
+            row = [cells[key] for key in shown]
+            if target_width is not None and "target" in shown:
+                # A path keeps its file name: cut in the middle, not at the end as a cell would be.
+                target = cells["target"]
+                row[shown.index("target")] = Text(shorten_middle(target.plain, target_width), style=target.style)
+            self.add_row(*row, key=str(run.id))
         ids = [run.id for run in self._runs]
         if keep in ids:
             self.move_cursor(row=ids.index(keep), animate=False, scroll=True)

@@ -1,0 +1,125 @@
+"""The results screens as a user reads them: which step a run was, a file target's name, the run detail in words
+with its samples charted, and comparisons whose figures show the change their ratio claims."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.results.compare import CompareScreen
+from mdtui.ui.results.render import shorten_middle
+
+from .conftest import plain, settle
+from .results_data import CONTEXT, START, utc_clock
+from .test_results_screen import history, make_app, mark, open_history, row_text, select, static_text
+
+# A disk-mark preset of five steps on a loop device backed by a file, as `mdtui bench` records it
+# (params from run.record.step_params plus the session's step_index, steps and quick).
+FILE_TARGET = "/var/tmp/mdtui-bench-loops/target.bin"
+STEPS = ("seq read 1M", "seq write 1M", "rand read 4K QD32", "rand write 4K QD32", "rand read 4K QD1")
+LOOP_DEVICE = {"name": "loop1", "transport": "loop", "size_bytes": 1024**3, "rotational": False}
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    with utc_clock():
+        yield
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "results.db"
+    moment = START
+    with ResultsStore(path) as store:
+        for index, step in enumerate(STEPS, start=1):
+            params = {"rw": "read", "bs": "1M", "step": step, "step_index": index, "steps": len(STEPS), "quick": True}
+            context = {**CONTEXT, "devices": [LOOP_DEVICE]}
+            samples = [SamplePoint(t, {"read_bw_bytes_per_s": (100 + 10 * t) * 1e6}) for t in range(1, 11)]
+            store.add_run(
+                RunSetup("disk_mark", params, FILE_TARGET, {}, context),
+                status=RunStatus.COMPLETE,
+                started_at=moment,
+                ended_at=moment + timedelta(seconds=10),
+                # CPU figures a sub-percent apart: 0.80 % and 0.83 % (the report's "0.8 vs 0.8, 1.04× worse").
+                metrics=Metrics(read_bw_bytes_per_s=(200 + index) * 1e6, cpu_sys_pct=0.80 + 0.03 * (index - 1)),
+                samples=samples,
+            )
+            moment += timedelta(minutes=1)
+    return path
+
+
+def test_shorten_middle_keeps_the_start_and_the_file_name() -> None:
+    assert shorten_middle(FILE_TARGET, 100) == FILE_TARGET
+    assert shorten_middle(FILE_TARGET, 20) == "/var/tmp…/target.bin"
+    assert len(shorten_middle(FILE_TARGET, 20)) == 20
+    assert shorten_middle("/dev/disk/by-id/a-very-long-name-of-a-disk", 12) == "…e-of-a-disk"
+    assert shorten_middle("/dev/md0", 8) == "/dev/md0"
+
+
+async def test_80_columns_show_when_preset_and_step_and_the_file_name(db: Path) -> None:
+    app = make_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        table = history(app)
+        shown = [str(column.key.value) for column in table.columns.values()]
+        assert {"when", "preset", "step", "target", "rw"} <= set(shown)
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        rows = [row_text(app, run_id) for run_id in range(1, 6)]
+        # Each step tells itself apart; the same preset on the same target no longer reads alike.
+        assert len(set(rows)) == 5 and "2/5 seq write" in rows[1]
+        assert all("target.bin" in row and "/var" in row for row in rows)
+        await select(pilot, 3)
+        detail = static_text(app, "#results-detail")
+        assert "complete" in detail and "step 3/5 rand read 4K QD32" in detail and FILE_TARGET in detail
+        assert "quick" in detail and "True" not in detail and "step_index" not in detail
+
+
+async def test_a_wide_terminal_shows_the_whole_file_path(db: Path) -> None:
+    app = make_app(db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await open_history(pilot)
+        assert FILE_TARGET in row_text(app, 1)
+        assert "complete" in row_text(app, 1)  # the status in words where there is room
+
+
+async def test_run_detail_reads_as_words_and_charts_its_samples(db: Path) -> None:
+    app = make_app(db)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await open_history(pilot)
+        await select(pilot, 2)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        text = " ".join(plain(app.screen.query_one("#detail-full-body", Static).content, width=96).split(" "))
+        text = text.replace("\n(", " (")
+        assert "{'" not in text and "[{" not in text and "True" not in text and "False" not in text
+        assert "devices loop1 (loop, 1.0 GiB, SSD)" in text and "quick=yes" in text
+        # The stored samples, 110 to 200 MB/s over 10 s, as a chart with its top figure and time axis.
+        assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200.0│" in text and "10s" in text
+        assert "█" in text and "▂" in text
+
+
+async def test_compare_prints_enough_digits_for_its_ratio_and_names_noise(db: Path) -> None:
+    app = make_app(db)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await open_history(pilot)
+        await mark(pilot, 2, 1, baseline=1)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        for _ in range(6):  # to the CPU sys % table, drawn as the chosen metric
+            if app.screen.sub_title.endswith("CPU sys %"):
+                break
+            await pilot.press("m")
+        text = static_text(app, "#compare-content")
+        assert "0.80" in text and "0.83" in text and "1.04× worse" in text
+        # 201 against 202 MB/s is half a percent: inside the band, said as noise rather than as a change.
+        assert "1.00× within noise" in text
