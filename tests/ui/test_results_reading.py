@@ -8,12 +8,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import Input, RadioSet, Static
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.compare import CompareScreen
+from mdtui.ui.results.dialogs import ExportScreen
 from mdtui.ui.results.render import shorten_middle
 
 from .conftest import plain, settle
@@ -123,3 +124,49 @@ async def test_compare_prints_enough_digits_for_its_ratio_and_names_noise(db: Pa
         assert "0.80" in text and "0.83" in text and "1.04× worse" in text
         # 201 against 202 MB/s is half a percent: inside the band, said as noise rather than as a change.
         assert "1.00× within noise" in text
+
+
+# -- export -------------------------------------------------------------------------------------
+
+
+async def test_enter_on_the_format_exports_to_the_shown_full_path_and_never_follows_a_link(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    exports = tmp_path / "data" / "mdtui" / "exports"
+    app = make_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_history(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        written = exports / "mdtui-runs-1-to-5.md"
+        assert dialog.query_one("#export-path", Input).value == str(written)
+        assert f"writes {written}" in plain(dialog.query_one("#export-note", Static).content)
+        # The format choice has focus: Enter there exports, as the dialog's border says.
+        dialog.query_one("#export-format", RadioSet).focus()
+        await pilot.press("right", "enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportScreen), plain(app.screen.query_one("#export-note", Static).content)
+        assert not app.screen.error
+        assert sorted(p.name for p in exports.iterdir()) == ["mdtui-runs-1-to-5.csv"]
+        csv = exports / "mdtui-runs-1-to-5.csv"
+        assert csv.read_text().startswith("id,") or "," in csv.read_text().splitlines()[0]
+        assert not list(Path.cwd().glob("mdtui-runs-*"))  # nothing landed in the current directory
+        # A link where the file goes is replaced, never followed: what it points at is left alone.
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me")
+        csv.unlink()
+        csv.symlink_to(victim)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-format", RadioSet).focus()
+        await pilot.press("right", "enter")
+        await pilot.pause()
+        await pilot.press("enter")  # the file exists: a second Enter replaces it
+        await settle(pilot)
+        assert victim.read_text() == "keep me"
+        assert not isinstance(app.screen, ExportScreen), plain(app.screen.query_one("#export-note", Static).content)
+        assert not app.screen.error, app.screen.error
+        assert not csv.is_symlink() and csv.read_text() != "keep me"

@@ -128,9 +128,14 @@ def test_export_names_say_what_is_in_them() -> None:
     assert export_stem("runs", range(1, 13)) == "mdtui-runs-1-to-12"
 
 
-def test_export_paths_are_relative_to_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_paths_are_relative_to_the_export_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert resolve_export_path("out.md") == tmp_path / "out.md"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert resolve_export_path("out.md") == tmp_path / "data" / "mdtui" / "exports" / "out.md"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert resolve_export_path("out.md") == tmp_path / "home" / "out.md"  # not the current directory
+    assert resolve_export_path("out.md", tmp_path) == tmp_path / "out.md"
     assert resolve_export_path("/elsewhere/out.md") == Path("/elsewhere/out.md")
     assert export_path_problem(tmp_path / "out.md") is None
     assert "is a directory" in (export_path_problem(tmp_path) or "")

@@ -38,9 +38,14 @@ def utc() -> Iterator[None]:
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    # Exports default to the current directory: keep them in the test's own.
+    # Exports go to $XDG_DATA_HOME/mdtui/exports, never the current directory: both are the test's own.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     return tmp_path / "results.db"
+
+
+def exports(tmp_path: Path) -> Path:
+    return tmp_path / "mdtui" / "exports"
 
 
 @pytest.fixture
@@ -266,7 +271,7 @@ async def test_normalised_view_divides_by_the_picked_device_run_and_data_disks(d
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
-        written = Path.cwd() / f"mdtui-normalised-{'-'.join(map(str, sorted(sweep)))}.md"
+        written = exports(Path.cwd()) / f"mdtui-normalised-{'-'.join(map(str, sorted(sweep)))}.md"
         assert written.read_text() == export_normalised(expected, "md")
         await pilot.press("v")
         assert not screen.normalised and "What changed" in static_text(app, "#compare-content")
@@ -337,10 +342,11 @@ async def test_export_of_marked_runs_writes_the_core_markdown(db: Path, ids: dic
         await pilot.pause()
         dialog = app.screen
         assert isinstance(dialog, ExportScreen)
-        assert dialog.query_one("#export-path", Input).value == f"mdtui-runs-{chosen[0]}-{chosen[1]}.md"
+        written = exports(tmp_path) / f"mdtui-runs-{chosen[0]}-{chosen[1]}.md"
+        assert dialog.query_one("#export-path", Input).value == str(written)
         await pilot.press("enter")
         await settle(pilot)
-        written = tmp_path / f"mdtui-runs-{chosen[0]}-{chosen[1]}.md"
+        assert not (tmp_path / written.name).exists()
         with stored(db) as store:
             assert written.read_text() == export_runs(store.get_runs(sorted(chosen)), "md")
         assert str(written) in static_text(app, "#results-status")
@@ -378,7 +384,7 @@ async def test_export_format_follows_the_choice(db: Path, ids: dict[str, int], t
         await pilot.press("enter")
         await settle(pilot)
         sweep = sorted([ids["raid5 4K"], ids["raid5 512K"], ids["raid5 2M"]])
-        written = tmp_path / f"mdtui-runs-{'-'.join(map(str, sweep))}.json"
+        written = exports(tmp_path) / f"mdtui-runs-{'-'.join(map(str, sweep))}.json"
         assert '"format": "mdtui-results"' in written.read_text()
 
 
@@ -394,7 +400,7 @@ async def test_export_of_a_comparison(db: Path, ids: dict[str, int], tmp_path: P
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
-        written = tmp_path / f"mdtui-compare-{single}-vs-{raid10}.md"
+        written = exports(tmp_path) / f"mdtui-compare-{single}-vs-{raid10}.md"
         with stored(db) as store:
             assert written.read_text() == export_comparison(
                 compare(store.get_run(single), [store.get_run(raid10)]), "md"

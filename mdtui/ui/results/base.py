@@ -21,6 +21,7 @@ from mdtui.ui.results.dialogs import (
     FORMAT_NAMES,
     ExportRequest,
     ExportScreen,
+    prepare_export_dir,
 )
 
 # The UI waits less than the CLI for a lock: a screen that hangs for seconds looks broken.
@@ -41,7 +42,11 @@ def export_stem(kind: str, ids: Sequence[int]) -> str:
 
 
 def write_export(path: Path, text: str, db_path: Path) -> None:
-    """Write an export the dialog confirmed (a second Enter replaces a file); never onto the database."""
+    """Write an export the dialog confirmed (a second Enter replaces a file); never onto the database.
+
+    A link at ``path`` is replaced by the file, never followed: what it points to is left as it was.
+    """
+    prepare_export_dir(path)
     write_text(path, text, replace=True, protected=(db_path,))
 
 

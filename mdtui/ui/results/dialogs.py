@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
-from mdtui.safefile import output_problem
+from mdtui.errors import MdtuiError
+from mdtui.safefile import env_location, home_dir, output_problem
 from mdtui.store.export import FORMATS, format_metric, unit_text
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 from mdtui.ui.results.render import geometry_text
@@ -59,21 +61,45 @@ class ExportRequest:
     path: Path  # absolute
 
 
-def resolve_export_path(text: str, cwd: Path | None = None) -> Path:
-    """The file a typed path names: ~ expanded, relative to the current directory."""
+def export_dir() -> Path:
+    """Where exports go unless told otherwise: $XDG_DATA_HOME/mdtui/exports, else the home directory.
+
+    Never the current directory: the app is often started from a checkout, where a file would land unseen.
+    """
+    try:
+        base = env_location("XDG_DATA_HOME")
+    except MdtuiError:  # under sudo, a location root does not own is not used
+        base = None
+    if base and os.path.isabs(base):
+        return Path(base) / "mdtui" / "exports"
+    return home_dir()
+
+
+def resolve_export_path(text: str, base: Path | None = None) -> Path:
+    """The file a typed path names: ~ expanded, a relative name in ``base`` (the export directory)."""
     path = Path(text.strip()).expanduser()
-    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+    return path if path.is_absolute() else (base or export_dir()) / path
+
+
+def prepare_export_dir(path: Path) -> None:
+    """Make the default export directory when the export goes there and it does not exist yet."""
+    default = export_dir()
+    if path.parent == default and not os.path.lexists(default):
+        default.mkdir(parents=True, mode=0o700, exist_ok=True)
 
 
 def export_path_problem(path: Path) -> str | None:
     """Why ``path`` cannot be written as an export (a directory, a device, a database...), or None."""
+    if path.parent == export_dir() and not os.path.lexists(path.parent):
+        return None  # made on writing
     return output_problem(path)
 
 
 class ExportScreen(ModalScreen[ExportRequest | None]):
-    """Format and file for an export: the file defaults to the current directory; replacing one takes a second Enter."""
+    """Format and file for an export: the file defaults to export_dir(), its full path shown; Enter exports from
+    any field; replacing a file takes a second Enter."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "export", "Export", show=False, priority=True)]
 
     def __init__(self, title: str, stem: str, fmt: str = "md") -> None:
         super().__init__()
@@ -81,6 +107,8 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         self._stem = stem
         self._fmt = fmt
         self._replace: Path | None = None
+        self._base = export_dir()
+        self._checked: str | None = None  # the name Enter last checked
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export", classes="results-dialog"):
@@ -89,8 +117,13 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
                     yield RadioButton(FORMAT_NAMES[fmt], value=fmt == self._fmt, name=fmt, compact=True)
             with Horizontal(classes="export-field"):
                 yield Label("File ")
-                yield Input(f"{self._stem}.{self._fmt}", id="export-path", compact=True, select_on_focus=False)
-            yield Static(Text(f"relative to {Path.cwd()}", style="dim"), id="export-note")
+                yield Input(
+                    str(self._base / f"{self._stem}.{self._fmt}"),
+                    id="export-path",
+                    compact=True,
+                    select_on_focus=False,
+                )
+            yield Static(self._destination(), id="export-note")
             with Horizontal(id="export-buttons"):
                 yield Button("Cancel", id="export-cancel", compact=True)
                 yield Button("Export", id="export-go", variant="primary", compact=True)
@@ -103,7 +136,11 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
 
     @on(RadioSet.Changed, "#export-format")
     def _format_changed(self, event: RadioSet.Changed) -> None:
-        fmt = event.pressed.name or "md"
+        self._use_format(event.pressed.name or "md")
+
+    def _use_format(self, fmt: str) -> None:
+        if fmt == self._fmt:
+            return
         path_input = self.query_one("#export-path", Input)
         current = Path(path_input.value)
         # Follow the format only while the name still has one of our extensions; a typed name is kept.
@@ -114,8 +151,35 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
 
     @on(Input.Changed, "#export-path")
     def _path_changed(self) -> None:
+        # Another name asks again before replacing; the same one (a format chosen by Enter) keeps the question.
+        text = self.query_one("#export-path", Input).value
+        if text == self._checked:
+            return  # a change Enter overtook: what Enter said about this name stands
+        if self._replace is not None and resolve_export_path(text, self._base) == self._replace:
+            return
         self._replace = None
-        self._note(f"relative to {Path.cwd()}", "dim")
+        self.query_one("#export-note", Static).update(self._destination())
+
+    def _destination(self) -> Text:
+        """The full path the file will be written to, as the field now names it."""
+        text = self.query_one("#export-path", Input).value if self.is_mounted else f"{self._stem}.{self._fmt}"
+        if not text.strip():
+            return Text("Name a file to write.", style="dim")
+        return Text.assemble(("writes ", "dim"), str(resolve_export_path(text, self._base)))
+
+    def action_export(self) -> None:
+        """Enter on the format choice exports too, as the dialog's border says (on a button it presses it)."""
+        focused = self.focused
+        if isinstance(focused, Button):
+            focused.press()
+            return
+        if isinstance(focused, RadioSet):
+            # The highlighted format (RadioSet marks it -selected) is the one meant: choose it, then export.
+            highlighted = next((b for b in focused.query(RadioButton) if b.has_class("-selected")), None)
+            if highlighted is not None and highlighted.name:
+                highlighted.value = True
+                self._use_format(highlighted.name)
+        self._go()
 
     def _note(self, text: str, style: str) -> None:
         self.query_one("#export-note", Static).update(Text(text, style=style))
@@ -124,10 +188,11 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
     @on(Button.Pressed, "#export-go")
     def _go(self) -> None:
         text = self.query_one("#export-path", Input).value
+        self._checked = text
         if not text.strip():
             self._note("Name a file to write.", "bold red")
             return
-        path = resolve_export_path(text)
+        path = resolve_export_path(text, self._base)
         problem = export_path_problem(path)
         if problem:
             self._note(problem, "bold red")
