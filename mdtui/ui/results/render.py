@@ -153,7 +153,7 @@ def params_text(run: RunRecord) -> str:
 
 
 def run_summary(run: RunRecord, palette: Palette) -> Text:
-    """Three lines about the highlighted run: what the narrow table leaves out, its options, its note or error."""
+    """Two lines about the highlighted run: what the narrow table leaves out, then its note, error or options."""
     step = step_text(run)
     geometry = geometry_text(run)
     text = Text.assemble(
@@ -168,14 +168,14 @@ def run_summary(run: RunRecord, palette: Palette) -> Text:
         f" {geometry}" if geometry != MISSING else "",
     )
     text.append("\n")
-    text.append(params_text(run) or "no options recorded", style=palette.muted)
-    text.append("\n")
+    # Two lines fit under the table: the note or error when there is one, else the options.
     if run.error:
         text.append(run.error, style=palette.error)
     elif run.note:
         text.append(run.note, style=palette.muted)
     else:
-        text.append("no note (n adds one)", style=palette.muted)
+        text.append(params_text(run) or "no options recorded", style=palette.muted)
+        text.append(" · no note (n adds one)", style=palette.muted)
     return text
 
 
