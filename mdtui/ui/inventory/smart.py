@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.widget import Widget
 
+from mdtui.model.disk import Transport
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.messages import SmartRead
@@ -17,6 +18,9 @@ from mdtui.ui.common.messages import SmartRead
 if TYPE_CHECKING:
     from mdtui.probe.smart import SmartHealth
 
+# smartctl's "Unable to detect device type" in words: what the device is not, and that it is not a fault.
+LOOP_NO_SMART = "a loop device is a file, not a drive: it has no SMART"
+UNKNOWN_TYPE = "smartctl cannot tell what kind of drive this is (not ATA, SCSI or NVMe as it sees it)"
 SMART_MAX_AGE_S = 60.0  # a disk's SMART line is read again when shown after this long
 
 
@@ -41,6 +45,11 @@ class SmartReader(Widget):
     def health_of(self, name: str, inventory: Inventory) -> tuple[SmartHealth | None, bool]:
         """The disk's SMART health if read lately, else (None, True) and a read started; (None, False) where
         smartctl cannot run (a captured tree, not root)."""
+        from mdtui.probe.smart import SmartHealth
+
+        disk = inventory.disk(name)
+        if disk is not None and disk.transport is Transport.LOOP:
+            return SmartHealth(f"/dev/{name}", error=LOOP_NO_SMART), False
         if not inventory.privileged or not SystemRoot(self.root).is_live or shutil.which("smartctl") is None:
             return None, False
         kept, fresh = self.kept(name)
@@ -60,6 +69,8 @@ class SmartReader(Widget):
             health = read_smart(f"/dev/{name}")
         except Exception as exc:  # never a traceback for a health line
             health = SmartHealth(f"/dev/{name}", error=str(exc) or type(exc).__name__)
+        if health.error and "Unable to detect device type" in health.error:
+            health = SmartHealth(f"/dev/{name}", error=UNKNOWN_TYPE)
         self.post_message(SmartRead(name, health))
 
     @on(SmartRead)
