@@ -28,6 +28,9 @@ LifecycleForm > Vertical {
 }
 LifecycleForm .hint { color: $text-muted; margin-bottom: 1; }
 LifecycleForm Input, LifecycleForm Select { width: 100%; margin-bottom: 1; }
+LifecycleForm .field { height: 1; margin-bottom: 1; }
+LifecycleForm .field .label { width: 8; }
+LifecycleForm .field Select { width: 1fr; margin-bottom: 0; }
 LifecycleForm .buttons { height: 1; align-horizontal: right; }
 LifecycleForm .buttons Button { margin-left: 2; }
 """
@@ -135,9 +138,17 @@ class RepairForm(LifecycleForm):
                 "the array stays redundant. The plan (every mdadm argv) comes next.",
                 classes="hint",
             )
-            yield Select([(a, a) for a in REPAIR_ACTIONS], value="fail", allow_blank=False, id="repair-action")
-            yield Select([(m, m) for m in [*members, *REMOVE_WORDS]], prompt="member", id="repair-member")
-            yield Select([(d, d) for d in self._disks], prompt="disk to write", id="repair-disk")
+            actions = [(a, a) for a in REPAIR_ACTIONS]
+            with Horizontal(classes="field", id="repair-action-field"):
+                yield Static("Action", classes="label")
+                yield Select(actions, value="fail", allow_blank=False, id="repair-action", compact=True)
+            with Horizontal(classes="field", id="repair-member-field"):
+                yield Static("Member", classes="label")
+                choices = [(m, m) for m in [*members, *REMOVE_WORDS]]
+                yield Select(choices, prompt="pick one", id="repair-member", compact=True)
+            with Horizontal(classes="field", id="repair-disk-field"):
+                yield Static("Disk", classes="label")
+                yield Select([(d, d) for d in self._disks], prompt="the disk written", id="repair-disk", compact=True)
             with Horizontal(classes="buttons"):
                 yield Button("Cancel", classes="cancel", compact=True)
                 yield Button("Plan", id="repair-plan", variant="primary", compact=True)
@@ -151,18 +162,20 @@ class RepairForm(LifecycleForm):
     @on(Select.Changed, "#repair-action")
     def _fields(self) -> None:
         action = str(self.query_one("#repair-action", Select).value)
-        self.query_one("#repair-member", Select).display = action in ("fail", "remove", "replace")
-        self.query_one("#repair-disk", Select).display = action in ("add", "replace", "re-add")
+        self.query_one("#repair-member-field").display = action in ("fail", "remove", "replace")
+        self.query_one("#repair-disk-field").display = action in ("add", "replace", "re-add")
 
     @on(Button.Pressed, "#repair-plan")
     def _plan(self) -> None:
         action = str(self.query_one("#repair-action", Select).value)
         member = self.query_one("#repair-member", Select)
         disk = self.query_one("#repair-disk", Select)
+        with_member = self.query_one("#repair-member-field").display
+        with_disk = self.query_one("#repair-disk-field").display
         self.dismiss(
             RepairChoice(
                 action,
-                str(member.value) if member.display and member.value is not Select.BLANK else None,
-                str(disk.value) if disk.display and disk.value is not Select.BLANK else None,
+                str(member.value) if with_member and member.value is not Select.BLANK else None,
+                str(disk.value) if with_disk and disk.value is not Select.BLANK else None,
             )
         )
