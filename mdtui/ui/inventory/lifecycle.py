@@ -71,7 +71,8 @@ class Lifecycle(Widget):
 
     # -- running the core off the UI thread --------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="lifecycle")
+    # Not exclusive: a new plan must not mark an initramfs refresh or a repair still running as cancelled.
+    @work(thread=True, exit_on_error=False, group="lifecycle")
     def background(self, doing: str, call: Callable[[], T], then: Callable[[T], None]) -> None:
         """Thread worker: ``call`` (a plan, or a confirmed change), then ``then`` with its result on the UI thread;
         a refusal or failure is shown in words, never as a traceback."""

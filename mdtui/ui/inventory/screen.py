@@ -49,17 +49,17 @@ ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair")
 def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None = None) -> list[tuple[str, str, bool]]:
     """The array's lifecycle line (persisted · monitored · last scrub · metrics), the keys that keep it, and a
     live system's failed members; nothing for what cannot be read."""
-    from mdtui.keep.summary import keep_lines, lifecycle
+    from mdtui.keep.health import array_health
+    from mdtui.keep.summary import lifecycle
     from mdtui.ui.inventory.lifecycle import keys_line
 
     system = SystemRoot(root)
     rows: list[tuple[str, str, bool]] = []
     try:
         rows.append(("Kept", lifecycle(system, array, scrubs=scrubs).line, False))
-        if system.is_live:
-            # The lifecycle line says what keep_lines' Boot, Monitor and Last check rows said.
-            failed = [line for line in keep_lines(system, array) if line.label == "Failed"]
-            rows += [(line.label, line.text, line.problem) for line in failed]
+        failed = array_health(system, array).failed
+        if failed:
+            rows.append(("Failed", ", ".join(failed) + " (f repair: remove, then add a disk)", True))
     except (MdtuiError, OSError):
         pass
     rows.append(("Keys", keys_line() + " · x tear down", False))
@@ -147,6 +147,7 @@ class InventoryScreen(Screen[None]):
         # The last check or repair of each array from the kernel log, read once per complete scan of a live
         # system (journalctl takes too long for every highlight); None until read.
         self._scrubs: Mapping[str, LastScrub] | None = None
+        self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -259,8 +260,6 @@ class InventoryScreen(Screen[None]):
         if not pending:
             self.scanning = False
             self.scan_error = None
-            if inventory.arrays and SystemRoot(self.root).is_live:
-                self.read_scrubs()
         self._pending = pending
         self.inventory = inventory
 
@@ -376,6 +375,10 @@ class InventoryScreen(Screen[None]):
         array = inventory.array(key)
         if array is None:
             return None
+        if self._scrubs_read_for is not inventory and not self._pending and SystemRoot(self.root).is_live:
+            # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
+            self._scrubs_read_for = inventory
+            self.read_scrubs()
         return f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array, self._scrubs))
 
     # -- SMART of the disk shown ------------------------------------------------------------------
