@@ -145,6 +145,38 @@ async def test_alerts_refuse_an_address_that_would_add_words_to_mdadm_conf(
     assert (host / "etc/mdadm/mdadm.conf").read_text() == "HOMEHOST <system>\n"
 
 
+async def test_alerts_write_the_conf_start_the_monitor_then_show_the_test_alert(
+    make_app: MakeApp, tree_inventory: Inventory, host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.command import CommandResult
+
+    started: list[tuple[tuple[str, ...], ...]] = []
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr("mdtui.keep.alerts.start_monitor", lambda plan, **kw: started.append(plan.start))
+
+    def fake_mdadm(argv: list[str], **kw: object) -> CommandResult:
+        ran.append(tuple(argv))
+        return CommandResult(tuple(argv), 0, "", "", 0.1)
+
+    monkeypatch.setattr("mdtui.keep.alerts.run_command", fake_mdadm)
+    app = make_app(host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, tree_inventory, "md2")
+        await pilot.press("a", *"ops@example.org", "enter")
+        await handled(pilot)
+        assert started == [] and ran == []  # nothing before the typed confirmation
+        await pilot.press(*"alerts", "enter")
+        await handled(pilot)
+        shown = app.screen
+        assert isinstance(shown, DetailScreen)
+        text = plain(shown._body)
+        assert "wrote /etc/mdadm/mdadm.conf" in text
+        assert "test alert: mdadm --monitor --scan --oneshot --test exited 0" in text
+        assert "mail to ops@example.org could not leave: no sendmail here" in text  # the tree has no sendmail
+    assert "MAILADDR ops@example.org" in (host / "etc/mdadm/mdadm.conf").read_text()
+    assert started and ran == [("mdadm", "--monitor", "--scan", "--oneshot", "--test")]
+
+
 async def test_scrub_starts_a_check_and_asks_before_a_repair(
     make_app: MakeApp, tree_inventory: Inventory, host: Path
 ) -> None:
@@ -223,3 +255,38 @@ async def test_repair_plans_an_add_and_refuses_what_would_lose_data(
         refusal = app.screen
         assert isinstance(refusal, DetailScreen)
         assert "would leave md1 (raid1) missing 2 member(s)" in plain(refusal._body)
+
+
+async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
+    make_app: MakeApp, tree_inventory: Inventory, host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.command import CommandResult
+
+    ran: list[tuple[str, ...]] = []
+
+    def fake_run(argv: tuple[str, ...], log: object, note: str) -> CommandResult:
+        ran.append(tuple(argv))
+        return CommandResult(tuple(argv), 0, "", "", 0.1)
+
+    said: list[str] = []
+    md1 = tree_inventory.array("md1")
+    assert md1 is not None
+    big = next(d for d in tree_inventory.disks if not d.in_use and (d.size_bytes or 0) >= (md1.size_bytes or 0))
+    monkeypatch.setattr("mdtui.keep.repair._run_logged", fake_run)
+    # The copy's /dev holds links, not device nodes: the by-id path resolves to the disk as udev's would.
+    monkeypatch.setattr("mdtui.keep.repair.resolve_member", lambda system, path: big.name)
+    app = make_app(host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, tree_inventory, "md1")
+        monkeypatch.setattr(app, "notify", lambda message, **kw: said.append(message))
+        await pick(pilot, "add", disk=big.name)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        planned = next(line for line in body(dialog).splitlines() if "mdadm --manage" in line).split(". ", 1)[1]
+        await pilot.press(*"md1", "enter")  # the array's name is not the disk written: nothing runs
+        assert ran == [] and app.screen is dialog
+        dialog.query_one("#confirm-input").value = ""  # type: ignore[attr-defined]
+        await pilot.press(*big.name, "enter")
+        await handled(pilot)
+    assert [" ".join(argv) for argv in ran] == [planned.strip()], said
+    assert any("add on /dev/md1: done" in line for line in said)
