@@ -99,7 +99,8 @@ class Lifecycle(Widget):
         self.app.push_screen(DetailScreen("Refused", body))
 
     def failed(self, doing: str, exc: BaseException) -> None:
-        self.notify(failure_reason(doing.capitalize(), exc), title=f"{doing} failed", severity="error", timeout=15)
+        sentence = doing[:1].upper() + doing[1:]  # capitalize() would lower-case the rest (MAILADDR, a path)
+        self.notify(failure_reason(sentence, exc), title=f"{sentence} failed", severity="error", timeout=15)
 
     def confirm(self, title: str, body: RenderableType, phrase: str, label: str, then: Callable[[], None]) -> None:
         from mdtui.ui.dialogs.confirm import ConfirmScreen
