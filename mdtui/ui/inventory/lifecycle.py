@@ -5,7 +5,7 @@ and refused on a captured tree (refused_on_tree)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -21,6 +21,10 @@ from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette
 
 if TYPE_CHECKING:
+    from mdtui.keep.alerts import AlertsPlan
+    from mdtui.keep.persist import PersistPlan
+    from mdtui.keep.repair import RepairPlan
+    from mdtui.keep.scrub import ScrubPlan
     from mdtui.ui.inventory.lifecycle_forms import RepairChoice
 
 # The forms, the planners and the dialogs are imported when first used: the first screen needs none of them.
@@ -133,18 +137,18 @@ class Lifecycle(Widget):
 
         mail, program = (None, to) if to.startswith("/") else (to, None)
 
-        def plan() -> tuple[Any, list[str]]:
+        def plan() -> tuple[AlertsPlan, list[str]]:
             return plan_alerts(self.system, mail=mail, program=program), read_alerts(self.system).lines
 
         self.background("planning the alerts", plan, self._alerts_planned)
 
-    def _alerts_planned(self, planned: tuple[Any, list[str]]) -> None:
+    def _alerts_planned(self, planned: tuple[AlertsPlan, list[str]]) -> None:
         plan, now = planned
         body = plan_body(["Now:", *("  " + line for line in now), "", *plan.describe()], self._palette())
         verb = f"write {plan.edit.path} and (re)start the monitor" if plan.edit.changed else "(re)start the monitor"
         self.confirm(f"Alerts: {verb}", body, "alerts", "Set", lambda: self._alerts_run(plan))
 
-    def _alerts_run(self, plan: Any) -> None:
+    def _alerts_run(self, plan: AlertsPlan) -> None:
         from mdtui.keep.alerts import read_alerts, send_test, start_monitor, write_alerts_conf
 
         def run() -> list[str]:
@@ -175,7 +179,7 @@ class Lifecycle(Widget):
             self._persist_planned,
         )
 
-    def _persist_planned(self, plan: Any) -> None:
+    def _persist_planned(self, plan: PersistPlan) -> None:
         from mdtui.keep.persist import describe_persist, write_conf
 
         token = plan.device.removeprefix("/dev/")
@@ -193,7 +197,7 @@ class Lifecycle(Widget):
 
         self.confirm(f"Persist {token}: write {plan.edit.path}", body, token, "Write", write)
 
-    def _persist_initramfs(self, plan: Any, body: RenderableType | None) -> None:
+    def _persist_initramfs(self, plan: PersistPlan, body: RenderableType | None) -> None:
         from mdtui.keep.persist import refresh_initramfs
 
         token = plan.device.removeprefix("/dev/")
@@ -213,7 +217,7 @@ class Lifecycle(Widget):
 
         self.confirm(f"Persist {token}: run {argv}", Group(body, Text(""), Text(argv, style="bold")), token, "Run", run)
 
-    def _persist_done(self, plan: Any, seconds: float) -> None:
+    def _persist_done(self, plan: PersistPlan, seconds: float) -> None:
         self.notify(f"{plan.initramfs_argv[0]} finished in {seconds:.0f} s; {plan.device} will assemble at boot")
         self._done()
 
@@ -248,7 +252,7 @@ class Lifecycle(Widget):
             title = f"Repair mismatches on {array.name}"
             self.confirm(title, body, array.name, "Repair", lambda: self._scrub_start(plan))
 
-    def _scrub_start(self, plan: Any) -> None:
+    def _scrub_start(self, plan: ScrubPlan) -> None:
         from mdtui.keep.scrub import start_scrub
 
         self.background(
@@ -257,7 +261,7 @@ class Lifecycle(Widget):
             lambda _none: self._scrub_started(plan),
         )
 
-    def _scrub_started(self, plan: Any) -> None:
+    def _scrub_started(self, plan: ScrubPlan) -> None:
         self.notify(f"{plan.action} of {plan.array} started; w watches it, mismatch_cnt shows here when it ends")
         self._done()
 
@@ -282,7 +286,7 @@ class Lifecycle(Widget):
         system = self.system
         disk = inventory.disk(choice.disk) if choice.disk else None
 
-        def plan() -> Any:
+        def plan() -> RepairPlan:
             kib = system.read_int(f"/sys/block/{array.name}/md/component_size")
             return plan_repair(
                 array,
@@ -295,12 +299,14 @@ class Lifecycle(Widget):
 
         self.background(f"planning the {choice.action} on {array.dev_path}", plan, self._repair_planned)
 
-    def _repair_planned(self, plan: Any) -> None:
+    def _repair_planned(self, plan: RepairPlan) -> None:
         from mdtui.keep.repair import describe_repair, execute_repair
 
         array = plan.array.removeprefix("/dev/")
-        token = plan.disk.name if plan.disk is not None and plan.action != "re-add" else array
-        title = f"{plan.action} on {plan.array}" + (f", overwriting {plan.disk.name}" if token != array else "")
+        # As the CLI asks: the disk overwritten is typed, or the array when nothing is overwritten.
+        written = plan.disk.name if plan.disk is not None and plan.action != "re-add" else None
+        token = written or array
+        title = f"{plan.action} on {plan.array}" + (f", overwriting {written}" if written else "")
 
         def run() -> None:
             self.background(
@@ -311,7 +317,7 @@ class Lifecycle(Widget):
 
         self.confirm(title, plan_body(describe_repair(plan), self._palette()), token, "Run", run)
 
-    def _repair_done(self, plan: Any) -> None:
+    def _repair_done(self, plan: RepairPlan) -> None:
         follow = "; md recovers onto it now: w watches it" if plan.follows_recovery else ""
         self.notify(f"{plan.action} on {plan.array}: done{follow}")
         self._done()
