@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import RenderableType
@@ -28,11 +28,13 @@ from mdtui.ui.common.messages import (
     ScanFailed,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.inventory.lifecycle import Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
+    from mdtui.keep.schedule import LastScrub
     from mdtui.ui.create.screen import Created
 
 # The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
@@ -40,19 +42,28 @@ if TYPE_CHECKING:
 # smartctl are imported when first used: the first screen needs none of them.
 
 Pane = Literal["disks", "arrays"]
+# Actions on the highlighted array, offered in the footer only while one is.
+ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair")
 
 
-def keep_rows(root: str, array: MdArray) -> list[tuple[str, str, bool]]:
-    """Boot, monitor and check rows for the array detail; nothing when they cannot be read, or for a captured
-    tree (which holds no mdadm.conf)."""
+def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None = None) -> list[tuple[str, str, bool]]:
+    """The array's lifecycle line (persisted · monitored · last scrub · metrics), the keys that keep it, and a
+    live system's failed members; nothing for what cannot be read."""
+    from mdtui.keep.health import array_health
+    from mdtui.keep.summary import lifecycle
+    from mdtui.ui.inventory.lifecycle import keys_line
+
+    system = SystemRoot(root)
+    rows: list[tuple[str, str, bool]] = []
     try:
-        if not SystemRoot(root).is_live:
-            return []
-        from mdtui.keep.summary import keep_lines
-
-        return [(line.label, line.text, line.problem) for line in keep_lines(SystemRoot(root), array)]
+        rows.append(("Kept", lifecycle(system, array, scrubs=scrubs).line, False))
+        failed = array_health(system, array).failed
+        if failed:
+            rows.append(("Failed", ", ".join(failed) + " (f repair: remove, then add a disk)", True))
     except (MdtuiError, OSError):
-        return []
+        pass
+    rows.append(("Keys", keys_line() + " · x tear down", False))
+    return rows
 
 
 def scan_steps(
@@ -92,6 +103,10 @@ class InventoryScreen(Screen[None]):
         Binding("n", "toggle_notes", "Notes"),
         Binding("c", "create", "Create"),
         Binding("x", "teardown", "Tear down"),
+        Binding("a", "alerts", "Alerts"),
+        Binding("p", "persist", "Persist"),
+        Binding("s", "scrub", "Scrub"),
+        Binding("f", "repair", "Repair"),
         Binding("w", "watch", "Watch"),
         Binding("b", "bench", "Bench"),
         Binding("k", "tune", "Knobs"),
@@ -129,6 +144,10 @@ class InventoryScreen(Screen[None]):
         self._detail_inventory: Inventory | None = None
         self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
         self._detail_title = "Detail"  # the detail pane's border title, as last set
+        # The last check or repair of each array from the kernel log, read once per complete scan of a live
+        # system (journalctl takes too long for every highlight); None until read.
+        self._scrubs: Mapping[str, LastScrub] | None = None
+        self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -144,6 +163,7 @@ class InventoryScreen(Screen[None]):
         with VerticalScroll(id="detail"):
             yield DetailBody(Text("Scanning…"), id="detail-body")
         yield Teardown(self.root, self.palette, self.action_rescan)
+        yield Lifecycle(self.root, self.palette, self.action_rescan)
         yield SmartReader(self.root, self._smart_read)
         if self._scan_ahead is None:
             yield SteadyFooter(show_command_palette=False)
@@ -312,7 +332,7 @@ class InventoryScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_notes":
             return bool(self.inventory and self.inventory.notes)
-        if action == "teardown":
+        if action in ARRAY_ACTIONS:
             # Offered only while an array is selected, so the footer stays short on the disks pane.
             return self.selected_array() is not None
         return True
@@ -353,7 +373,13 @@ class InventoryScreen(Screen[None]):
             health, pending = self.query_one(SmartReader).health_of(disk.name, inventory)
             return f"Disk {disk.name}", disk_detail(disk, palette, health, health_pending=pending)
         array = inventory.array(key)
-        return (f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array))) if array else None
+        if array is None:
+            return None
+        if self._scrubs_read_for is not inventory and not self._pending and SystemRoot(self.root).is_live:
+            # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
+            self._scrubs_read_for = inventory
+            self.read_scrubs()
+        return f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array, self._scrubs))
 
     # -- SMART of the disk shown ------------------------------------------------------------------
 
@@ -490,3 +516,42 @@ class InventoryScreen(Screen[None]):
         if array is None or not self._scanned_whole() or self.inventory is None:
             return
         self.query_one(Teardown).start(array, self.inventory)
+
+    # -- keeping the array: alerts, persist, scrub, repair (mdtui.ui.inventory.lifecycle) ------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scrubs")
+    def read_scrubs(self) -> None:
+        """Thread worker: the kernel log's last scrubs, for the lifecycle line's "last check N d ago"."""
+        from mdtui.keep.schedule import read_kernel_scrubs
+
+        try:
+            scrubs = read_kernel_scrubs(SystemRoot(self.root))
+        except (MdtuiError, OSError):
+            return
+        self.app.call_from_thread(self._scrubs_read, scrubs)
+
+    def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None) -> None:
+        self._scrubs = scrubs
+        self._detail_shown = None  # the same row, drawn again with the times
+        self._update_detail()
+
+    def action_alerts(self) -> None:
+        array = self.selected_array()
+        if array is not None:
+            self.query_one(Lifecycle).alerts(array)
+
+    def action_persist(self) -> None:
+        array = self.selected_array()
+        if array is not None:
+            self.query_one(Lifecycle).persist(array)
+
+    def action_scrub(self) -> None:
+        array = self.selected_array()
+        if array is not None:
+            self.query_one(Lifecycle).scrub(array)
+
+    def action_repair(self) -> None:
+        array = self.selected_array()
+        if array is None or not self._scanned_whole() or self.inventory is None:
+            return
+        self.query_one(Lifecycle).repair(array, self.inventory)
