@@ -17,8 +17,8 @@ from rich.text import Text
 
 from mdtui.format import duration
 from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
-from mdtui.store.export import format_metric, format_ratio, format_setting, unit_text
-from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus
+from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
+from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
 MISSING = "-"
@@ -112,6 +112,8 @@ def run_summary(run: RunRecord, palette: Palette) -> Text:
         f" · {run.preset}",
         f" · {params_text(run)}" if run.params else "",
     )
+    if run.steadiness is Steadiness.NOT_REACHED:
+        text.append(f" · {UNSTEADY_MARK} not steady: {steady_words(run)}", style=palette.warning)
     text.append("\n")
     if run.error:
         text.append(run.error, style=palette.error)
@@ -143,6 +145,14 @@ def history_cells(
     """One history row, keyed by HISTORY_COLUMNS key."""
     bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
     iops = METRICS_BY_NAME["read_iops"]
+    # A figure still moving at its step's ceiling is marked where it is shown; the summary line says why.
+    unsteady = run.steadiness is Steadiness.NOT_REACHED
+
+    def figure(text: str) -> Text:
+        if unsteady and text != MISSING:
+            return Text.assemble(text, (UNSTEADY_MARK, f"bold {palette.warning}"), justify="right")
+        return Text(text, justify="right")
+
     return {
         "mark": mark_cell(marked=marked, baseline=baseline),
         "id": Text(str(run.id), justify="right"),
@@ -151,10 +161,10 @@ def history_cells(
         "preset": Text(run.preset),
         "target": Text(shorten_left(run.target, TARGET_WIDTH) if run.target else MISSING),
         "geometry": Text(geometry_text(run)),
-        "read": Text(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s), justify="right"),
-        "write": Text(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s), justify="right"),
-        "iops": Text(format_metric(iops, total_iops(run)), justify="right"),
-        "rw": Text(read_write_text(run), justify="right"),
+        "read": figure(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s)),
+        "write": figure(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s)),
+        "iops": figure(format_metric(iops, total_iops(run))),
+        "rw": figure(read_write_text(run)),
         "label": Text(run.label, style="bold") if run.label else Text(""),
     }
 
@@ -359,7 +369,10 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
         style = verdict_style(verdict, palette)
         figure = Text(format_metric(row.metric, value), style=style)
-        cells = [run.title, figure, Text(format_ratio(ratio, verdict), style=style)]
+        shown = format_ratio(ratio, verdict)
+        if shown != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness):
+            shown += f" {UNSTEADY_MARK}"
+        cells = [run.title, figure, Text(shown, style=style)]
         table.add_row(*cells, *([BarCell(value, largest, style)] if chart else []))
     return table
 
@@ -384,6 +397,15 @@ def comparison_renderable(comparison: Comparison, metric_index: int, palette: Pa
         Text(f"Metric {index + 1} of {len(comparison.rows)} (m: next)", style="dim"),
         metric_table(comparison, chosen, palette, chart=True),
     ]
+    unsteady = [run.title for run in comparison.runs if run.steadiness is Steadiness.NOT_REACHED]
+    if unsteady:
+        parts.append(
+            Text(
+                f"{UNSTEADY_MARK} involves a figure still moving when its step hit the time ceiling "
+                f"({', '.join(unsteady)} not steady): not a ratio of sustained figures.",
+                style=palette.warning,
+            )
+        )
     others = [metric_table(comparison, row, palette) for row in comparison.rows if row is not chosen]
     if others:
         parts += [Text(""), Columns(others, padding=(1, 3))]
