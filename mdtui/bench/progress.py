@@ -136,6 +136,18 @@ class StepOutcome:
     def iops(self) -> float | None:
         return self._sum(lambda r: r.total.iops if r.total else 0.0)
 
+    @property
+    def steady_words(self) -> str:
+        """How the step ended: ", steady after 7 s", ", NOT steady at its 120 s ceiling", "" for a fixed time."""
+        outcomes = [r.total.steady for r in self.results if r.total is not None and r.total.steady is not None]
+        if not outcomes:
+            return ""
+        after = max((o.after_s for o in outcomes if o.after_s is not None), default=None)
+        seconds = f" {after:.0f} s" if after is not None else ""
+        if all(o.attained for o in outcomes):
+            return f", steady after{seconds}"
+        return f", NOT steady at its{seconds} ceiling (still moving: not the sustained figure)"
+
     def target_rates(self) -> dict[str, float]:
         """Bytes/s per job target (the members of an all-at-once step)."""
         rates: dict[str, float] = {}

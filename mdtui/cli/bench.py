@@ -177,7 +177,7 @@ class ProgressPrinter(LinePrinter):
             status = "" if outcome.status.value == "complete" else f" ({outcome.status.value})"
             self.say(
                 f"[{outcome.index + 1}/{event.count}] {step_title(outcome.step)}: "
-                f"{rate_mb_s(outcome.bytes_per_s)}, {outcome.iops or 0:,.0f} IOPS{cpu}{status}"
+                f"{rate_mb_s(outcome.bytes_per_s)}, {outcome.iops or 0:,.0f} IOPS{cpu}{outcome.steady_words}{status}"
             )
         elif isinstance(event, CheckUpdate):
             done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"

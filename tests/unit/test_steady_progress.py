@@ -7,6 +7,7 @@ value fio reports (slope and largest deviation, in percent of the window's mean)
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -14,9 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.bench.progress import StepProgress, StepUpdate, steady_note, window_movement
-from mdtui.cli.bench import step_update_line
-from mdtui.model.job import JobSpec, Progress, RwMode, SteadyState
+from mdtui.bench.progress import StepFinished, StepOutcome, StepProgress, StepUpdate, steady_note, window_movement
+from mdtui.cli.bench import ProgressPrinter, step_update_line
+from mdtui.model.job import (
+    DirectionStats,
+    JobResult,
+    JobSpec,
+    JobStats,
+    JobStatus,
+    Progress,
+    RwMode,
+    SteadyOutcome,
+    SteadyState,
+)
 from mdtui.run.jobs import Step, fio_argv
 
 MB = 1_000_000
@@ -76,3 +87,20 @@ def test_a_steady_step_shows_the_note_instead_of_a_countdown() -> None:
     update = StepProgress([Step("fixed", (fixed,))], 0).update(fixed, Progress(4.0, 0, 0, 50 * MB, 0.0, 50.0, 0.0))
     assert update is not None and update.steady_note is None
     assert step_update_line(update).endswith("4 s / 30 s  remaining 26s")
+
+
+def test_the_line_a_finished_step_leaves_says_how_it_ended() -> None:
+    job = JobSpec("w", "/dev/md0", 1 << 20, rw=RwMode.WRITE, runtime_s=120, steady=WRITES)
+
+    def finished(steady: SteadyOutcome | None) -> str:
+        stats = JobStats("w", DirectionStats(), DirectionStats(bytes_per_s=900 * MB, iops=900.0), steady=steady)
+        result = JobResult(job, JobStatus.COMPLETE, (), 0, 120.0, total=stats)
+        outcome = StepOutcome(0, Step("seq write", (job,)), (result,), JobStatus.COMPLETE, 0.0, 120.0)
+        out = io.StringIO()
+        ProgressPrinter(out, live=False)(StepFinished(outcome, 1))
+        return out.getvalue()
+
+    assert finished(SteadyOutcome(True, "bw_slope:1.000000%", "0.2%", 41.0)).endswith("IOPS, steady after 41 s\n")
+    unsteady = finished(SteadyOutcome(False, "bw_slope:1.000000%", "-3.1%", 120.0))
+    assert unsteady.endswith("IOPS, NOT steady at its 120 s ceiling (still moving: not the sustained figure)\n")
+    assert finished(None).endswith("900 IOPS\n")  # a fixed-time step says nothing of steadiness
