@@ -276,17 +276,19 @@ def comparison_markdown(comparison: Comparison) -> str:
     for run in comparison.candidates:
         headers += [run.title, f"vs {base.title}"]
     rows = []
+    marked = False
     for row in comparison.rows:
         cells = [row.metric.label, format_metric(row.metric, row.baseline)]
         for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
             text = format_ratio(ratio, verdict)
             if text != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness):
                 text += f" {UNSTEADY_MARK}"
+                marked = True
             cells += [format_metric(row.metric, value), text]
         rows.append(cells)
     parts.append(markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)))
     unsteady = _unsteady_titles(comparison.runs)
-    if unsteady:
+    if marked:
         parts += [
             "",
             f"{UNSTEADY_MARK} involves a figure that was still moving when its step hit the time ceiling "

@@ -53,10 +53,12 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, int
     unsteady = JobSpec("seq-write", str(target), 64 << 10, rw=RwMode.WRITE, runtime_s=6,
                        steady=SteadyState("bw", "deviation", 0.1, window_s=2, ramp_s=1))  # fmt: skip
     fixed = JobSpec("fixed-read", str(target), 64 << 10, runtime_s=1)
+    fixed_write = JobSpec("fixed-write", str(target), 64 << 10, rw=RwMode.WRITE, runtime_s=1)
     outputs = {
         "steady": (steady, _fio(directory, steady, "--rate=16m")),
         "unsteady": (unsteady, _fio(directory, unsteady, "--rate=16m", "--thinktime=400000", "--thinktime_blocks=32")),
         "fixed": (fixed, _fio(directory, fixed)),
+        "fixed write": (fixed_write, _fio(directory, fixed_write, "--rate=8m")),
     }
     db = str(directory / "runs.db")
     ids = {}
@@ -103,8 +105,8 @@ def test_results_list_has_a_steady_column_and_its_legend(
     lines = _cli(capsys, "results", "list", "--db", db).splitlines()
     assert "STEADY" in lines[0].split()
     column = lines[0].index("STEADY")
-    cells = {int(line.split()[0]): line[column:].split()[0] for line in lines[1:4]}
-    assert cells == {ids["steady"]: "yes", ids["unsteady"]: "NO", ids["fixed"]: "fixed"}
+    cells = {int(line.split()[0]): line[column:].split()[0] for line in lines[1:5]}
+    assert cells == {ids["steady"]: "yes", ids["unsteady"]: "NO", ids["fixed"]: "fixed", ids["fixed write"]: "fixed"}
     assert lines[-1].startswith("steady: yes = fio judged") and "fixed = a fixed-time step, not judged" in lines[-1]
 
 
@@ -134,11 +136,15 @@ def test_a_ratio_with_an_unsteady_figure_says_so(
     stored: tuple[str, dict[str, int]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     db, ids = stored
-    steady, unsteady, fixed = (str(ids[name]) for name in ("steady", "unsteady", "fixed"))
+    steady, unsteady, fixed, written = (str(ids[name]) for name in ("steady", "unsteady", "fixed", "fixed write"))
     clean = _cli(capsys, "results", "compare", steady, fixed, "--db", db)
     assert "~" not in clean and "still moving" not in clean  # fixed time is not unsteady
-    marked = _cli(capsys, "results", "compare", steady, unsteady, fixed, "--metric", "read_bw_bytes_per_s",
-                  "--metric", "write_bw_bytes_per_s", "--db", db)  # fmt: skip
+    # The unsteady write beside reads has no ratio to mark, and so no footnote either.
+    assert "~" not in _cli(capsys, "results", "compare", steady, unsteady, "--metric", "read_bw_bytes_per_s",
+                           "--metric", "write_bw_bytes_per_s", "--db", db)  # fmt: skip
+    marked = _cli(capsys, "results", "compare", written, unsteady, "--metric", "write_bw_bytes_per_s", "--db", db)
+    write_row = next(line for line in marked.splitlines() if line.startswith("| Write MB/s"))
+    assert write_row.rstrip(" |").endswith("~")
     assert f"#{unsteady} not steady" in marked and "not a ratio of sustained figures" in marked
     document = json.loads(_cli(capsys, "results", "compare", steady, unsteady, fixed, "--json", "--db", db))
     flags = {c["run"]: c["unsteady"] for metric in document["metrics"] for c in metric["candidates"]}

@@ -398,7 +398,13 @@ def comparison_renderable(comparison: Comparison, metric_index: int, palette: Pa
         metric_table(comparison, chosen, palette, chart=True),
     ]
     unsteady = [run.title for run in comparison.runs if run.steadiness is Steadiness.NOT_REACHED]
-    if unsteady:
+    # Said only when a ratio shown carries the mark (an unsteady write beside a read has no ratio to mark).
+    marked = any(
+        format_ratio(ratio, verdict) != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness)
+        for row in comparison.rows
+        for run, ratio, verdict in zip(comparison.candidates, row.ratios, row.verdicts, strict=True)
+    )
+    if marked:
         parts.append(
             Text(
                 f"{UNSTEADY_MARK} involves a figure still moving when its step hit the time ceiling "
