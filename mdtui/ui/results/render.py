@@ -105,15 +105,16 @@ def params_text(run: RunRecord) -> str:
 
 def run_summary(run: RunRecord, palette: Palette) -> Text:
     """Two lines about the highlighted run: what the narrow table leaves out, and its note or error."""
+    # Right after the title: a narrow terminal cuts the rest, and this changes what every figure means.
+    unsteady = run.steadiness is Steadiness.NOT_REACHED
     text = Text.assemble(
         (run.title, "bold"),
+        (f"  {UNSTEADY_MARK} not steady: {steady_words(run)}" if unsteady else "", f"bold {palette.warning}"),
         f"  {when_text(run.started_at)}",
         f" ({duration(run.duration_s)})" if run.duration_s is not None else "",
         f" · {run.preset}",
         f" · {params_text(run)}" if run.params else "",
     )
-    if run.steadiness is Steadiness.NOT_REACHED:
-        text.append(f" · {UNSTEADY_MARK} not steady: {steady_words(run)}", style=palette.warning)
     text.append("\n")
     if run.error:
         text.append(run.error, style=palette.error)
