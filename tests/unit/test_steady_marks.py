@@ -2,7 +2,8 @@
 
 The runs are stored from real fio output on a file in tmp: a read held to a steady rate (fio judges it steady
 after a few seconds), a write whose rate alternates every second (it runs to its ceiling unsteady), and a
-fixed-time read with no criterion (never judged). Each listing, compare and export must keep the three apart:
+fixed-time read and write with no criterion (never judged), and a write replayed from a timed I/O log at a
+rate falling each second (a write cache filling). Each listing, compare and export must keep the three apart:
 "not judged" is never stored or shown as unsteady.
 """
 
@@ -23,7 +24,7 @@ from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.steady import _movement
 from mdtui.cli.main import main
-from mdtui.model.job import JobSpec, RwMode, SteadyOutcome, SteadyState
+from mdtui.model.job import JobSpec, RwMode, SteadyState
 from mdtui.run.fio import parse_fio_output
 from mdtui.run.jobs import fio_argv
 from mdtui.run.record import job_params
@@ -169,22 +170,50 @@ def test_the_advisor_says_what_an_unsteady_write_means_with_its_evidence(stored:
     assert "upper bound" in finding.what_to_do
 
 
-def test_a_falling_slope_is_a_cache_filling_and_a_read_gets_its_own_word(stored: tuple[str, dict[str, int]]) -> None:
+def _falling_write(directory: Path) -> str:
+    """Real fio writing at a rate that falls each second (40, 37, 34 ... 64 KiB writes a second), replayed from
+    a timed I/O log (fio's iolog version 3): a drive's write cache filling, as fio's slope criterion sees it."""
+    target = directory / "falling.bin"
+    target.write_bytes(b"\0" * (8 << 20))
+    lines = ["fio version 3 iolog", f"0 {target} add", f"0 {target} open"]
+    offset = 0
+    for second in range(10):
+        count = 40 - 3 * second
+        for index in range(count):
+            # fio 3.33 reads these timestamps as microseconds.
+            lines.append(f"{(second * 1000 + index * 1000 // count) * 1000} {target} write {offset % (8 << 20)} 65536")
+            offset += 65536
+    lines.append(f"{10_000_000} {target} close")
+    log = directory / "falling.log"
+    log.write_text("\n".join(lines) + "\n")
+    argv = ["fio", "--name=falling", f"--read_iolog={log}", "--ioengine=psync", "--steadystate=bw_slope:1%",
+            "--steadystate_duration=4", "--steadystate_ramp_time=1", "--output-format=json"]  # fmt: skip
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True, cwd=directory).stdout
+
+
+def test_a_write_still_falling_is_a_cache_filling_and_a_read_gets_its_own_word(tmp_path: Path) -> None:
     assert _movement("bw_slope:1.000000%", "-3.5%") == "falling"
     assert _movement("bw_slope:1.000000%", "2.1%") == "rising"
     assert _movement("bw:1.000000%", "-3.5%") == "moving"
-    db, ids = stored
-    with ResultsStore(db) as store:
-        runs = {run.id: run for run in store.list_runs()}
-    write = runs[ids["unsteady"]]
-    # The same stored write, as a slope that was still falling: the cache sentence of the issue.
-    falling = replace(write, listed_steady=SteadyOutcome(False, "iops_slope:1.000000%", "-4.2%", 120.0))
-    (finding,) = [f for f in advise(AdviceInput(runs=(falling,))) if f.id.startswith("unsteady")]
-    assert "writes still falling after 120 s" in finding.title
+    raw = parse_fio_output(_falling_write(tmp_path)).final_raw
+    assert raw is not None
+    (job,) = json.loads(raw)["jobs"]
+    if not job.get("steadystate", {}).get("criterion", "").startswith("-"):
+        pytest.skip("this fio does not replay a timed I/O log (iolog version 3 needs fio 3.31 or later)")
+    moment = datetime(2026, 11, 27, 2, tzinfo=UTC)
+    with ResultsStore(tmp_path / "runs.db", create=True) as store:
+        setup = RunSetup("disk-mark", {"rw": "write", "steady": "bw_slope:1%", "step": "SEQ write"}, "/dev/md8")
+        metrics = Metrics(write_bw_bytes_per_s=number(job["write"]["bw_bytes"]))
+        store.add_run(setup, status=RunStatus.COMPLETE, started_at=moment, ended_at=moment, metrics=metrics,
+                      fio_json=raw)  # fmt: skip
+        (write,) = store.list_runs()
+    (finding,) = [f for f in advise(AdviceInput(runs=(write,))) if f.id.startswith("unsteady")]
+    assert finding.title.startswith("md8: writes still falling after 1")  # the log's 10 s, give or take
     assert "the drive's cache is absorbing them; the steady figure is lower" in finding.title
+    assert {e.label: e.value for e in finding.evidence}["criterion"] == "bw_slope:1.000000%"
     read = replace(write, params={**write.params, "rw": "read"})
     (finding,) = [f for f in advise(AdviceInput(runs=(read,))) if f.id.startswith("unsteady")]
-    assert finding.id == "unsteady-read:md9" and "reads still moving" in finding.title
+    assert finding.id == "unsteady-read:md8" and "reads still falling" in finding.title
 
 
 def test_several_documents_of_one_step_are_steady_only_when_every_job_was() -> None:
