@@ -132,6 +132,9 @@ def test_results_list_has_a_steady_column_and_its_legend(
     cells = {int(line.split()[0]): line[column:].split()[0] for line in lines[1:5]}
     assert cells == {ids["steady"]: "yes", ids["unsteady"]: "NO", ids["fixed"]: "fixed", ids["fixed write"]: "fixed"}
     assert lines[-1].startswith("steady: yes = fio judged") and "fixed = a fixed-time step, not judged" in lines[-1]
+    listed = json.loads(_cli(capsys, "results", "list", "--json", "--db", db))["runs"]
+    states = {run["id"]: run["steady"]["state"] for run in listed}
+    assert states[ids["unsteady"]] == "not reached" and states[ids["fixed"]] == "not judged"
 
 
 def test_exports_say_reached_not_reached_or_not_judged_never_false(
