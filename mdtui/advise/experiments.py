@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mdtui.advise.governor import governor_label, governor_switched, read_governors
+from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.disk import Disk
@@ -142,15 +143,22 @@ def parallelism_sweep(
     numjobs: Sequence[int] = PARALLELISM_NUMJOBS,
     runtime_s: int | None = None,
     cancel: threading.Event | None = None,
+    store: ResultsStore | None = None,
+    full_sweep: bool = False,
 ) -> ExperimentResult:
     """The read of finding 1 (4 MiB, iodepth 12) with 1, 4, 16 and 64 jobs: where the md device saturates.
 
-    Read-only. Finding 1 is in docs/findings.md.
+    Read-only. Finding 1 is in docs/findings.md. With ``store`` (and not ``full_sweep``) it stops early by
+    sweep_stop's rule, judged by read MB/s.
     """
     runtime = runtime_s or (PARALLELISM_QUICK_RUNTIME_S if quick else PARALLELISM_RUNTIME_S)
     done: list[ExperimentRun] = []
-    for jobs in numjobs:
+    notes: list[str] = []
+    for position, jobs in enumerate(numjobs):
         _check_cancel(cancel, done)
+        if store is not None and not full_sweep and (reason := _stop(store, done, "read_bw_bytes_per_s")):
+            notes += [reason, skipped_note([f"numjobs {n}" for n in numjobs[position:]])]
+            break
         label = f"numjobs {jobs}"
         options = {
             "block_size_bytes": PARALLELISM_BLOCK,
@@ -159,7 +167,11 @@ def parallelism_sweep(
             "runtime_s": runtime,
         }
         done.append(ExperimentRun(label, _run(run_preset, "custom", target, quick, label, options)))
-    return ExperimentResult("parallelism-sweep", tuple(done))
+    return ExperimentResult("parallelism-sweep", tuple(done), tuple(notes))
+
+
+def _stop(store: ResultsStore, done: Sequence[ExperimentRun], metric: str) -> str | None:
+    return sweep_stop(store, [(run.label, run.run_ids) for run in done], metric)
 
 
 # --- arrays made for one measurement -----------------------------------------------------------------
@@ -271,10 +283,11 @@ def chunk_sweep(
     tools: ArrayTools | None = None,
     metric: str = "read_bw_bytes_per_s",
     cancel: threading.Event | None = None,
+    full_sweep: bool = False,
     **options: Any,
 ) -> ExperimentResult:
     """The sweep of finding 5 (docs/findings.md): the preset on one raw member, then per chunk create, measure,
-    tear down.
+    tear down; it stops early by sweep_stop's rule on ``metric`` unless ``full_sweep``.
 
     Every plan is made (and so validated) before anything runs. The table is each array's figure ÷ (the
     raw member's × data disks), as finding 5 normalised it. With a preset that writes, the runner must
@@ -296,8 +309,13 @@ def chunk_sweep(
     baseline = _run(run_preset, preset_key, members[0].dev_path, quick, baseline_label, options)
     done.append(ExperimentRun(baseline_label, baseline))
     data_disks: dict[int, float] = {}
-    for chunk, plan in zip(chunks_kib, plans, strict=True):
+    notes: list[str] = []
+    for position, (chunk, plan) in enumerate(zip(chunks_kib, plans, strict=True)):
         _check_cancel(cancel, done)
+        # The raw member is the baseline, not a point of the sweep.
+        if not full_sweep and (reason := _stop(store, done[1:], metric)):
+            notes += [reason, skipped_note([f"{raid.name} chunk {c} KiB" for c in chunks_kib[position:]])]
+            break
         label = f"{raid.name} chunk {chunk} KiB"
         with temporary_array(plan, tools, confirmed=True, purpose="chunk sweep", db=store.path):
             run_ids = _run(run_preset, preset_key, device, quick, label, options)
@@ -307,7 +325,7 @@ def chunk_sweep(
     # Finding 5 (docs/findings.md) divided every figure by the raw disk's first reading (offset 0, one reader).
     raw_disk = store.get_run(done[0].run_ids[0])
     table = normalise(runs, raw_disk, metric=metric, data_disks_by_run=data_disks)
-    return ExperimentResult("chunk-sweep", tuple(done), normalised=table)
+    return ExperimentResult("chunk-sweep", tuple(done), tuple(notes), normalised=table)
 
 
 # --- level comparison --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdtui.advise.experiments import ExperimentResult, ExperimentRun, RunPreset, _check_cancel, _run
+from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.errors import PlanError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
@@ -118,6 +119,13 @@ def summarise(
     return lines
 
 
+def _stop(store: ResultsStore, done: Sequence[ExperimentRun]) -> str | None:
+    """The rule on the figure summarise judges by: the first of SWEEP_METRICS the first point measured."""
+    first = store.get_runs(list(done[0].run_ids))
+    metric = next((m for m in SWEEP_METRICS if _figure(first, m) is not None), None)
+    return None if metric is None else sweep_stop(store, [(run.label, run.run_ids) for run in done], metric)
+
+
 def knob_sweep(
     run_preset: RunPreset,
     array: MdArray,
@@ -131,9 +139,12 @@ def knob_sweep(
     quick: bool = False,
     cancel: threading.Event | None = None,
     changer: KnobChanger | None = None,
+    full_sweep: bool = False,
     **options: Any,
 ) -> ExperimentResult:
     """Set ``knob`` to each value in turn, run the preset on the array, and put every original back.
+
+    Unless ``full_sweep``, it stops early by sweep_stop's rule on the figure the summary judges by.
 
     Values are checked before the first write. The originals are restored when the sweep ends for any
     reason; the notes say what each value read back as, the summary and what was restored.
@@ -143,9 +154,13 @@ def knob_sweep(
     changer = changer or KnobChanger(root, purpose=f"a knob sweep of {knob.name} on {array.name}")
     points: list[SweepPoint] = []
     done: list[ExperimentRun] = []
+    stopped: list[str] = []
     try:
-        for value in checked:
+        for position, value in enumerate(checked):
             _check_cancel(cancel, done)
+            if not full_sweep and done and (reason := _stop(store, done)):
+                stopped = [reason, skipped_note([f"{knob.name}={v}" for v in checked[position:]])]
+                break
             read_back = tuple(
                 changer.set(knob, device, value, array=array.name, array_uuid=array.uuid or "") for device in devices
             )
@@ -155,6 +170,6 @@ def knob_sweep(
             points.append(SweepPoint(value, read_back, run_ids))
     finally:
         restored = changer.restore()
-    notes = summarise(knob, array, points, store, inventory)
+    notes = summarise(knob, array, points, store, inventory) + stopped
     notes += [item.text if not item.ok else f"restored: {item.text}" for item in restored]
     return ExperimentResult(KNOB_SWEEP, tuple(done), tuple(notes))

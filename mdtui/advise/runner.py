@@ -40,6 +40,7 @@ class BenchRunner:
         cancel: threading.Event | None = None,
         on_event: EventCallback | None = None,
         sample_interval_s: float | None = 1.0,
+        fixed_time: bool = False,
     ) -> None:
         self.store = store
         self.root = root or SystemRoot("/")
@@ -48,6 +49,7 @@ class BenchRunner:
         self.cancel = cancel
         self.on_event = on_event
         self.sample_interval_s = sample_interval_s
+        self.fixed_time = fixed_time  # every step its whole runtime, as `mdtui bench --fixed-time`
 
     def plan(self, preset_key: str, target: str, *, quick: bool, label: str = "", **options: Any) -> BenchPlan:
         members = tuple(options.pop("members", ()))
@@ -56,7 +58,15 @@ class BenchRunner:
         except TypeError as exc:
             raise PlanError(f"{preset_key}: unknown job option ({exc})") from None
         # The label is stored from the start, so a run cut short (a kill) is named by its experiment point.
-        request = BenchRequest(preset_key, target, quick=quick, members=members, options=job_options, label=label)
+        request = BenchRequest(
+            preset_key,
+            target,
+            quick=quick,
+            members=members,
+            options=job_options,
+            label=label,
+            fixed_time=self.fixed_time,
+        )
         return plan_bench(request, scan(self.root, privileged=self.privileged), self.root)
 
     def __call__(self, preset_key: str, target: str, *, quick: bool, label: str, **options: Any) -> tuple[int, ...]:

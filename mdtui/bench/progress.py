@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mdtui.bench.check import CheckUpdate
 from mdtui.bench.plan import step_bytes, step_runtime_s
-from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress, SummedRates
+from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress, SteadyState, SummedRates
 from mdtui.run.jobs import (
     Step,
 )
@@ -37,8 +39,56 @@ class StepUpdate(SummedRates):
     write_bytes_per_s: float
     read_iops: float
     write_iops: float
-    step_remaining_s: float | None
-    remaining_s: float | None  # all remaining steps (the check pass not included)
+    step_remaining_s: float | None  # to the step's ceiling when it ends on steady state
+    remaining_s: float | None  # all remaining steps (the check pass not included); at most, with steady steps
+    steady_note: str | None = None  # "steady in ~4 s ..." for a step that ends once steady (steady_note())
+
+
+def window_movement(steady: SteadyState, values: Sequence[float]) -> float | None:
+    """How far a window of once-a-second figures moved by fio's criterion, in percent of the window's mean:
+    the least-squares slope per second for "slope", the largest deviation from the mean for "deviation".
+    None without a whole window or with a mean of zero."""
+    window = list(values[-steady.window_s :])
+    if len(window) < steady.window_s or len(window) < 2:
+        return None
+    mean = statistics.fmean(window)
+    if mean <= 0:
+        return None
+    if steady.kind == "deviation":
+        return 100 * max(abs(value - mean) for value in window) / mean
+    xs = range(len(window))
+    x_mean = statistics.fmean(xs)
+    slope = sum((x - x_mean) * (y - mean) for x, y in zip(xs, window, strict=True)) / sum((x - x_mean) ** 2 for x in xs)
+    return 100 * slope / mean
+
+
+def steady_note(steady: SteadyState, elapsed_s: float, ceiling_s: float, values: Sequence[float]) -> str:
+    """What a step that ends once steady shows in place of a countdown to a fixed end.
+
+    ``values`` are the step's figures (fio's metric: bytes/s or IOPS) once a second after its ramp. Before a
+    whole window fio cannot judge: the earliest end is ramp + window. Then the same test fio applies says
+    whether the last window would pass now (fio ends the step at its next check, about a second later) or by
+    how much it still moves.
+    """
+    ceiling = f"ceiling {ceiling_s:.0f} s"
+    if elapsed_s < steady.floor_s:
+        return f"steady in ~{math.ceil(steady.floor_s - elapsed_s)} s if it holds, {ceiling}"
+    movement = window_movement(steady, values)
+    if movement is None:
+        return f"judging steady state, {ceiling}"
+    how = "slope" if steady.kind == "slope" else "deviation"
+    if abs(movement) <= steady.limit_percent:
+        return f"steady in ~1 s ({how} {movement:+.1f}% within {steady.limit_percent:g}%), {ceiling}"
+    return (
+        f"judging steady state: last {steady.window_s} s {how} {movement:+.1f}% (needs {steady.limit_percent:g}%), "
+        f"{ceiling}, {max(0.0, ceiling_s - elapsed_s):.0f} s left"
+    )
+
+
+def step_steady(step: Step) -> SteadyState | None:
+    """The step's criterion when every job of it ends on the same one, else None (a fixed-time step)."""
+    criteria = {job.steady for job in step.jobs}
+    return criteria.pop() if len(criteria) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -85,6 +135,18 @@ class StepOutcome:
     @property
     def iops(self) -> float | None:
         return self._sum(lambda r: r.total.iops if r.total else 0.0)
+
+    @property
+    def steady_words(self) -> str:
+        """How the step ended: ", steady after 7 s", ", NOT steady at its 120 s ceiling", "" for a fixed time."""
+        outcomes = [r.total.steady for r in self.results if r.total is not None and r.total.steady is not None]
+        if not outcomes:
+            return ""
+        after = max((o.after_s for o in outcomes if o.after_s is not None), default=None)
+        seconds = f" {after:.0f} s" if after is not None else ""
+        if all(o.attained for o in outcomes):
+            return f", steady after{seconds}"
+        return f", NOT steady at its{seconds} ceiling (still moving: not the sustained figure)"
 
     def target_rates(self) -> dict[str, float]:
         """Bytes/s per job target (the members of an all-at-once step)."""
@@ -138,6 +200,7 @@ class StepProgress:
         self._latest: dict[str, Progress] = {}
         self._counts: dict[str, int] = {}
         self._emitted_at = 0.0
+        self._figures: list[float] = []  # the criterion's figure once a round, after the ramp
 
     def update(self, spec: JobSpec, progress: Progress) -> StepUpdate | None:
         """The step's state after this report, once per round of reports from all of its jobs.
@@ -164,6 +227,14 @@ class StepProgress:
         for later in self.steps[self.index + 1 :]:
             seconds = self.expected_s(later)
             remaining = None if remaining is None or seconds is None else remaining + seconds
+        steady = step_steady(step)
+        note = None
+        runtime = step_runtime_s(step)
+        if steady is not None and runtime is not None:
+            if elapsed > steady.ramp_s:
+                rates = (read_rate + write_rate) if steady.metric == "bw" else sum(p.iops for p in latest)
+                self._figures.append(rates)
+            note = steady_note(steady, elapsed, runtime, self._figures)
         return StepUpdate(
             index=self.index,
             count=len(self.steps),
@@ -175,6 +246,7 @@ class StepProgress:
             write_iops=sum(p.write_iops for p in latest),
             step_remaining_s=step_remaining,
             remaining_s=remaining,
+            steady_note=note,
         )
 
     def _step_remaining(self, step: Step, elapsed: float, done_bytes: int) -> float | None:

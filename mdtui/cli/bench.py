@@ -147,6 +147,21 @@ def request_from_args(args: argparse.Namespace) -> BenchRequest:
     )
 
 
+def step_update_line(event: StepUpdate) -> str:
+    """The status line of a running step: its rates, then how it ends (steady in ~N s, or a countdown)."""
+    if event.steady_note is not None:
+        # A step that ends once steady has no fixed end: its ceiling bounds it, and the whole run.
+        ends = f"  {event.steady_note}"
+        remaining = f"  run at most {duration(event.remaining_s)}" if event.remaining_s is not None else ""
+    else:
+        ends = f" / {event.elapsed_s + event.step_remaining_s:.0f} s" if event.step_remaining_s else ""
+        remaining = f"  remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
+    return (
+        f"[{event.index + 1}/{event.count}] {event.label}  {rate_mb_s(event.bytes_per_s)}  "
+        f"{event.iops:,.0f} IOPS  {event.elapsed_s:.0f} s{ends}{remaining}"
+    )
+
+
 class ProgressPrinter(LinePrinter):
     """Benchmark progress: the running step on the status line, and a line per finished step everywhere."""
 
@@ -155,19 +170,14 @@ class ProgressPrinter(LinePrinter):
             expected = f", {event.expected_s:.0f} s" if event.expected_s else ""
             self.live_line(f"[{event.index + 1}/{event.count}] {event.label}{expected} …")
         elif isinstance(event, StepUpdate):
-            step_left = f" / {event.elapsed_s + event.step_remaining_s:.0f} s" if event.step_remaining_s else ""
-            remaining = f"  remaining {duration(event.remaining_s)}" if event.remaining_s is not None else ""
-            self.live_line(
-                f"[{event.index + 1}/{event.count}] {event.label}  {rate_mb_s(event.bytes_per_s)}  "
-                f"{event.iops:,.0f} IOPS  {event.elapsed_s:.0f} s{step_left}{remaining}"
-            )
+            self.live_line(step_update_line(event))
         elif isinstance(event, StepFinished):
             outcome = event.outcome
             cpu = f", md threads {outcome.md_thread_cpu_pct:.1f}% CPU" if outcome.md_thread_cpu_pct is not None else ""
             status = "" if outcome.status.value == "complete" else f" ({outcome.status.value})"
             self.say(
                 f"[{outcome.index + 1}/{event.count}] {step_title(outcome.step)}: "
-                f"{rate_mb_s(outcome.bytes_per_s)}, {outcome.iops or 0:,.0f} IOPS{cpu}{status}"
+                f"{rate_mb_s(outcome.bytes_per_s)}, {outcome.iops or 0:,.0f} IOPS{cpu}{outcome.steady_words}{status}"
             )
         elif isinstance(event, CheckUpdate):
             done = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"

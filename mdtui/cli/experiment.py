@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
+from mdtui.advise.sweep_stop import SWEEP_STOP_RULE
 from mdtui.cli.bench import EXIT_CANCELLED
 from mdtui.cli.common import (
     Terminal,
@@ -88,6 +89,15 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         p.add_argument("--quick", action="store_true", help="short steps: a first look")
         p.add_argument("--json", action="store_true", help="print the result as JSON (plan and progress on stderr)")
         p.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
+        p.add_argument(
+            "--fixed-time",
+            action="store_true",
+            help="run every step its whole runtime (not ending it once steady) and every sweep point, as before",
+        )
+
+    def full_sweep(p: argparse.ArgumentParser) -> None:
+        rule = SWEEP_STOP_RULE.replace("%", "%%")  # argparse formats help with %
+        p.add_argument("--full-sweep", action="store_true", help=f"run every point; without it, {rule}")
 
     ab = kinds.add_parser("governor-ab", help="the preset under the current CPU governor, then under performance")
     ab.add_argument("--target", required=True, metavar="DEV", help="array or disk to measure (md0, /dev/md0)")
@@ -101,6 +111,7 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     par.add_argument("--numjobs", type=_int_list, default=ex.PARALLELISM_NUMJOBS, metavar="N,...")
     par.add_argument("--runtime", type=_positive, metavar="S", help="seconds per point")
     common(par)
+    full_sweep(par)
 
     def sweep(p: argparse.ArgumentParser, preset: str) -> None:
         p.add_argument("members", nargs="+", metavar="MEMBER", help="disks: sdb, /dev/sdb or a /dev/disk/by-id path")
@@ -114,8 +125,13 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     chunk.add_argument("--level", required=True, help="0, 4, 5, 6 or 10")
     chunk.add_argument("--chunks", type=_int_list, default=ex.DEFAULT_CHUNKS_KIB, metavar="KIB,...")
     sweep(chunk, "offset-sweep")
+    full_sweep(chunk)
 
-    add_knob_parser(kinds, common)
+    def knob_options(p: argparse.ArgumentParser) -> None:
+        common(p)
+        full_sweep(p)
+
+    add_knob_parser(kinds, knob_options)
 
     levels = kinds.add_parser("levels", help="one array per RAID level on the same members (destroys the members)")
     levels.add_argument("--levels", type=_levels, default=ex.COMPARED_LEVELS, metavar="L,...", help="default 0,10,5,6")
@@ -220,7 +236,14 @@ def _governor_ab(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
 def _parallelism(args: argparse.Namespace, ctx: ExperimentContext) -> ex.ExperimentResult:
     ctx.say(f"Reads on {args.target} (4 MiB, iodepth 12) with numjobs {', '.join(map(str, args.numjobs))}; read-only")
     return ex.parallelism_sweep(
-        ctx.runner, args.target, quick=args.quick, numjobs=args.numjobs, runtime_s=args.runtime, cancel=ctx.cancel
+        ctx.runner,
+        args.target,
+        quick=args.quick,
+        numjobs=args.numjobs,
+        runtime_s=args.runtime,
+        cancel=ctx.cancel,
+        store=ctx.store,
+        full_sweep=args.full_sweep or args.fixed_time,
     )
 
 
@@ -260,6 +283,7 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
         confirmed=True,
         tools=ctx.tools,
         cancel=ctx.cancel,
+        full_sweep=args.full_sweep or args.fixed_time,
         **_options(args),
     )
 
@@ -356,7 +380,7 @@ def _experiment(args: argparse.Namespace) -> int:
     try:
         with ResultsStore(args.db) as store, _stop_on_interrupt(lambda text: _say(out, text)) as cancel:
             stopped = cancel
-            ctx = ExperimentContext(SystemRoot(args.root), store, out, cancel)
+            ctx = ExperimentContext(SystemRoot(args.root), store, out, cancel, fixed_time=args.fixed_time)
             try:
                 result = EXPERIMENTS[args.experiment](args, ctx)
             except Declined as exc:

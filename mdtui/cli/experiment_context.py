@@ -23,8 +23,11 @@ class Declined(MdtuiError):
 class ExperimentContext:
     """What every experiment needs: root, store, runner (writes allowed only after confirmation), output."""
 
-    def __init__(self, root: SystemRoot, store: ResultsStore, out: TextIO, cancel: threading.Event) -> None:
+    def __init__(
+        self, root: SystemRoot, store: ResultsStore, out: TextIO, cancel: threading.Event, *, fixed_time: bool = False
+    ) -> None:
         self.root = root
+        self.fixed_time = fixed_time
         self.store = store
         self.out = out
         self.cancel = cancel
@@ -39,7 +42,12 @@ class ExperimentContext:
     def allow(self, *devices: str) -> BenchRunner:
         """The runner, allowed to write only to ``devices``: call it after the user confirmed exactly those."""
         self.runner = BenchRunner(
-            self.store, self.root, allow_writes_to=devices, cancel=self.cancel, on_event=self.printer
+            self.store,
+            self.root,
+            allow_writes_to=devices,
+            cancel=self.cancel,
+            on_event=self.printer,
+            fixed_time=self.fixed_time,
         )
         return self.runner
 

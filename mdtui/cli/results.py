@@ -28,7 +28,7 @@ from mdtui.store.export import (
     runs_json,
 )
 from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
-from mdtui.store.records import METRICS, METRICS_BY_NAME, RunRecord
+from mdtui.store.records import METRICS, METRICS_BY_NAME, STEADINESS_LEGEND, RunRecord, Steadiness
 from mdtui.store.spool import is_spooled, read_spooled
 
 
@@ -179,7 +179,7 @@ def _local(moment: datetime | None) -> str:
 def render_list(runs: Sequence[RunRecord]) -> str:
     lines = [
         f"{'ID':>5}  {'STARTED':<16}  {'STATUS':<11}  {'PRESET':<12}  {'TARGET':<14}  {'LEVEL':<7}  {'CHUNK':>9}  "
-        f"{'READ MB/s':>10}  {'WRITE MB/s':>10}  {'IOPS':>10}  LABEL"
+        f"{'READ MB/s':>10}  {'WRITE MB/s':>10}  {'IOPS':>10}  {'STEADY':<6}  LABEL"
     ]
     bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
     iops = METRICS_BY_NAME["read_iops"]
@@ -193,8 +193,10 @@ def render_list(runs: Sequence[RunRecord]) -> str:
             f"{iec_bytes(chunk) if chunk else '-':>9}  "
             f"{format_metric(bandwidth, run.metrics.read_bw_bytes_per_s):>10}  "
             f"{format_metric(bandwidth, run.metrics.write_bw_bytes_per_s):>10}  "
-            f"{format_metric(iops, total_iops):>10}  {run.label}".rstrip()
+            f"{format_metric(iops, total_iops):>10}  {run.steadiness.mark:<6}  {run.label}".rstrip()
         )
+    if any(run.steadiness is not Steadiness.NOT_JUDGED for run in runs):
+        lines += ["", STEADINESS_LEGEND]
     return "\n".join(lines)
 
 

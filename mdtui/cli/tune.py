@@ -344,6 +344,7 @@ def knob_sweep_cli(args: argparse.Namespace, ctx: ExperimentContext) -> Experime
             quick=args.quick,
             cancel=ctx.cancel,
             changer=changer,
+            full_sweep=args.full_sweep or args.fixed_time,
             **options,
         )
     except BaseException:

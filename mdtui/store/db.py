@@ -8,11 +8,13 @@ import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from mdtui.store.database import Database, default_db_path
 from mdtui.store.errors import DamagedRunError, StoreError, UnknownRunError
+from mdtui.store.fio_read import text_steady
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import SpooledRun
 
@@ -306,7 +308,11 @@ class ResultsStore(Database):
     def list_runs(self, *, limit: int | None = None) -> list[RunRecord]:
         """Runs newest first, without samples and raw fio JSON."""
         with self._transaction("list runs", write=False) as conn:
-            sql = f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, id DESC"
+            # Only a step that had a steady-state criterion carries fio's verdict: its JSON alone is read.
+            sql = (
+                f"SELECT {_RUN_COLUMNS}, CASE WHEN instr(fio_json, '\"steadystate\"') > 0 THEN fio_json END "
+                "FROM runs ORDER BY started_at DESC, id DESC"
+            )
             if limit is not None and limit <= 0:
                 raise ValueError("limit must be a positive number of runs")
             rows = conn.execute(sql + " LIMIT ?", (limit,)).fetchall() if limit else conn.execute(sql).fetchall()
@@ -314,7 +320,8 @@ class ResultsStore(Database):
         runs = []
         for row in rows:
             try:
-                runs.append(self._record(row, metrics.get(row[0], {})))
+                record = self._record(row[:-1], metrics.get(row[0], {}))
+                runs.append(replace(record, listed_steady=text_steady(row[-1])) if isinstance(row[-1], str) else record)
             except DamagedRunError as exc:
                 # One bad row must not hide the others: list the rest and say which was skipped.
                 self.warnings.append(

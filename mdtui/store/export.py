@@ -12,7 +12,7 @@ from typing import Any
 from mdtui.format import iec_bytes, times
 from mdtui.store.compare import Comparison, ConfigDifference, NormalisedTable, RatioTable, Verdict, run_settings
 from mdtui.store.fio_import import parse_fio_output
-from mdtui.store.records import METRICS, MetricInfo, RunRecord
+from mdtui.store.records import METRICS, MetricInfo, RunRecord, Steadiness
 
 FORMATS = ("md", "csv", "json")
 JSON_FORMAT_VERSION = 1
@@ -78,6 +78,35 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).isoformat()
 
 
+def steady_words(run: RunRecord) -> str:
+    """A run's steadiness for an export cell: "reached after 7 s", "not reached (120 s ceiling)", "not judged"."""
+    outcome, state = run.steady, run.steadiness
+    after = None if outcome is None or outcome.after_s is None else f"{outcome.after_s:.0f} s"
+    if state is Steadiness.REACHED:
+        return f"reached after {after}" if after else "reached"
+    if state is Steadiness.NOT_REACHED:
+        return f"not reached ({after} ceiling)" if after else "not reached"
+    return "not judged (fixed time)"
+
+
+def steady_to_dict(run: RunRecord) -> dict[str, Any]:
+    """A run's steadiness for JSON: a state string, never false for a step that was not judged."""
+    outcome = run.steady
+    return {
+        "state": run.steadiness.value,
+        "criterion": None if outcome is None else outcome.criterion,
+        "after_s": None if outcome is None else outcome.after_s,
+        "last_window": None if outcome is None else outcome.measured,
+    }
+
+
+UNSTEADY_MARK = "~"
+
+
+def _unsteady_titles(runs: Sequence[RunRecord]) -> list[str]:
+    return [run.title for run in runs if run.steadiness is Steadiness.NOT_REACHED]
+
+
 # -- tables ------------------------------------------------------------------------------------------
 
 
@@ -126,6 +155,8 @@ def runs_markdown(runs: Sequence[RunRecord]) -> str:
         ["Preset", *(run.preset for run in runs)],
         ["Target", *(run.target or "-" for run in runs)],
     ]
+    if any(run.steadiness is not Steadiness.NOT_JUDGED for run in runs):
+        rows.insert(2, ["Steady", *(steady_words(run) for run in runs)])
     for title, key in (*_ARRAY_ROWS, ("Members", "array.members"), ("Member models", "array.member_models")):
         if any(s.get(key) not in (None, "") for s in settings):
             rows.append([title, *(format_setting(key, s.get(key)) for s in settings)])
@@ -147,6 +178,9 @@ def runs_csv(runs: Sequence[RunRecord]) -> str:
         *_RUN_CSV_FIELDS,
         *(f"array_{key}" for key in _RUN_CSV_ARRAY),
         *(metric.name for metric in METRICS),
+        "steady",
+        "steady_after_s",
+        "steady_criterion",
         "params",
         "context",
         "note",
@@ -164,6 +198,9 @@ def runs_csv(runs: Sequence[RunRecord]) -> str:
                 run.target,
                 *("" if run.array.get(key) is None else str(run.array[key]) for key in _RUN_CSV_ARRAY),
                 *(_csv_number(run.metrics.get(metric.name)) for metric in METRICS),
+                run.steadiness.value,
+                _csv_number(outcome.after_s if (outcome := run.steady) else None),
+                outcome.criterion if outcome else "",
                 json.dumps(run.params, sort_keys=True, default=str),
                 json.dumps(run.context, sort_keys=True, default=str),
                 run.note,
@@ -188,6 +225,7 @@ def run_to_dict(run: RunRecord, *, include_samples: bool = True, include_raw: bo
         "array": run.array,
         "context": run.context,
         "metrics": run.metrics.as_dict(),
+        "steady": steady_to_dict(run),
     }
     if include_samples:
         out["samples"] = [{"t_s": point.t_s, **point.values} for point in run.samples]
@@ -238,24 +276,47 @@ def comparison_markdown(comparison: Comparison) -> str:
     for run in comparison.candidates:
         headers += [run.title, f"vs {base.title}"]
     rows = []
+    marked = False
     for row in comparison.rows:
         cells = [row.metric.label, format_metric(row.metric, row.baseline)]
-        for value, ratio, verdict in zip(row.values, row.ratios, row.verdicts, strict=True):
-            cells += [format_metric(row.metric, value), format_ratio(ratio, verdict)]
+        for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
+            text = format_ratio(ratio, verdict)
+            if text != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness):
+                text += f" {UNSTEADY_MARK}"
+                marked = True
+            cells += [format_metric(row.metric, value), text]
         rows.append(cells)
     parts.append(markdown_table(headers, rows, [False] + [True] * (len(headers) - 1)))
+    unsteady = _unsteady_titles(comparison.runs)
+    if marked:
+        parts += [
+            "",
+            f"{UNSTEADY_MARK} involves a figure that was still moving when its step hit the time ceiling "
+            f"({', '.join(unsteady)} not steady): not a ratio of sustained figures.",
+        ]
     return "\n".join(parts) + "\n"
 
 
 def comparison_csv(comparison: Comparison) -> str:
     """Long format: one line per metric and run, the baseline's with empty ratio and verdict."""
-    headers = ["metric", "unit", "higher_is_better", "run", "role", "value", "ratio_vs_baseline", "verdict"]
+    headers = ["metric", "unit", "higher_is_better", "run", "role", "value", "ratio_vs_baseline", "verdict", "steady"]
+    base = comparison.baseline
     rows = []
     for row in comparison.rows:
         info = [row.metric.name, row.metric.unit, "true" if row.metric.higher_is_better else "false"]
-        rows.append([*info, str(comparison.baseline.id), "baseline", _csv_number(row.baseline), "", ""])
+        rows.append([*info, str(base.id), "baseline", _csv_number(row.baseline), "", "", base.steadiness.value])
         for run, value, ratio, verdict in zip(comparison.candidates, row.values, row.ratios, row.verdicts, strict=True):
-            rows.append([*info, str(run.id), "candidate", _csv_number(value), _csv_number(ratio), verdict.value])
+            rows.append(
+                [
+                    *info,
+                    str(run.id),
+                    "candidate",
+                    _csv_number(value),
+                    _csv_number(ratio),
+                    verdict.value,
+                    run.steadiness.value,
+                ]
+            )
     return _csv(headers, rows)
 
 
@@ -275,7 +336,14 @@ def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
                 "higher_is_better": row.metric.higher_is_better,
                 "baseline": row.baseline,
                 "candidates": [
-                    {"run": run.id, "value": value, "ratio": ratio, "verdict": verdict.value}
+                    {
+                        "run": run.id,
+                        "value": value,
+                        "ratio": ratio,
+                        "verdict": verdict.value,
+                        # A ratio with a figure still moving at its ceiling is not one of sustained figures.
+                        "unsteady": Steadiness.NOT_REACHED in (comparison.baseline.steadiness, run.steadiness),
+                    }
                     for run, value, ratio, verdict in zip(
                         comparison.candidates, row.values, row.ratios, row.verdicts, strict=True
                     )

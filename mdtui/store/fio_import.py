@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,7 +13,7 @@ from typing import Any
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
-from mdtui.store.fio_read import PERCENTILES, number, read_direction
+from mdtui.store.fio_read import PERCENTILES, fio_documents, number, read_direction
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import read_bounded_text
 
@@ -24,8 +22,6 @@ IMPORTED_PRESET = "imported"
 _LATEST_MS = 253_402_300_799_000
 # A --status-interval=1 log of an hour with 64 jobs is ~200 MiB; more is not one run's output.
 MAX_IMPORT_BYTES = 512 << 20
-# Each document fio prints starts with "{" in column 0; nested objects are indented.
-_DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -43,29 +39,8 @@ class FioRun:
 
 
 def parse_fio_output(text: str) -> list[dict[str, Any]]:
-    """Every fio JSON document in ``text``, in order; warnings fio printed around them are skipped.
-
-    Linear in the text for fio's output: each document is decoded once from its column-0 "{", and a
-    failed decode moves on to the next column-0 "{". Never raises.
-    """
-    decoder = json.JSONDecoder()
-    documents: list[dict[str, Any]] = []
-    position = 0
-    while (match := _DOCUMENT_START.search(text, position)) is not None:
-        try:
-            document, end = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            # JSONDecodeError: a document cut short (fio killed mid-write) or a stray brace; ValueError
-            # also for an integer of 4300+ digits, RecursionError for nesting deeper than Python's
-            # stack. Look for the next document.
-            position = match.start() + 1
-            continue
-        if isinstance(document, dict) and (
-            isinstance(document.get("jobs"), list) or isinstance(document.get("client_stats"), list)
-        ):
-            documents.append(document)
-        position = end
-    return documents
+    """Every fio JSON document in ``text``, in order (store.fio_read.fio_documents); never raises."""
+    return fio_documents(text)
 
 
 def _number(value: Any) -> float:

@@ -16,7 +16,9 @@ accounting off), is no latency, and a figure the section does not carry is unkno
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,8 @@ from typing import Any
 from mdtui.ascii_numbers import FLOAT_MAX
 from mdtui.model.job import SteadyOutcome
 
+# Each document fio prints starts with "{" in column 0; nested objects are indented.
+_DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
 # The percentiles mdtui keeps, as fio names them in its percentile tables.
 PERCENTILES = {"p50": 50.0, "p99": 99.0, "p99_9": 99.9}
 # Which latency the percentiles are of: completion latency unless the job set lat_percentiles=1.
@@ -225,9 +229,28 @@ def _runtime_ms(section: Any) -> float:
 def document_steady(document: Mapping[str, Any]) -> SteadyOutcome | None:
     """A whole fio document's steady state: reached only when every job with a criterion reached it."""
     jobs = document.get("jobs")
-    outcomes = (
+    return _combined(
         [o for job in jobs if isinstance(job, Mapping) and (o := steady_outcome(job))] if isinstance(jobs, list) else []
     )
+
+
+def text_steady(text: str | None) -> SteadyOutcome | None:
+    """A stored step's steady state from its fio output: one document, or one per fio process of the step.
+
+    A job named again in a later document (``--status-interval`` output) counts as it was last reported.
+    """
+    if not text or '"steadystate"' not in text:
+        return None
+    latest: dict[tuple[object, int], SteadyOutcome] = {}
+    for document in fio_documents(text):
+        jobs = document.get("jobs")
+        for position, job in enumerate(jobs if isinstance(jobs, list) else []):
+            if isinstance(job, Mapping) and (outcome := steady_outcome(job)) is not None:
+                latest[(job.get("jobname"), position)] = outcome
+    return _combined(list(latest.values()))
+
+
+def _combined(outcomes: list[SteadyOutcome]) -> SteadyOutcome | None:
     if not outcomes:
         return None
     return SteadyOutcome(
@@ -236,3 +259,29 @@ def document_steady(document: Mapping[str, Any]) -> SteadyOutcome | None:
         measured="; ".join(o.measured for o in outcomes),
         after_s=max((o.after_s for o in outcomes if o.after_s is not None), default=None),
     )
+
+
+def fio_documents(text: str) -> list[dict[str, Any]]:
+    """Every fio JSON document in ``text``, in order; warnings fio printed around them are skipped.
+
+    Linear in the text for fio's output: each document is decoded once from its column-0 "{", and a
+    failed decode moves on to the next column-0 "{". Never raises.
+    """
+    decoder = json.JSONDecoder()
+    documents: list[dict[str, Any]] = []
+    position = 0
+    while (match := _DOCUMENT_START.search(text, position)) is not None:
+        try:
+            document, end = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            # JSONDecodeError: a document cut short (fio killed mid-write) or a stray brace; ValueError
+            # also for an integer of 4300+ digits, RecursionError for nesting deeper than Python's
+            # stack. Look for the next document.
+            position = match.start() + 1
+            continue
+        if isinstance(document, dict) and (
+            isinstance(document.get("jobs"), list) or isinstance(document.get("client_stats"), list)
+        ):
+            documents.append(document)
+        position = end
+    return documents

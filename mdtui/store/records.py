@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, TypedDict
 
 from mdtui.model.job import SteadyOutcome
-from mdtui.store.fio_read import document_steady
+from mdtui.store.fio_read import text_steady
 
 
 class RunStatus(StrEnum):
@@ -23,6 +23,25 @@ class RunStatus(StrEnum):
 
 
 FINAL_STATUSES = frozenset({RunStatus.COMPLETE, RunStatus.CANCELLED, RunStatus.FAILED})
+
+
+class Steadiness(StrEnum):
+    """Whether a step's figure is the sustained one, as every listing, compare and export says it."""
+
+    REACHED = "reached"  # fio judged it steady by the step's criterion
+    NOT_REACHED = "not reached"  # still moving when the step hit its ceiling
+    NOT_JUDGED = "not judged"  # a fixed-time step (no criterion): neither steady nor unsteady
+
+    @property
+    def mark(self) -> str:
+        """The column cell of tables: "yes", "NO", "fixed"."""
+        return {"reached": "yes", "not reached": "NO", "not judged": "fixed"}[self.value]
+
+
+STEADINESS_LEGEND = (
+    "steady: yes = fio judged the figure steady; NO = still moving at the step's time ceiling, not the "
+    "sustained figure; fixed = a fixed-time step, not judged"
+)
 
 
 @dataclass(frozen=True)
@@ -168,6 +187,7 @@ class RunRecord:
     error: str = ""  # why a run failed or was cancelled, when known
     samples: tuple[SamplePoint, ...] = ()
     fio_json: str | None = None
+    listed_steady: SteadyOutcome | None = None  # fio's verdict, read by a listing that leaves fio_json out
 
     @property
     def title(self) -> str:
@@ -180,14 +200,15 @@ class RunRecord:
             return None
         return (self.ended_at - self.started_at).total_seconds()
 
-    @property
+    @cached_property
     def steady(self) -> SteadyOutcome | None:
-        """fio's verdict on the step's steady state, from its stored JSON; None without a criterion (or when the
-        JSON is not loaded, as in a listing)."""
-        if not self.fio_json:
-            return None
-        try:
-            document = json.loads(self.fio_json)
-        except ValueError:
-            return None
-        return document_steady(document) if isinstance(document, dict) else None
+        """fio's verdict on the step's steady state: from its stored JSON when loaded, else what the listing read;
+        None for a step without a criterion."""
+        return text_steady(self.fio_json) if self.fio_json else self.listed_steady
+
+    @property
+    def steadiness(self) -> Steadiness:
+        outcome = self.steady
+        if outcome is None:
+            return Steadiness.NOT_JUDGED
+        return Steadiness.REACHED if outcome.attained else Steadiness.NOT_REACHED

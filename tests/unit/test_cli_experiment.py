@@ -55,7 +55,9 @@ class FakeRunner:
         allow_writes_to: Sequence[str] = (),
         cancel: threading.Event | None = None,
         on_event: Any = None,
+        fixed_time: bool = False,
     ) -> None:
+        self.fixed_time = fixed_time
         self.store = store
         self.allow_writes_to = frozenset(allow_writes_to)
         self.cancel = cancel
@@ -300,3 +302,13 @@ def test_a_run_that_stops_inside_the_engine_exits_130(
     code = experiment(tmp_path, "parallelism", "--target", "nvme4n1", "--quick")
     assert code == 130
     assert "was stopped" in capsys.readouterr().err
+
+
+def test_fixed_time_reaches_the_runner_and_runs_every_sweep_point(
+    tmp_path: Path, runner: type[FakeRunner], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert experiment(tmp_path, "parallelism", "--target", "nvme4n1", "--quick", "--fixed-time") == 0
+    assert runner.instances and all(instance.fixed_time for instance in runner.instances)
+    assert [call[2] for call in runner.instances[-1].calls] == ["numjobs 1", "numjobs 4", "numjobs 16", "numjobs 64"]
+    assert experiment(tmp_path, "parallelism", "--target", "nvme4n1", "--quick") == 0
+    assert not runner.instances[-1].fixed_time

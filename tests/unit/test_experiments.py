@@ -451,3 +451,23 @@ def test_cancel_between_points_keeps_what_ran(inventory: Inventory, fake_md: Fak
         chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid0", chunks_kib=(64,),
                     confirmed=True, tools=fake_md.tools(), cancel=cancel)
     assert not any(e.startswith("create") for e in fake_md.events)
+
+
+def test_chunk_sweep_stops_early_by_the_stated_rule_and_full_sweep_runs_every_chunk(
+    inventory: Inventory, fake_md: FakeMd, store: ResultsStore
+) -> None:
+    members = free_disks(inventory, "nvme2n1", "nvme3n1")
+    # The raw member is the baseline, not a point: 256 KiB is best, 512 KiB and 1024 KiB each clearly below.
+    figures = {"raw member nvme2n1": 100e6, "raid0 chunk 64 KiB": 150e6, "raid0 chunk 256 KiB": 200e6,
+               "raid0 chunk 512 KiB": 170e6, "raid0 chunk 1024 KiB": 150e6, "raid0 chunk 2048 KiB": 400e6}  # fmt: skip
+    chunks = (64, 256, 512, 1024, 2048)
+    options: dict[str, Any] = {"level": "raid0", "chunks_kib": chunks, "preset_key": "custom", "confirmed": True}
+    result = chunk_sweep(StoringRunner(store, fake_md, figures), members, store=store, device="/dev/md9",
+                         tools=fake_md.tools(), **options)  # fmt: skip
+    assert "create raid0 2097152" not in fake_md.events
+    assert result.notes[0].startswith("stopped after raid0 chunk 1024 KiB")
+    assert result.notes[1] == "not run (the sweep stopped early): raid0 chunk 2048 KiB"
+    fake_md.events.clear()
+    chunk_sweep(StoringRunner(store, fake_md, figures), members, store=store, device="/dev/md9",
+                tools=fake_md.tools(), full_sweep=True, **options)  # fmt: skip
+    assert "create raid0 2097152" in fake_md.events

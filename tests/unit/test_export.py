@@ -97,9 +97,10 @@ def test_runs_csv():
         "id,label,status,started_at,ended_at,preset,target,array_level,array_raid_disks,array_chunk_bytes,"
         "array_layout,array_bitmap,read_bw_bytes_per_s,write_bw_bytes_per_s,read_iops,write_iops,"
         "read_lat_mean_ns,read_lat_p50_ns,read_lat_p99_ns,read_lat_p99_9_ns,write_lat_mean_ns,write_lat_p50_ns,"
-        "write_lat_p99_ns,write_lat_p99_9_ns,cpu_usr_pct,cpu_sys_pct,md_thread_cpu_pct,params,context,note\n"
+        "write_lat_p99_ns,write_lat_p99_9_ns,cpu_usr_pct,cpu_sys_pct,md_thread_cpu_pct,steady,steady_after_s,"
+        "steady_criterion,params,context,note\n"
         "1,raid0,complete,2024-05-01T12:01:00+00:00,2024-05-01T12:01:30+00:00,SEQ1MQ8T8,/dev/md0,raid0,4,262144,,,"
-        f"{metrics},"
+        f"{metrics},not judged,,,"
         '"{""bs"": ""1M"", ""rw"": ""read""}","{""governor"": ""performance"", ""kernel"": ""6.1.0-18-amd64""}",\n'
     )
 
@@ -128,6 +129,8 @@ def test_runs_json_round_trips_with_samples_and_optional_raw_fio():
         "array": {"level": "raid0", "raid_disks": 4, "chunk_bytes": 262144},
         "context": {"kernel": "6.1.0-18-amd64", "governor": "performance"},
         "metrics": {"read_iops": 17300.0},
+        # A run without a criterion was not judged: a state, never false.
+        "steady": {"state": "not judged", "criterion": None, "after_s": None, "last_window": None},
         "samples": [{"t_s": 1.0, "read_iops": 17000.0}],
     }
     with_raw = json.loads(export_runs([run], "json", include_raw=True))
@@ -162,11 +165,11 @@ def test_comparison_markdown_without_differences():
 
 def test_comparison_csv():
     assert comparison_csv(compare(BASE, [FASTER], metrics=["read_bw_bytes_per_s", "read_lat_p99_ns"])) == (
-        "metric,unit,higher_is_better,run,role,value,ratio_vs_baseline,verdict\n"
-        "read_bw_bytes_per_s,bytes/s,true,1,baseline,1000000000,,\n"
-        "read_bw_bytes_per_s,bytes/s,true,2,candidate,1250000000,1.25,better\n"
-        "read_lat_p99_ns,ns,false,1,baseline,2000,,\n"
-        "read_lat_p99_ns,ns,false,2,candidate,1000,0.5,better\n"
+        "metric,unit,higher_is_better,run,role,value,ratio_vs_baseline,verdict,steady\n"
+        "read_bw_bytes_per_s,bytes/s,true,1,baseline,1000000000,,,not judged\n"
+        "read_bw_bytes_per_s,bytes/s,true,2,candidate,1250000000,1.25,better,not judged\n"
+        "read_lat_p99_ns,ns,false,1,baseline,2000,,,not judged\n"
+        "read_lat_p99_ns,ns,false,2,candidate,1000,0.5,better,not judged\n"
     )
 
 
@@ -186,7 +189,7 @@ def test_comparison_json():
             "unit": "bytes/s",
             "higher_is_better": True,
             "baseline": 1.0e9,
-            "candidates": [{"run": 3, "value": 5.0e8, "ratio": 0.5, "verdict": "worse"}],
+            "candidates": [{"run": 3, "value": 5.0e8, "ratio": 0.5, "verdict": "worse", "unsteady": False}],
         }
     ]
     assert [run["id"] for run in document["runs"]] == [1, 3]

@@ -78,7 +78,7 @@ def test_import_list_show_label_note_export_compare_delete(db, capsys, tmp_path)
     assert "| params.rw " in out
     assert "worse |" in out.splitlines()[-1]
     code, out, _ = results(capsys, "compare", "1", "2", "--format", "csv", "--tolerance", "5%", "--db", db)
-    assert out.splitlines()[0] == "metric,unit,higher_is_better,run,role,value,ratio_vs_baseline,verdict"
+    assert out.splitlines()[0] == "metric,unit,higher_is_better,run,role,value,ratio_vs_baseline,verdict,steady"
 
     assert results(capsys, "delete", "2", "--db", db) == (0, "deleted run #2\n", "")
     with ResultsStore(db) as store:

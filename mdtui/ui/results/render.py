@@ -17,8 +17,8 @@ from rich.text import Text
 
 from mdtui.format import duration
 from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
-from mdtui.store.export import format_metric, format_ratio, format_setting, unit_text
-from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus
+from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
+from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
 MISSING = "-"
@@ -156,8 +156,11 @@ def run_summary(run: RunRecord, palette: Palette) -> Text:
     """Two lines about the highlighted run: what the narrow table leaves out, then its note, error or options."""
     step = step_text(run)
     geometry = geometry_text(run)
+    # Right after the title: a narrow terminal cuts the rest, and this changes what every figure means.
+    unsteady = run.steadiness is Steadiness.NOT_REACHED
     text = Text.assemble(
         (run.title, "bold"),
+        (f"  {UNSTEADY_MARK} not steady: {steady_words(run)}" if unsteady else "", f"bold {palette.warning}"),
         "  ",
         (run.status.value, status_style(run.status, palette)),
         f" · {when_text(run.started_at)}",
@@ -200,6 +203,14 @@ def history_cells(
     """One history row, keyed by HISTORY_COLUMNS key."""
     bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
     iops = METRICS_BY_NAME["read_iops"]
+    # A figure still moving at its step's ceiling is marked where it is shown; the summary line says why.
+    unsteady = run.steadiness is Steadiness.NOT_REACHED
+
+    def figure(text: str) -> Text:
+        if unsteady and text != MISSING:
+            return Text.assemble(text, (UNSTEADY_MARK, f"bold {palette.warning}"), justify="right")
+        return Text(text, justify="right")
+
     return {
         "mark": mark_cell(marked=marked, baseline=baseline),
         "id": Text(str(run.id), justify="right"),
@@ -210,10 +221,10 @@ def history_cells(
         "step": Text(step_text(run)),
         "target": Text(run.target or MISSING),
         "geometry": Text(geometry_text(run)),
-        "read": Text(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s), justify="right"),
-        "write": Text(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s), justify="right"),
-        "iops": Text(format_metric(iops, total_iops(run)), justify="right"),
-        "rw": Text(read_write_text(run), justify="right"),
+        "read": figure(format_metric(bandwidth, run.metrics.read_bw_bytes_per_s)),
+        "write": figure(format_metric(bandwidth, run.metrics.write_bw_bytes_per_s)),
+        "iops": figure(format_metric(iops, total_iops(run))),
+        "rw": figure(read_write_text(run)),
         "label": Text(run.label, style="bold") if run.label else Text(""),
     }
 
@@ -447,7 +458,10 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     ):
         style = verdict_style(verdict, palette)
         figure = Text(printed, style=style)
-        cells = [run.title, figure, Text(ratio_text(ratio, verdict), style=style)]
+        shown = ratio_text(ratio, verdict)
+        if shown != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness):
+            shown += f" {UNSTEADY_MARK}"
+        cells = [run.title, figure, Text(shown, style=style)]
         table.add_row(*cells, *([BarCell(value, largest, style)] if chart else []))
     return table
 
@@ -476,6 +490,21 @@ def comparison_renderable(comparison: Comparison, metric_index: int, palette: Pa
         Text(f"Metric {index + 1} of {len(comparison.rows)} (m: next)", style="dim"),
         metric_table(comparison, chosen, palette, chart=True),
     ]
+    unsteady = [run.title for run in comparison.runs if run.steadiness is Steadiness.NOT_REACHED]
+    # Said only when a ratio shown carries the mark (an unsteady write beside a read has no ratio to mark).
+    marked = any(
+        format_ratio(ratio, verdict) != "-" and Steadiness.NOT_REACHED in (base.steadiness, run.steadiness)
+        for row in comparison.rows
+        for run, ratio, verdict in zip(comparison.candidates, row.ratios, row.verdicts, strict=True)
+    )
+    if marked:
+        parts.append(
+            Text(
+                f"{UNSTEADY_MARK} involves a figure still moving when its step hit the time ceiling "
+                f"({', '.join(unsteady)} not steady): not a ratio of sustained figures.",
+                style=palette.warning,
+            )
+        )
     others = [metric_table(comparison, row, palette) for row in comparison.rows if row is not chosen]
     if others:
         parts += [Text(""), Columns(others, padding=(1, 3))]
