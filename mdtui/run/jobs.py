@@ -363,10 +363,11 @@ def offset_sweep(target: str, size_bytes: int, *, quick: bool = False, count: in
 
 # --- custom ----------------------------------------------------------------------------------------
 
+# The custom doc's last sentence: a screen that knows the chosen pattern says what this run does instead.
+CUSTOM_WRITE_NOTE = "Overwrites the target when the pattern writes."
 CUSTOM_DOC = (
     "Any single fio job: read/write pattern, block size, queue depth, job count, runtime or size, engine "
-    "(libaio, io_uring, sync), direct I/O, target and offset. Quick mode caps it at 10 s or 1 GiB. "
-    "Overwrites the target when the pattern writes."
+    "(libaio, io_uring, sync), direct I/O, target and offset. Quick mode caps it at 10 s or 1 GiB. " + CUSTOM_WRITE_NOTE
 )
 CUSTOM_QUICK_RUNTIME_S = 10
 CUSTOM_QUICK_SIZE = GIB

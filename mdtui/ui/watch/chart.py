@@ -211,6 +211,24 @@ def plot(
     canvas.trace(points(canvas, seconds_ago, values, window_s, top), series)
 
 
+def elapsed_label(seconds: float) -> str:
+    """A label of time into a run: 0s, 45s, 2m, 1.5h."""
+    if seconds >= 7200 and seconds % 1800 == 0:
+        return f"{seconds / 3600:g}h"
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"
+
+
+def elapsed_ticks(window_s: float, columns: int) -> list[float]:
+    """Seconds ago of labels at round times into a run that started window_s ago (0s, 10s, 20s...)."""
+    if window_s <= 0 or columns <= 0:
+        return [0.0]
+    wanted = window_s * MIN_X_TICK_CELLS / columns
+    step = next((float(s) for s in X_STEPS_S if s >= wanted), window_s)
+    return [step * index - window_s for index in range(int(window_s // step) + 1)]
+
+
 def x_ticks(window_s: float, columns: int) -> list[float]:
     """Seconds ago of each time label, oldest first, ending at 0: a round step that leaves room for each."""
     if window_s <= 0 or columns <= 0:
@@ -252,11 +270,13 @@ def draw(
     height: int,
     window_s: float,
     top: float,
+    elapsed: bool = False,
 ) -> list[Row]:
     """The chart as `height` rows of `width` cells: y labels and axis, the lines' dots, the time axis.
 
     top: the largest value to fit (the y axis runs to the round tick at or above it). Series are drawn in
-    order, so where two share a cell the later one's colour shows.
+    order, so where two share a cell the later one's colour shows. elapsed: the window is a whole run, so
+    the time axis reads seconds into it (0s, 10s...) instead of seconds before now.
     """
     if width <= 0 or height <= 0:
         return []
@@ -286,7 +306,7 @@ def draw(
         axis = (label.rjust(shape.gutter) + "┤") if label is not None else (" " * shape.gutter + "│")
         rows.append(_merge([(axis, AXIS), *canvas.row(y)]))
     if shape.x_axis or shape.x_labels:
-        axis_row, label_row = _time_axis(shape, window_s)
+        axis_row, label_row = _time_axis(shape, window_s, elapsed)
         if shape.x_axis:
             rows.append(((axis_row, AXIS),))
         if shape.x_labels:
@@ -295,7 +315,7 @@ def draw(
 
 
 @lru_cache(maxsize=16)
-def _time_axis(shape: ChartLayout, window_s: float) -> tuple[str, str]:
+def _time_axis(shape: ChartLayout, window_s: float, elapsed: bool = False) -> tuple[str, str]:
     """The axis line with a ┬ at each time tick, and the labels centred under the ticks."""
     columns = shape.plot_width
     width = shape.gutter + 1 + columns
@@ -304,10 +324,11 @@ def _time_axis(shape: ChartLayout, window_s: float) -> tuple[str, str]:
     if columns and window_s > 0:
         across = columns * 2 - 1
         taken = -1  # the last label's end: a label that would touch it is left out
-        for tick in x_ticks(window_s, columns):
+        ticks = elapsed_ticks(window_s, columns) if elapsed else x_ticks(window_s, columns)
+        for tick in ticks:
             column = round((tick + window_s) / window_s * across) >> 1
             axis[column] = "┬"
-            text = time_label(-tick)
+            text = elapsed_label(tick + window_s) if elapsed else time_label(-tick)
             start = min(width - len(text), max(0, shape.gutter + 1 + column - len(text) // 2))
             if start <= taken:
                 continue
