@@ -289,7 +289,8 @@ class BenchScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#bench-presets")
     def _preset_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
+        # A disabled preset (an array preset on a disk) is never chosen, even by a late highlight event.
+        if event.option.id is not None and not event.option.disabled:
             self.preset_key = event.option.id
             self._replan()
 
