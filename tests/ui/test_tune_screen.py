@@ -38,8 +38,9 @@ async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: 
         assert not isinstance(app.screen, TuneScreen)
 
 
-async def test_s_asks_for_the_array_before_a_sweep_and_escape_runs_nothing(make_app: MakeApp,
-                                                                           tree_inventory: Inventory) -> None:
+async def test_s_asks_for_the_array_before_a_sweep_and_escape_runs_nothing(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
     from mdtui.ui.dialogs.confirm import ConfirmScreen
 
     parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
@@ -55,3 +56,46 @@ async def test_s_asks_for_the_array_before_a_sweep_and_escape_runs_nothing(make_
         await pilot.pause()
         assert isinstance(app.screen, TuneScreen) and not app.screen.sweeping
         assert not app.screen.query_one("#tune-status", Static).has_class("-shown")
+
+
+async def test_a_applies_the_suggestion_with_the_cli_plan_and_typed_confirmation(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
+    from mdtui.ui.dialogs.confirm import ConfirmScreen
+
+    parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.push_screen(TuneScreen(str(app.screen.root), parity.name))
+        await settle(pilot)
+        tune = app.screen
+        assert isinstance(tune, TuneScreen)
+        body = plain(tune.query_one("#tune-body", Static).content)
+        assert "mdtui tune --apply" not in body and "a applies stripe_cache_size=" in body
+        await pilot.press("a")
+        await pilot.pause()
+        dialog = app.screen
+        # The CLI's plan (live value → new value, the udev rule's diff) and its typed phrase, the array's name.
+        assert isinstance(dialog, ConfirmScreen) and dialog.phrase == parity.name
+        text = plain(dialog.query_one("#confirm-text", Static).content, width=400)
+        assert f"{parity.name} stripe_cache_size: " in text and "→ 4096 now" in text
+        assert "ATTR{md/stripe_cache_size}" in text or "stripe_cache_size" in text.split("through:")[1]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is tune
+
+
+async def test_apply_is_refused_on_a_captured_tree(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    from mdtui.ui.dialogs.confirm import ConfirmScreen
+
+    parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
+    app = make_app(tree_stands_for_live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.push_screen(TuneScreen(str(app.screen.root), parity.name))
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, TuneScreen) and not isinstance(app.screen, ConfirmScreen)
+        assert any(n.title == "A captured tree is read-only" for n in app._notifications)
