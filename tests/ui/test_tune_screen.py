@@ -32,6 +32,8 @@ async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: 
         body = plain(app.screen.query_one("#tune-body", Static).content)
         assert f"stripe_cache_size on {parity.name}" in body and "memory now" in body, body
         assert f"--knob stripe_cache_size --values 256,4096 --target {parity.name}" in body, body
+        # The text names what s sweeps, the same values as the command (it said 256,1024,4096 while s swept two).
+        assert "s sweeps 256, 4096: 10 s of 1 MiB sequential writes each" in body and "1024" not in body, body
         await pilot.press("down")
         assert "group_thread_cnt" in plain(app.screen.query_one("#tune-body", Static).content)
         await pilot.press("escape")

@@ -85,6 +85,10 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
         differs = "" if live == rule.value else f" (live value {live} differs)"
         lines.append(Text(f"udev rule in {rules_path()}: {rule.value}{differs}"))
     if item.value is not None and knob.scope is not Scope.GLOBAL:
+        values = sweep_values(item)
+        if len(values) > 1:
+            # What s runs here, in the same values as the command below (not a longer list from elsewhere).
+            lines.append(Text(f"s sweeps {', '.join(values)}: {SWEEP_RUNTIME_S} s of 1 MiB sequential writes each"))
         lines.append(Text("measure it: " + shlex.join(sweep_command(array, item)), style="dim"))
         if knob.scope is not Scope.MEMBER:
             value = item.suggestion.value or "VALUE"
