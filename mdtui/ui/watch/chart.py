@@ -29,6 +29,9 @@ AXIS = None  # the key of runs that are axes, ticks and labels rather than a ser
 MIN_X_TICK_CELLS = 14  # columns between time labels at least: "-120s" and room around it
 X_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 
+# How a legend draws each series: solid, then dashed, alternately (draw() dashes every other series).
+LINE_MARKS = ("━", "╍")
+
 # A row of the chart: runs of text, each with AXIS or the index of the series drawn in it.
 Run = tuple[str, int | None]
 Row = tuple[Run, ...]
@@ -94,7 +97,7 @@ class Canvas:
     def dot(self, x: int, y: int, series: int) -> None:
         self.trace([(x, y)], series)
 
-    def trace(self, points: Iterable[tuple[int, int] | None], series: int) -> None:
+    def trace(self, points: Iterable[tuple[int, int] | None], series: int, dashed: bool = False) -> None:
         """Dots joined by lines, left to right; None breaks the line. Off-canvas dots are dropped.
 
         Each dot column between two points gets the rows the line moves through since the column
@@ -128,6 +131,10 @@ class Canvas:
                 low, high = (min(py, y), max(py, y)) if joined and x == px else (y, y)
                 add((x, low, high))
             px, py, joined = x, y, True
+        if dashed:
+            # Flat stretches in every other pair of cells are left out, so the line reads as dashed without
+            # colour; a column where the line moves is always drawn, so no rise or spike is lost.
+            spans = [span for span in spans if span[1] != span[2] or not (span[0] >> 2) & 1]
         self._fill(spans, series)
 
     def _fill(self, spans: list[tuple[int, int, int]], series: int) -> None:
@@ -206,9 +213,10 @@ def plot(
     window_s: float,
     top: float,
     series: int,
+    dashed: bool = False,
 ) -> None:
     """Draw one series: seconds_ago in [-window_s, 0] across, 0..top down; values above top sit on the top row."""
-    canvas.trace(points(canvas, seconds_ago, values, window_s, top), series)
+    canvas.trace(points(canvas, seconds_ago, values, window_s, top), series, dashed)
 
 
 def elapsed_label(seconds: float) -> str:
@@ -292,7 +300,8 @@ def draw(
     for index, values in enumerate(lines):
         # A line the same as a later one is hidden under it (min, mean and max of cores running alike).
         if not any(values == later for later in lines[index + 1 :]):
-            plot(canvas, seconds_ago, values, window_s, ticks[-1], index)
+            # Every other series dashed (LINE_MARKS in legends), so two lines differ without colour too.
+            plot(canvas, seconds_ago, values, window_s, ticks[-1], index, dashed=bool(index % 2))
     # Tick rows: where each tick's value falls (0 on the bottom dot row, the top tick on the top one).
     label_at: dict[int, str] = {}
     down = canvas.dots_down - 1
