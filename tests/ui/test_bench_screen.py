@@ -143,7 +143,9 @@ async def test_preset_doc_and_plan_follow_the_choice(make_app: MakeApp, tree_inv
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
         assert screen.target == "/dev/md0"
-        assert "832 × 4 = 3328" in text_of(screen, "#bench-doc-body")
+        # Figures printed as the result table prints them (rate_mb_s: thousands separated).
+        assert "read 3,322 MB/s" in text_of(screen, "#bench-doc-body")
+        assert "832 × 4 = 3,328" in text_of(screen, "#bench-doc-body")
         plan = text_of(screen, "#bench-plan")
         assert "weakest-link on /dev/md0 (raid6, 4 members), quick: 6 step(s), about 30 s" in plan
         assert "read-only" in plan and "running a resync" in plan
