@@ -21,13 +21,14 @@ from mdtui.advise.runner import BenchRunner
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
+from mdtui.model.inventory import Inventory
 from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.tune.catalogue import Scope
 from mdtui.tune.journal import KnobChanger, write_knob
-from mdtui.tune.read import KnobReading, read_knobs, read_value
+from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
 from mdtui.tune.udev import Rule, RulePlan, plan_apply, rules_for, rules_path, write_plan
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.table import SizedTable
@@ -120,6 +121,7 @@ class TuneScreen(Screen[None]):
         self.array: MdArray | None = None
         self.readings: list[KnobReading] = []
         self.rules: dict[str, Rule] = {}
+        self.inventory: Inventory | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -206,9 +208,11 @@ class TuneScreen(Screen[None]):
         except MdtuiError as exc:
             self.notify(str(exc), title=f"Cannot apply {knob.name}", severity="error", timeout=10)
             return
+        memory = knob.memory_bytes(checked, array_shape(array, self.inventory))
+        cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
         body = Text.assemble(
             (
-                f"{array.name} {knob.name}: {current.raw} → {checked} now, and whenever the array appears, "
+                f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, "
                 "through:\n\n",
                 "bold",
             ),
@@ -289,6 +293,7 @@ class TuneScreen(Screen[None]):
         except MdtuiError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        self.inventory = inventory
         self.app.call_from_thread(self._show, array, readings, rules)
 
     def _status(self, text: str) -> None:
