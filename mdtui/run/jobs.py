@@ -170,8 +170,8 @@ def _slug(device: str) -> str:
 
 WEAKEST_LINK_DOC = (
     "Which member holds the array back? A stripe runs at the slowest member times the member count: "
-    "in the field a RAID0 of four NVMe drives read 3322 MB/s while the raw drives together read 5645 MB/s, "
-    "because one drive sat in a PCIe 1.0 slot and read 832 MB/s (832 × 4 = 3328). This preset repeats "
+    "in the field a RAID0 of four NVMe drives read 3,322 MB/s while the raw drives together read 5,645 MB/s, "
+    "because one drive sat in a PCIe 1.0 slot and read 832 MB/s (832 × 4 = 3,328). This preset repeats "
     "that test: 4 MiB sequential direct reads, libaio, iodepth 12, 16 jobs, 30 s, on each member alone, "
     "on all members at once, then on the array. Read-only."
 )
@@ -363,10 +363,11 @@ def offset_sweep(target: str, size_bytes: int, *, quick: bool = False, count: in
 
 # --- custom ----------------------------------------------------------------------------------------
 
+# The custom doc's last sentence: a screen that knows the chosen pattern says what this run does instead.
+CUSTOM_WRITE_NOTE = "Overwrites the target when the pattern writes."
 CUSTOM_DOC = (
     "Any single fio job: read/write pattern, block size, queue depth, job count, runtime or size, engine "
-    "(libaio, io_uring, sync), direct I/O, target and offset. Quick mode caps it at 10 s or 1 GiB. "
-    "Overwrites the target when the pattern writes."
+    "(libaio, io_uring, sync), direct I/O, target and offset. Quick mode caps it at 10 s or 1 GiB. " + CUSTOM_WRITE_NOTE
 )
 CUSTOM_QUICK_RUNTIME_S = 10
 CUSTOM_QUICK_SIZE = GIB

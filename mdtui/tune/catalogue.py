@@ -152,7 +152,7 @@ def _stripe_cache(knob: Knob, shape: ArrayShape, current: str | None) -> Suggest
     return Suggestion(
         str(STRIPE_CACHE_SUGGESTED),
         f"parity writes are assembled here; {STRIPE_CACHE_SUGGESTED} costs {memory // (1 << 20)} MiB "
-        "on this array: sweep 256,1024,4096 to see what it gains here",
+        "on this array: a sweep of the values measures what it gains here",
     )
 
 

@@ -29,6 +29,8 @@ from mdtui.ui.app import MdtuiApp
 from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.bench.widgets import BenchChart
 from mdtui.ui.dialogs.confirm import ConfirmScreen
+from mdtui.ui.watch.chart import plain as chart_plain
+from mdtui.ui.watch.widgets import TimeChart
 
 from .conftest import plain, settle
 
@@ -141,7 +143,9 @@ async def test_preset_doc_and_plan_follow_the_choice(make_app: MakeApp, tree_inv
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
         assert screen.target == "/dev/md0"
-        assert "832 × 4 = 3328" in text_of(screen, "#bench-doc-body")
+        # Figures printed as the result table prints them (rate_mb_s: thousands separated).
+        assert "read 3,322 MB/s" in text_of(screen, "#bench-doc-body")
+        assert "832 × 4 = 3,328" in text_of(screen, "#bench-doc-body")
         plan = text_of(screen, "#bench-plan")
         assert "weakest-link on /dev/md0 (raid6, 4 members), quick: 6 step(s), about 30 s" in plan
         assert "read-only" in plan and "running a resync" in plan
@@ -259,3 +263,102 @@ async def test_no_target_to_offer_leaves_the_target_blank(make_app: MakeApp, tre
         assert screen.target is None
         assert screen.query_one("#bench-target", Select).value is Select.NULL
         assert "no target: pick an array or a disk" in text_of(screen, "#bench-plan")
+
+
+def offered(screen: BenchScreen) -> dict[str, tuple[str, bool]]:
+    """Each preset's prompt as shown and whether it is disabled."""
+    presets = screen.query_one("#bench-presets", OptionList)
+    options = (presets.get_option_at_index(i) for i in range(presets.option_count))
+    return {o.id or "": (plain(o.prompt, width=400).strip(), o.disabled) for o in options}
+
+
+async def test_b_on_a_disk_picks_a_preset_that_works_on_a_disk(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot)  # loop0, a free disk
+        assert screen.target == "/dev/loop0"
+        assert screen.preset_key == "disk-mark" and screen.plan is not None and screen.plan_error is None
+        shown = offered(screen)
+        # The array presets are offered on arrays only, and say so in words (readable without colour).
+        assert shown["weakest-link"] == ("Find the weakest link (arrays only)", True)
+        assert shown["parity-cost"] == ("Parity CPU cost (arrays only)", True)
+        assert shown["disk-mark"] == ("Disk-mark matrix", False)
+        # Choosing an array offers them again; back on a disk, the array preset chosen moves to one that plans.
+        screen.query_one("#bench-target", Select).value = "/dev/md0"
+        await pilot.pause()
+        assert offered(screen)["weakest-link"] == ("Find the weakest link", False)
+        await choose_preset(pilot, screen, "parity-cost")
+        assert screen.preset_key == "parity-cost"
+        screen.query_one("#bench-target", Select).value = "/dev/sda"  # mounted: disk-mark would be refused
+        await pilot.pause()
+        assert screen.preset_key not in ("weakest-link", "parity-cost")
+        assert screen.plan is not None and not screen.plan.refusals and not screen.plan.writes
+
+
+async def test_weakest_link_members_field(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        field = screen.query_one("#bench-members", Input)
+        assert screen.has_class("-members") and field.display
+        assert field.value == "nvme0n1 nvme1n1 nvme2n1 nvme3n1"
+        assert screen.request().members == ()  # the array's own members: the CLI's default
+        field.value = "nvme0n1 nvme3n1"
+        await pilot.pause()
+        assert screen.request().members == ("nvme0n1", "nvme3n1")
+        # Each of the two alone, both at once, then the array.
+        assert "4 step(s)" in text_of(screen, "#bench-plan")
+        await choose_preset(pilot, screen, "disk-mark")
+        assert not screen.has_class("-members")
+
+
+async def test_custom_text_says_what_this_run_does(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot)
+        screen.query_one("#bench-target", Select).value = "/dev/nvme4n1"
+        await choose_preset(pilot, screen, "custom")
+        doc = text_of(screen, "#bench-doc-body")
+        assert "This run only reads /dev/nvme4n1 (rw=read)" in doc
+        assert "Read-only" not in doc and "verwrites" not in doc
+        screen.query_one("#rw", Select).value = "randwrite"
+        await pilot.pause()
+        doc = text_of(screen, "#bench-doc-body")
+        assert "This run overwrites /dev/nvme4n1 (rw=randwrite)" in doc
+        assert "Read-only" not in doc and "only reads" not in doc
+
+
+async def test_opened_again_the_preset_list_has_focus_and_arrows_move(
+    make_app: MakeApp, runner: CannedRunner, db: Path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, BenchScreen)
+        await pilot.press("b")
+        await pilot.pause()
+        again = app.screen
+        assert isinstance(again, BenchScreen) and again is not screen
+        assert isinstance(app.focused, OptionList) and app.focused.id == "bench-presets"
+        before = again.preset_key
+        await pilot.press("down")
+        await pilot.pause()
+        assert again.preset_key != before
+
+
+async def test_chart_time_axis_reads_seconds_into_the_run(make_app: MakeApp, runner: CannedRunner, db: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        await pilot.pause()
+        for chart in screen.query_one("#bench-chart", BenchChart).query(TimeChart):
+            axis = chart_plain(chart.rows)[-1].split()
+            assert axis[0] == "0s" and all(label.endswith("s") for label in axis) and "now" not in axis
+        titles = [chart.border_title for chart in screen.query_one("#bench-chart", BenchChart).query(TimeChart)]
+        assert titles == ["MB/s (throughput)", "IOPS (requests/s)"]

@@ -272,3 +272,23 @@ def test_plot_draws_any_series_inside_its_canvas() -> None:
             for age, value in zip(ages, values, strict=True)
         )
         assert any(canvas.bits) == drawable, case
+
+
+def test_the_second_series_is_dashed_so_lines_differ_without_colour() -> None:
+    # Read at the top, write at the bottom, both flat over the whole window: read solid, write in dashes.
+    ages = [float(age) for age in range(-30, 1)]
+    rows = draw(ages, ([10.0] * len(ages), [0.0] * len(ages)), 40, 8, 30.0, 10.0)
+    read_row = next(row for row in rows if any(key == 0 for _, key in row))
+    write_row = next(row for row in rows if any(key == 1 for _, key in row))
+    read_cells = "".join(text for text, key in read_row if key == 0).rstrip()
+    write_cells = "".join(text for text, key in write_row if key == 1).rstrip()
+    assert " " not in read_cells.strip()
+    assert "  " in write_cells.strip()  # gaps of two cells between dashes
+    # A write spike is never dropped into a gap: a column where the line moves is always drawn.
+    spike = [0.0] * len(ages)
+    for index in range(len(ages)):
+        spiked = spike.copy()
+        spiked[index] = 10.0
+        canvas = Canvas(36, 2)
+        plot(canvas, ages, spiked, 30.0, 10.0, 1, dashed=True)
+        assert canvas.row(0) != [(" " * 36, None)], index

@@ -149,7 +149,8 @@ async def test_keys_cycle_targets_toggle_iops_and_pause(tmp_path: Path) -> None:
         assert not screen.query_one("#rate-chart", RateChart).display
         await pilot.press("a")
         assert screen.target == ALL_DISKS
-        assert "all disks · 5 with I/O" in text(screen, "#watch-summary")  # vda and four NVMe; md0 is stacked
+        # The four NVMe disks read; vda sat idle this interval and md0 is stacked on the disks.
+        assert "all disks · 4 with I/O" in text(screen, "#watch-summary")
         await pilot.press("a")
         assert screen.target == "md0"
         await pilot.press("p")
@@ -296,3 +297,48 @@ async def test_a_slow_redraw_neither_slows_sampling_nor_queues_stale_ticks(
     steps = [b - a for a, b in itertools.pairwise(distinct)]
     assert steps and sum(step > 1 for step in steps) * 2 >= len(steps), running
     assert seen == sorted(seen), seen  # never an older history after a newer one
+
+
+# raid6 mid-resync as /proc/mdstat shows it (the shape of the lab's md0 in the real-links capture).
+RESYNC_MDSTAT = (
+    "Personalities : [raid6] [raid5] [raid4]\n"
+    "md0 : active raid6 nvme3n1[3] nvme2n1[2] nvme1n1[1] nvme0n1[0]\n"
+    "      2093056 blocks super 1.2 level 6, 512k chunk, algorithm 2 [4/4] [UUUU]\n"
+    "      [=====>...............]  resync = 25.0% (261632/1046528) finish=6.0min speed=2200K/sec\n"
+    "\nunused devices: <none>\n"
+)
+
+
+async def test_resync_is_a_bar_with_percent_speed_and_eta(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path, level="raid6")
+    (tmp_path / "proc" / "mdstat").write_text(RESYNC_MDSTAT)
+    for size in ((80, 24), (200, 50)):
+        async with watch_app().run_test(size=size) as pilot:
+            screen = await feed(pilot, tree, ticks=2)
+            lines = text(screen, "#watch-summary").splitlines()
+            (line,) = [line for line in lines if "resync" in line]
+            # A bar drawn in characters (a quarter filled, the rest a visible track), readable without colour.
+            assert "█" in line and "░" in line and line.index("█") < line.index("░")
+            assert "25.0%" in line and "2.3 MB/s" in line and "ETA 6m00s" in line
+
+
+async def test_charts_use_the_height_they_are_given(tmp_path: Path) -> None:
+    for cpufreq in (False, True):
+        tree = WatchTree(tmp_path / str(cpufreq), cpufreq=cpufreq)
+        async with watch_app().run_test(size=(200, 50)) as pilot:
+            screen = await feed(pilot, tree, ticks=2)
+            await pilot.pause()
+            rate = screen.query_one("#rate-chart", RateChart)
+            # 50 rows less the header, summary, members, CPU pane and footer: well over half for the charts.
+            assert rate.size.height >= 15, (cpufreq, rate.size)
+            assert len(rate.rows) == rate.size.height
+
+
+async def test_with_io_counts_only_devices_that_did_io_in_the_last_interval(tmp_path: Path) -> None:
+    tree = WatchTree(tmp_path, array_bytes_per_s=0)
+    async with watch_app().run_test(size=(80, 24)) as pilot:
+        await feed(pilot, tree)
+        await pilot.press("a")
+        screen = pilot.app.screen
+        assert isinstance(screen, WatchScreen) and screen.target == ALL_DISKS
+        assert "all disks · 0 with I/O" in text(screen, "#watch-summary")

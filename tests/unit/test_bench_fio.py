@@ -132,7 +132,7 @@ def test_cli_lists_presets(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for key in ("weakest-link", "disk-mark", "sync-random", "parity-cost", "offset-sweep", "custom"):
         assert f"\n{key}  (" in "\n" + out
-    assert "832 × 4 = 3328" in out
+    assert "832 × 4 = 3,328" in out
 
 
 def test_ctrl_c_cancels_cleanly_and_keeps_the_partial_result(image: Path, tmp_path: Path) -> None:

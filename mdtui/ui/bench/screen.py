@@ -40,7 +40,7 @@ from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS, preset
+from mdtui.run.jobs import CUSTOM_WRITE_NOTE, PRESETS, preset
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 from mdtui.ui.bench.render import ended_line, findings_renderable, plan_text, status_line
@@ -52,6 +52,9 @@ from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
+# Presets that measure an md array (its members, its kernel thread and check pass): offered on arrays only.
+ARRAY_PRESETS = frozenset({"weakest-link", "parity-cost"})
+ARRAY_ONLY = " (arrays only)"
 
 
 class BenchEventPosted(Message, bubble=False):
@@ -108,6 +111,18 @@ def custom_options(fields: CustomFields) -> JobOptions:
     )
 
 
+def active_members(inventory: Inventory, target: str | None) -> tuple[str, ...]:
+    """The active members of the array at target (a /dev path), () when the target is not an array."""
+    array = inventory.array(target.removeprefix("/dev/")) if target else None
+    if array is None:
+        return ()
+    return tuple(m.name for m in array.members if not m.spare and not m.faulty)
+
+
+def is_array(inventory: Inventory, target: str | None) -> bool:
+    return bool(target) and inventory.array((target or "").removeprefix("/dev/")) is not None
+
+
 def target_options(inventory: Inventory) -> list[tuple[str, str]]:
     """Arrays first, then disks, each with what decides whether it may be written."""
     options = []
@@ -142,6 +157,10 @@ class BenchScreen(Screen[None]):
     BenchScreen #bench-custom Input { width: 8; margin-right: 1; }
     BenchScreen #bench-custom Select { width: 14; margin-right: 1; }
     BenchScreen #bench-custom Label { width: auto; margin-right: 1; color: $text-muted; }
+    BenchScreen #bench-members-row { display: none; height: 1; margin-top: 1; }
+    BenchScreen.-members #bench-members-row { display: block; }
+    BenchScreen #bench-members-row Label { width: 8; color: $text-muted; }
+    BenchScreen #bench-members { width: 1fr; }
     BenchScreen #bench-plan { height: auto; max-height: 6; margin-top: 1; padding: 0 1; }
     BenchScreen #bench-run { display: none; height: 1fr; }
     BenchScreen.-running #bench-setup, BenchScreen.-ended #bench-setup { display: none; }
@@ -176,6 +195,7 @@ class BenchScreen(Screen[None]):
         self.preset_key = PRESETS[0].key
         self.quick = True
         self.custom = CustomFields()
+        self.members = " ".join(active_members(inventory, self.target))
         self.plan: BenchPlan | None = None
         self.plan_error: str | None = None
         self.result: BenchResult | None = None
@@ -204,6 +224,9 @@ class BenchScreen(Screen[None]):
                 )
                 yield Checkbox("Quick", self.quick, id="bench-quick", compact=True)
                 yield Button("Start", id="bench-start", variant="primary", compact=True)
+            with Horizontal(id="bench-members-row"):
+                yield Label("Members")
+                yield Input(self.members, id="bench-members", compact=True, placeholder="devices to measure alone")
             with Horizontal(id="bench-custom"):
                 yield Select[str](
                     [(m.value, m.value) for m in RwMode], value=self.custom.rw, id="rw", allow_blank=False, compact=True
@@ -228,9 +251,36 @@ class BenchScreen(Screen[None]):
         table = self.query_one("#bench-table", DataTable)
         table.add_columns(*RESULT_COLUMNS)
         presets = self.query_one("#bench-presets", OptionList)
-        presets.highlighted = 0
+        self._offer_presets()
         presets.focus()
         self._replan()
+
+    def _offer_presets(self) -> None:
+        """Offer the presets that work on the target, and move off one that does not (to one that plans)."""
+        presets = self.query_one("#bench-presets", OptionList)
+        on_array = is_array(self.inventory, self.target)
+        for chosen in PRESETS:
+            wrong = chosen.key in ARRAY_PRESETS and not on_array
+            # Said in words, not only dimmed: without colour a disabled option looks like the others.
+            presets.replace_option_prompt(chosen.key, chosen.title + (ARRAY_ONLY if wrong else ""))
+            (presets.disable_option if wrong else presets.enable_option)(chosen.key)
+        keys = [p.key for p in PRESETS if on_array or p.key not in ARRAY_PRESETS]
+        if self.preset_key not in keys or presets.highlighted is None:
+            self.preset_key = self._first_that_runs(keys)
+        presets.highlighted = next(i for i, p in enumerate(PRESETS) if p.key == self.preset_key)
+
+    def _first_that_runs(self, keys: list[str]) -> str:
+        """The first preset that plans on the target without a refusal (a busy disk gets a read-only one)."""
+        for key in keys:
+            if self.target is None:
+                break
+            try:
+                plan = plan_bench(self.request(key), self.inventory, SystemRoot(self.root))
+            except MdtuiError:
+                continue
+            if not plan.refusals:
+                return key
+        return keys[0]
 
     def palette(self) -> Palette:
         return palette_from_variables(self.app.get_css_variables())
@@ -239,13 +289,19 @@ class BenchScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#bench-presets")
     def _preset_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
+        # A disabled preset (an array preset on a disk) is never chosen, even by a late highlight event.
+        if event.option.id is not None and not event.option.disabled:
             self.preset_key = event.option.id
             self._replan()
 
     @on(Select.Changed, "#bench-target")
     def _target_changed(self, event: Select.Changed) -> None:
-        self.target = event.value if isinstance(event.value, str) else None
+        target = event.value if isinstance(event.value, str) else None
+        if target == self.target:
+            return
+        self.target = target
+        self.query_one("#bench-members", Input).value = " ".join(active_members(self.inventory, target))
+        self._offer_presets()
         self._replan()
 
     @on(Checkbox.Changed, "#bench-quick")
@@ -259,6 +315,11 @@ class BenchScreen(Screen[None]):
             self.custom = CustomFields(event.value, *(getattr(self.custom, n) for n in CUSTOM_FIELDS))
             self._replan()
 
+    @on(Input.Changed, "#bench-members")
+    def _members_changed(self, event: Input.Changed) -> None:
+        self.members = event.value
+        self._replan()
+
     @on(Input.Changed)
     def _field_changed(self, event: Input.Changed) -> None:
         if event.input.id in CUSTOM_FIELDS:
@@ -267,27 +328,45 @@ class BenchScreen(Screen[None]):
             self.custom = CustomFields(**values)
             self._replan()
 
-    def request(self) -> BenchRequest:
-        options = custom_options(self.custom) if self.preset_key == "custom" else JobOptions()
-        return BenchRequest(self.preset_key, self.target or "", quick=self.quick, options=options)
+    def request(self, key: str | None = None) -> BenchRequest:
+        key = key or self.preset_key
+        options = custom_options(self.custom) if key == "custom" else JobOptions()
+        members: tuple[str, ...] = ()
+        if key == "weakest-link":
+            typed = tuple(self.members.replace(",", " ").split())
+            # The array's own members are the preset's default: the request is then the CLI's without --members.
+            members = typed if typed != active_members(self.inventory, self.target) else ()
+        return BenchRequest(key, self.target or "", quick=self.quick, members=members, options=options)
 
     def _replan(self) -> None:
         """Plan again from the choices (pure, quick); the panel shows the plan or what to change."""
         chosen = preset(self.preset_key)
         self.set_class(self.preset_key == "custom", "-custom")
+        self.set_class(self.preset_key == "weakest-link", "-members")
         try:
             if not self.target:
                 raise MdtuiError("no target: pick an array or a disk")
             self.plan, self.plan_error = plan_bench(self.request(), self.inventory, SystemRoot(self.root)), None
         except MdtuiError as exc:
             self.plan, self.plan_error = None, str(exc)
-        writes = self.plan.writes if self.plan is not None else chosen.writes
         doc = Text(chosen.title + "\n", style="bold")
-        doc.append("Overwrites the target. " if writes else "Read-only. ", style=self.palette().warning)
-        doc.append(chosen.doc)
+        doc.append(self._this_run(), style=self.palette().warning)
+        # The custom doc's "overwrites when the pattern writes" is what the line above says for this pattern.
+        doc.append(chosen.doc.replace(" " + CUSTOM_WRITE_NOTE, "") if chosen.key == "custom" else chosen.doc)
         self.query_one("#bench-doc-body", Static).update(doc)
         self.query_one("#bench-plan", Static).update(plan_text(self.plan, self.plan_error, self.palette()))
         self.refresh_bindings()
+
+    def _this_run(self) -> str:
+        """What this run does to the target, from the plan (the custom job's chosen rw) rather than the preset."""
+        pattern = f" (rw={self.custom.rw})" if self.preset_key == "custom" else ""
+        if self.plan is None:
+            may = "may overwrite the target" if preset(self.preset_key).writes else "reads only"
+            return f"This run {may}. "
+        where = self.plan.target.path
+        if self.plan.writes:
+            return f"This run overwrites {where}{pattern}. "
+        return f"This run only reads {where}{pattern}. "
 
     # -- starting ----------------------------------------------------------------------------------
 

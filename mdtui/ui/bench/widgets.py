@@ -1,8 +1,9 @@
 """The benchmark screen's chart: throughput (MB/s) and IOPS over the run, side by side.
 
 Drawn by the watch dashboard's braille charts (mdtui.ui.watch.chart through TimeChart), so the app has
-one chart stack. The run so far fills each chart's width: its first report at the left edge, the
-latest at "now"; each quantity has its own y axis.
+one chart stack. The run so far fills each chart's width from its start (0s) to its latest report, the
+x axis in seconds into the run; each quantity has its own chart, named in its title, so the two y axes
+are told apart by their words, not by colour.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ class BenchChart(Horizontal):
         self.points: list[tuple[float, float, float]] = []  # (seconds into the run, bytes/s, IOPS)
 
     def compose(self) -> ComposeResult:
-        yield TimeChart(classes="bench-rate")
-        yield TimeChart(classes="bench-iops")
+        for kind in ("bench-rate", "bench-iops"):
+            chart = TimeChart(classes=kind)
+            chart.elapsed = True
+            yield chart
 
     def on_mount(self) -> None:
         self._apply_theme()
@@ -66,12 +69,15 @@ class BenchChart(Horizontal):
         if not self.points:
             rate.border_title, iops.border_title = f"MB/s · {WAITING}", "IOPS"
             for chart in (rate, iops):
+                chart.border_subtitle = ""
                 chart.plot((), (), 0.0)
             return
-        rate.border_title, iops.border_title = "MB/s", "IOPS"
+        rate.border_title, iops.border_title = "MB/s (throughput)", "IOPS (requests/s)"
+        for chart in (rate, iops):
+            chart.border_subtitle = "time into the run"
         last = self.points[-1][0]
         seconds_ago = [point[0] - last for point in self.points]
-        window_s = max(last - self.points[0][0], 1.0)
+        window_s = max(last, 1.0)
         rates = [point[1] / 1e6 for point in self.points]
         counts = [point[2] for point in self.points]
         for chart, values in ((rate, rates), (iops, counts)):

@@ -21,14 +21,15 @@ from mdtui.advise.runner import BenchRunner
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
+from mdtui.model.inventory import Inventory
 from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.tune.catalogue import Scope
-from mdtui.tune.journal import KnobChanger
-from mdtui.tune.read import KnobReading, read_knobs
-from mdtui.tune.udev import Rule, rules_for, rules_path
+from mdtui.tune.journal import KnobChanger, write_knob
+from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
+from mdtui.tune.udev import Rule, RulePlan, plan_apply, rules_for, rules_path, write_plan
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
@@ -85,10 +86,14 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
         differs = "" if live == rule.value else f" (live value {live} differs)"
         lines.append(Text(f"udev rule in {rules_path()}: {rule.value}{differs}"))
     if item.value is not None and knob.scope is not Scope.GLOBAL:
+        values = sweep_values(item)
+        if len(values) > 1:
+            # What s runs here, in the same values as the command below (not a longer list from elsewhere).
+            lines.append(Text(f"s sweeps {', '.join(values)}: {SWEEP_RUNTIME_S} s of 1 MiB sequential writes each"))
         lines.append(Text("measure it: " + shlex.join(sweep_command(array, item)), style="dim"))
         if knob.scope is not Scope.MEMBER:
             value = item.suggestion.value or "VALUE"
-            lines.append(Text(f"keep it: mdtui tune --apply {knob.name}={value} {array.name}", style="dim"))
+            lines.append(Text(f"keep it: a applies {knob.name}={value} now and in the udev rule", style="dim"))
     return Group(*lines)
 
 
@@ -97,6 +102,7 @@ class TuneScreen(Screen[None]):
         Binding("escape", "back", "Back / stop"),
         Binding("r", "reread", "Read again"),
         Binding("s", "sweep", "Sweep"),
+        Binding("a", "apply", "Apply"),
     ]
     DEFAULT_CSS = """
     TuneScreen #tune-table { height: 1fr; }
@@ -115,6 +121,7 @@ class TuneScreen(Screen[None]):
         self.array: MdArray | None = None
         self.readings: list[KnobReading] = []
         self.rules: dict[str, Rule] = {}
+        self.inventory: Inventory | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -170,6 +177,72 @@ class TuneScreen(Screen[None]):
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
 
+    def _rules_file(self, root: SystemRoot) -> Path:
+        # As `mdtui tune`: the live rule file, or a captured tree's own copy.
+        return rules_path() if root.is_live else root.path(str(rules_path()))
+
+    def action_apply(self) -> None:
+        """Set the selected knob to its suggestion now and in the udev rule: the plan and typed confirmation
+        of `mdtui tune --apply`, refused on a captured tree."""
+        item, array = self.selected(), self.array
+        if item is None or array is None or self.sweeping:
+            return
+        knob, value = item.knob, item.suggestion.value
+        if knob.scope not in (Scope.MD, Scope.QUEUE):
+            self.notify(
+                f"{knob.name} is not kept by a udev rule of the array: nothing to apply here.", severity="warning"
+            )
+            return
+        if not value:
+            self.notify(f"No suggested value for {knob.name}: nothing to apply.", severity="warning")
+            return
+        if refused_on_tree(self, self.root, "changing a knob"):
+            return
+        root = SystemRoot(self.root)
+        try:
+            current = read_value(root, knob, array.name)
+            if current is None:
+                raise MdtuiError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply here")
+            checked = knob.check_value(value, current.choices)
+            plan = plan_apply(array, knob, checked, self._rules_file(root))
+        except MdtuiError as exc:
+            self.notify(str(exc), title=f"Cannot apply {knob.name}", severity="error", timeout=10)
+            return
+        memory = knob.memory_bytes(checked, array_shape(array, self.inventory))
+        cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
+        body = Text.assemble(
+            (
+                f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, "
+                "through:\n\n",
+                "bold",
+            ),
+            plan.diff or f"{plan.path}: already says so",
+        )
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.apply_worker(array, item, checked, current.raw, plan)
+
+        dialog = ConfirmScreen(f"Set {knob.name}={checked} on {array.name}", body, array.name, "Apply")
+        self.app.push_screen(dialog, confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tune-apply")
+    def apply_worker(self, array: MdArray, item: KnobReading, value: str, before: str, plan: RulePlan) -> None:
+        root = SystemRoot(self.root)
+        knob = item.knob
+        try:
+            after = write_knob(root, knob, array.name, value)
+            try:
+                write_plan(plan)
+            except Exception:
+                # The rule could not be written: the live value goes back, so the two never disagree.
+                write_knob(root, knob, array.name, before)
+                raise
+            text = f"{array.name} {knob.name} reads {after}; {plan.path} written."
+        except Exception as exc:  # a refusal or failure is a line on screen, never a traceback
+            text = f"{knob.name} not applied: {exc}"
+        self.app.call_from_thread(self._swept, text)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
     def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str]) -> None:
         root = SystemRoot(self.root)
@@ -220,6 +293,7 @@ class TuneScreen(Screen[None]):
         except MdtuiError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        self.inventory = inventory
         self.app.call_from_thread(self._show, array, readings, rules)
 
     def _status(self, text: str) -> None:

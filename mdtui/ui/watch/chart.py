@@ -29,6 +29,9 @@ AXIS = None  # the key of runs that are axes, ticks and labels rather than a ser
 MIN_X_TICK_CELLS = 14  # columns between time labels at least: "-120s" and room around it
 X_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 
+# How a legend draws each series: solid, then dashed, alternately (draw() dashes every other series).
+LINE_MARKS = ("━", "╍")
+
 # A row of the chart: runs of text, each with AXIS or the index of the series drawn in it.
 Run = tuple[str, int | None]
 Row = tuple[Run, ...]
@@ -94,7 +97,7 @@ class Canvas:
     def dot(self, x: int, y: int, series: int) -> None:
         self.trace([(x, y)], series)
 
-    def trace(self, points: Iterable[tuple[int, int] | None], series: int) -> None:
+    def trace(self, points: Iterable[tuple[int, int] | None], series: int, dashed: bool = False) -> None:
         """Dots joined by lines, left to right; None breaks the line. Off-canvas dots are dropped.
 
         Each dot column between two points gets the rows the line moves through since the column
@@ -128,6 +131,10 @@ class Canvas:
                 low, high = (min(py, y), max(py, y)) if joined and x == px else (y, y)
                 add((x, low, high))
             px, py, joined = x, y, True
+        if dashed:
+            # Flat stretches in every other pair of cells are left out, so the line reads as dashed without
+            # colour; a column where the line moves is always drawn, so no rise or spike is lost.
+            spans = [span for span in spans if span[1] != span[2] or not (span[0] >> 2) & 1]
         self._fill(spans, series)
 
     def _fill(self, spans: list[tuple[int, int, int]], series: int) -> None:
@@ -206,9 +213,28 @@ def plot(
     window_s: float,
     top: float,
     series: int,
+    dashed: bool = False,
 ) -> None:
     """Draw one series: seconds_ago in [-window_s, 0] across, 0..top down; values above top sit on the top row."""
-    canvas.trace(points(canvas, seconds_ago, values, window_s, top), series)
+    canvas.trace(points(canvas, seconds_ago, values, window_s, top), series, dashed)
+
+
+def elapsed_label(seconds: float) -> str:
+    """A label of time into a run: 0s, 45s, 2m, 1.5h."""
+    if seconds >= 7200 and seconds % 1800 == 0:
+        return f"{seconds / 3600:g}h"
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"
+
+
+def elapsed_ticks(window_s: float, columns: int) -> list[float]:
+    """Seconds ago of labels at round times into a run that started window_s ago (0s, 10s, 20s...)."""
+    if window_s <= 0 or columns <= 0:
+        return [0.0]
+    wanted = window_s * MIN_X_TICK_CELLS / columns
+    step = next((float(s) for s in X_STEPS_S if s >= wanted), window_s)
+    return [step * index - window_s for index in range(int(window_s // step) + 1)]
 
 
 def x_ticks(window_s: float, columns: int) -> list[float]:
@@ -252,11 +278,13 @@ def draw(
     height: int,
     window_s: float,
     top: float,
+    elapsed: bool = False,
 ) -> list[Row]:
     """The chart as `height` rows of `width` cells: y labels and axis, the lines' dots, the time axis.
 
     top: the largest value to fit (the y axis runs to the round tick at or above it). Series are drawn in
-    order, so where two share a cell the later one's colour shows.
+    order, so where two share a cell the later one's colour shows. elapsed: the window is a whole run, so
+    the time axis reads seconds into it (0s, 10s...) instead of seconds before now.
     """
     if width <= 0 or height <= 0:
         return []
@@ -272,7 +300,8 @@ def draw(
     for index, values in enumerate(lines):
         # A line the same as a later one is hidden under it (min, mean and max of cores running alike).
         if not any(values == later for later in lines[index + 1 :]):
-            plot(canvas, seconds_ago, values, window_s, ticks[-1], index)
+            # Every other series dashed (LINE_MARKS in legends), so two lines differ without colour too.
+            plot(canvas, seconds_ago, values, window_s, ticks[-1], index, dashed=bool(index % 2))
     # Tick rows: where each tick's value falls (0 on the bottom dot row, the top tick on the top one).
     label_at: dict[int, str] = {}
     down = canvas.dots_down - 1
@@ -286,7 +315,7 @@ def draw(
         axis = (label.rjust(shape.gutter) + "┤") if label is not None else (" " * shape.gutter + "│")
         rows.append(_merge([(axis, AXIS), *canvas.row(y)]))
     if shape.x_axis or shape.x_labels:
-        axis_row, label_row = _time_axis(shape, window_s)
+        axis_row, label_row = _time_axis(shape, window_s, elapsed)
         if shape.x_axis:
             rows.append(((axis_row, AXIS),))
         if shape.x_labels:
@@ -295,7 +324,7 @@ def draw(
 
 
 @lru_cache(maxsize=16)
-def _time_axis(shape: ChartLayout, window_s: float) -> tuple[str, str]:
+def _time_axis(shape: ChartLayout, window_s: float, elapsed: bool = False) -> tuple[str, str]:
     """The axis line with a ┬ at each time tick, and the labels centred under the ticks."""
     columns = shape.plot_width
     width = shape.gutter + 1 + columns
@@ -304,10 +333,11 @@ def _time_axis(shape: ChartLayout, window_s: float) -> tuple[str, str]:
     if columns and window_s > 0:
         across = columns * 2 - 1
         taken = -1  # the last label's end: a label that would touch it is left out
-        for tick in x_ticks(window_s, columns):
+        ticks = elapsed_ticks(window_s, columns) if elapsed else x_ticks(window_s, columns)
+        for tick in ticks:
             column = round((tick + window_s) / window_s * across) >> 1
             axis[column] = "┬"
-            text = time_label(-tick)
+            text = elapsed_label(tick + window_s) if elapsed else time_label(-tick)
             start = min(width - len(text), max(0, shape.gutter + 1 + column - len(text) // 2))
             if start <= taken:
                 continue

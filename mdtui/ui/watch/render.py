@@ -50,18 +50,46 @@ def ghz(mhz: float | None) -> str:
     return MISSING if mhz is None else f"{mhz / 1000:.2f}"
 
 
-def sync_text(array: MdArray) -> str | None:
+# mdstat's action words as a user reads them ("recover" is what md calls a rebuild onto a new member).
+SYNC_NAMES = {"recover": "recovery"}
+SYNC_BAR_CELLS = 24
+
+
+def progress_bar(fraction: float, cells: int) -> str:
+    """A bar in characters, the done part solid and the rest a visible track, so it reads without colour."""
+    eighths = round(max(0.0, min(1.0, fraction)) * cells * 8)
+    full, part = divmod(eighths, 8)
+    done = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+    return done + "░" * (cells - len(done))
+
+
+def sync_text(array: MdArray, cells: int = SYNC_BAR_CELLS) -> str | None:
+    """A resync, recovery, check or reshape as a bar with percent, speed and ETA (what is known of them)."""
     sync = array.sync
     if sync is None:
         return None
-    parts = [sync.action if sync.state == "running" else f"{sync.action} {sync.state}"]
+    action = SYNC_NAMES.get(sync.action, sync.action)
+    parts = [action if sync.state == "running" else f"{action} {sync.state}"]
     if sync.fraction is not None:
-        parts.append(f"{sync.fraction * 100:.1f}%")
+        parts.append(f"▕{progress_bar(sync.fraction, cells)}▏ {sync.fraction * 100:.1f}%")
     if sync.speed_bytes_per_s is not None:
         parts.append(f"{mb_s(sync.speed_bytes_per_s)} MB/s")
     if sync.eta_seconds is not None:
         parts.append(f"ETA {duration(sync.eta_seconds)}")
-    return " ".join(parts)
+    return " · ".join(parts)
+
+
+def with_io(view: TargetView) -> int:
+    """Devices that read or wrote in the last interval: an idle host counts 0, whatever it did before."""
+    count = 0
+    for member in view.members:
+        rates = member.rates
+        if rates is None:
+            continue
+        moved = (rates.read_bytes_per_s or 0) + (rates.write_bytes_per_s or 0)
+        requests = (rates.read_iops or 0) + (rates.write_iops or 0)
+        count += moved > 0 or requests > 0
+    return count
 
 
 def _rates_text(label: str, byte_rate: float | None, iops: float | None) -> str:
@@ -80,15 +108,16 @@ def summary(view: TargetView, palette: Palette, paused: bool = False) -> Text:
         text.append(array_state(array), style=palette.error if array.degraded else "")
     else:
         text.append("all disks", style=palette.label)
-        text.append(f" · {len(view.members)} with I/O")
+        text.append(f" · {with_io(view)} with I/O")
     text.append("  ")
     text.append(_rates_text("read", total.read_bytes_per_s if total else None, total.read_iops if total else None))
     text.append(" · ")
     text.append(_rates_text("write", total.write_bytes_per_s if total else None, total.write_iops if total else None))
-    if view.array is not None and (sync := sync_text(view.array)) is not None:
-        text.append(f"  {WARNING_SIGN} {sync}", style=palette.warning)
     if paused:
         text.append("  ⏸ paused", style=palette.warning)
+    # The sync on a line of its own, so its bar is never cut off by the traffic figures.
+    if view.array is not None and (sync := sync_text(view.array)) is not None:
+        text.append(f"\n{WARNING_SIGN} {sync}", style=palette.warning)
     return text
 
 

@@ -39,6 +39,7 @@ from mdtui.sample.dashboard import (
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.watch.chart import LINE_MARKS
 from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
@@ -72,7 +73,10 @@ CHART_PERIOD_S = 1.0
 
 
 def _legend(title: str, palette_colours: Sequence[str], labels: Sequence[str]) -> str:
-    keys = " ".join(f"[{colour}]━ {label}[/]" for colour, label in zip(palette_colours, labels, strict=True))
+    keys = " ".join(
+        f"[{colour}]{LINE_MARKS[index % 2]} {label}[/]"
+        for index, (colour, label) in enumerate(zip(palette_colours, labels, strict=True))
+    )
     return f"{title}  {keys}"
 
 

@@ -47,6 +47,7 @@ class TimeChart(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.window_s = DEFAULT_WINDOW_S
+        self.elapsed = False  # the time axis in seconds into a run (the bench chart), not before now
         self.colours: tuple[Rgb, ...] = ((74, 159, 224), (224, 168, 74))
         self._seconds_ago: Sequence[float] = ()
         self._lines: Sequence[Sequence[float | None]] = ()
@@ -81,7 +82,7 @@ class TimeChart(Widget):
             # Hidden or not laid out yet: drawn when shown (on_resize), nothing to repaint now.
             self._drawn_for = None
             return
-        rows = draw(self._seconds_ago, self._lines, width, height, self.window_s, self._top)
+        rows = draw(self._seconds_ago, self._lines, width, height, self.window_s, self._top, self.elapsed)
         shape = (width, height, self.window_s)
         if shape != self._drawn_for:
             self._rows, self._drawn_for = rows, shape
