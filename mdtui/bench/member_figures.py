@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from mdtui.model.disk import Disk
+from mdtui.plan.forecast import MemberSource
 from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.db import ResultsStore
@@ -67,6 +69,8 @@ class StoredMember:
         """Why this member cannot be predicted from, and how to measure it; empty when nothing is missing."""
         if not self.missing:
             return ""
+        if len(self.missing) == len(FIGURE_NAMES):
+            return f"{self.device} has no member figures: measure it alone with `{measure_hint(self.device)}`"
         what = ", ".join(FIGURE_NAMES[name] for name in self.missing)
         return f"{self.device} has no measured {what}: measure it alone with `{measure_hint(self.device)}`"
 
@@ -124,3 +128,15 @@ def load_member_runs(db: str | None) -> list[RunRecord]:
             return [run for run in store.list_runs() if run.preset == MEMBER_MATRIX_PRESET]
     except StoreMissingError:
         return []
+
+
+def member_sources(runs: Sequence[RunRecord], disks: Sequence[Disk]) -> list[MemberSource]:
+    """Each planned member's stored figures for the model, or what is missing and how to measure it."""
+    sources = []
+    for disk in disks:
+        stored = stored_member(runs, disk.name, disk.rotational)
+        if stored.missing:
+            sources.append(MemberSource(disk.name, None, stored.missing_text()))
+        else:
+            sources.append(MemberSource(disk.name, stored.figures, stored.age()))
+    return sources
