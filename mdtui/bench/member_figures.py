@@ -136,7 +136,7 @@ def member_sources(runs: Sequence[RunRecord], disks: Sequence[Disk]) -> list[Mem
     for disk in disks:
         stored = stored_member(runs, disk.name, disk.rotational)
         if stored.missing:
-            sources.append(MemberSource(disk.name, None, stored.missing_text()))
+            sources.append(MemberSource(disk.name, None, stored.missing_text(), not stored.run_ids))
         else:
             sources.append(MemberSource(disk.name, stored.figures, stored.age()))
     return sources

@@ -33,6 +33,7 @@ class MemberSource:
     name: str
     figures: MemberFigures | None
     note: str  # "measured 3 d ago", or why there are no figures and how to measure them
+    never_measured: bool = False  # no figure of any workload stored
 
 
 def significant(value: float, digits: int = SHOWN_DIGITS) -> float:
@@ -73,7 +74,14 @@ def forecast_lines(
     missing = [m for m in members if m.figures is None]
     if missing:
         lines = ["what it will do   not predicted for every workload: a member has no figures of its own"]
-        lines += [f"  {m.note}" for m in missing]
+        # Members never measured at all share one line: the same command measures each.
+        never = [m.name for m in missing if m.never_measured]
+        if len(never) > 1:
+            lines.append(
+                f"  {', '.join(never)} have no member figures: measure each alone with "
+                "`mdtui bench --preset member-matrix --target /dev/DISK`"
+            )
+        lines += [f"  {m.note}" for m in missing if len(never) <= 1 or not m.never_measured]
         return lines
     prediction = forecast(level, members, layout=layout, chunk_bytes=chunk_bytes)
     if prediction is None:
@@ -86,4 +94,52 @@ def forecast_lines(
         lines.append(f"  {name:<16}  {job:<11}  {value:>{width}}  bound: {figure.bound} ({figure.basis})")
     lines += [f"  note: {note}" for note in prediction.notes]
     lines.append("  members: " + "; ".join(f"{m.name} {m.note}" for m in members))
+    return lines
+
+
+# Short column heads of the level table, in WORKLOADS order.
+TABLE_HEADS = ("seq read", "seq write", "rand read", "rand write", "Q1 lat")
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    level: str
+    cells: tuple[str, ...]  # in WORKLOADS order, as shown()
+    bounds: tuple[str, ...]
+
+
+def _short(figure: Figure, key: str) -> str:
+    """A table cell, compact: "2,200 MB/s", "360k IOPS", "120 µs"."""
+    text = shown(figure, key)
+    if key.endswith("iops") and figure.rounded is not None:
+        value = significant(figure.rounded)
+        return f"{value / 1000:,.0f}k IOPS" if value >= 1000 else f"{value:,.0f} IOPS"
+    return text
+
+
+def level_table(
+    levels: Sequence[RaidLevel], members: Sequence[MemberSource], *, chunk_bytes: int | None = None
+) -> list[LevelRow]:
+    """Each level that fits the member count, side by side on every workload; a member without figures
+    leaves the figures it would set unknown."""
+    figures = [m.figures if m.figures is not None else MemberFigures() for m in members]
+    rows = []
+    for level in levels:
+        if len(figures) < level.min_members:
+            continue
+        prediction = predict(level, figures, chunk_bytes=chunk_bytes if level.uses_chunk else None)
+        cells = tuple(_short(getattr(prediction, key), key) for _, key, _ in WORKLOADS)
+        bounds = tuple(getattr(prediction, key).bound for _, key, _ in WORKLOADS)
+        rows.append(LevelRow(level.name, cells, bounds))
+    return rows
+
+
+def level_table_lines(rows: Sequence[LevelRow], heads: Sequence[str] = TABLE_HEADS) -> list[str]:
+    """The rows as aligned text lines, a head line first."""
+    widths = [max([len(head)] + [len(row.cells[i]) for row in rows]) for i, head in enumerate(heads)]
+    name_width = max([len("level")] + [len(row.level) for row in rows])
+    lines = ["  ".join([f"{'level':<{name_width}}"] + [f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)])]
+    for row in rows:
+        cells = [f"{c:>{w}}" for c, w in zip(row.cells, widths, strict=True)]
+        lines.append("  ".join([f"{row.level:<{name_width}}", *cells]))
     return lines

@@ -116,3 +116,31 @@ def test_the_plan_preview_shows_the_prediction_and_the_missing_member(tmp_path: 
     sources = member_sources(load_member_runs(str(db)), result.plan.request.members)
     text = preview_renderable(result, Palette(), sources).plain
     assert "random read" in text and "360,000 IOPS" in text and "nvme4n1 measured 2 d ago" in text
+
+
+def test_members_never_measured_share_one_line() -> None:
+    never = [MemberSource(f"nvme{i}n1", None, f"nvme{i}n1 has no member figures: ...", True) for i in range(3)]
+    partly = MemberSource("sdb", None, "sdb has no measured random write: ...")
+    lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
+    assert lines[1].startswith("  nvme0n1, nvme1n1, nvme2n1 have no member figures: measure each alone")
+    assert lines[2] == "  sdb has no measured random write: ..." and len(lines) == 3
+
+
+def test_the_level_table_puts_levels_side_by_side() -> None:
+    from mdtui.plan.forecast import level_table, level_table_lines
+    from mdtui.plan.levels import LEVELS
+
+    member = MemberFigures(1113e6, 1022e6, 181e3, 170e3, 58e-6, rotational=False)
+    rows = level_table(LEVELS, [MemberSource(f"d{i}", member, "given") for i in range(4)])
+    by_level = {row.level: row for row in rows}
+    assert set(by_level) == {"linear", "raid0", "raid1", "raid4", "raid5", "raid6", "raid10"}
+    assert by_level["raid0"].cells[3] == "680k IOPS"  # 4 × 170k random writes
+    assert by_level["raid5"].bounds[3].startswith("md stripe thread")  # 4 × 170k over 2+2 I/Os, capped by md
+    assert by_level["raid10"].cells[1] == "2,000 MB/s"  # two copies of each write over four members
+    lines = level_table_lines(rows)
+    assert lines[0].split() == ["level", "seq", "read", "seq", "write", "rand", "read", "rand", "write", "Q1", "lat"]
+    assert len({len(line) for line in lines}) == 1  # aligned
+    # Two members: no raid4/5/6 row; a member without figures leaves the figures unknown, not zero.
+    rows = level_table(LEVELS, [MemberSource("a", member, "given"), MemberSource("b", None, "b has no ...")])
+    assert {row.level for row in rows} == {"linear", "raid0", "raid1", "raid10"}
+    assert all(cell == "unknown" for row in rows for cell in row.cells)
