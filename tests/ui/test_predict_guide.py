@@ -3,17 +3,33 @@ member-matrix figures (the md model), and names a disk without figures with the 
 
 from __future__ import annotations
 
-import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from mdtui.run.jobs import member_matrix
+from mdtui.store.db import ResultsStore
+from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.guide.steps import PlanStep
 
 from .test_guide import Recorder, make_app, open_guide, pick_disks, recorder, settle, text_of, tree
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_predict_create import store_member  # noqa: E402
-
 __all__ = ["recorder", "tree"]  # the fixtures, imported for pytest to find
+
+
+def store_member(db: Path, device: str, days_ago: float) -> None:
+    """Every member-matrix step of ``device``, as the bench engine stores them."""
+    started = datetime.now(UTC) - timedelta(days=days_ago)
+    figures = (
+        Metrics(read_bw_bytes_per_s=1113e6),
+        Metrics(write_bw_bytes_per_s=1022e6),
+        Metrics(read_iops=181e3),
+        Metrics(write_iops=170e3),
+        Metrics(read_lat_mean_ns=58e3),
+    )
+    with ResultsStore(db) as store:
+        for step, metrics in zip(member_matrix(f"/dev/{device}"), figures, strict=True):
+            setup = RunSetup(preset="member-matrix", params={"step": step.label}, target=f"/dev/{device}")
+            store.add_run(setup, metrics=metrics, status=RunStatus.COMPLETE, started_at=started, ended_at=started)
 
 
 async def test_the_plan_step_shows_each_level_side_by_side(recorder: Recorder) -> None:
