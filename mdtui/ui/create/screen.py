@@ -57,7 +57,7 @@ def preview_renderable(result: cf.Preview, palette: Palette, sources: Sequence[M
     for index, line in enumerate(describe_create(result.plan, sources)):
         if index == 0 or line.startswith("  mdadm"):
             style = "bold"
-        elif line.startswith("⚠") or line.startswith("resync") or " has no " in line:
+        elif line.startswith(("⚠", "resync")) or " has no " in line or " have no " in line:
             style = palette.warning
         elif line.startswith(("note:", "  from", "  note:", "  members:")):
             style = palette.muted
