@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mdtui.model.disk import Disk
-from mdtui.plan.forecast import MemberSource
+from mdtui.plan.forecast import FORECAST_NAMES, MemberSource
 from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.db import ResultsStore
@@ -23,13 +23,7 @@ _STEP_FIGURES: dict[str, tuple[str, str, float]] = {
     MEMBER_MATRIX_TESTS[3][0]: ("rand_write_iops", "write_iops", 1.0),
     MEMBER_MATRIX_TESTS[4][0]: ("q1_read_latency_s", "read_lat_mean_ns", 1e-9),
 }
-FIGURE_NAMES = {
-    "seq_read_bytes_per_s": "sequential read",
-    "seq_write_bytes_per_s": "sequential write",
-    "rand_read_iops": "random read",
-    "rand_write_iops": "random write",
-    "q1_read_latency_s": "Q1 read latency",
-}
+FIGURE_NAMES = FORECAST_NAMES
 
 
 def device_name(path: str) -> str:

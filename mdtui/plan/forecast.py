@@ -25,6 +25,8 @@ WORKLOADS: tuple[tuple[str, str, str], ...] = (
     ("Q1 read latency", "q1_read_latency_s", "4 KiB Q1T1"),
 )
 
+FORECAST_NAMES = {key: name for name, key, _ in WORKLOADS}
+
 
 @dataclass(frozen=True)
 class MemberSource:
