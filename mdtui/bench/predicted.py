@@ -19,7 +19,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import KIB, JobSpec, RwMode
 from mdtui.plan.forecast import FORECAST_NAMES, forecast, significant
 from mdtui.plan.levels import level_from_name
-from mdtui.store.records import RunRecord
+from mdtui.store.records import METRICS_BY_NAME, RunRecord
 
 # The model's figures are for saturating jobs (1 MiB Q8T8, 4 KiB Q32T8): a step at least this parallel is
 # compared with them; a Q1T1 4 KiB random read with the latency figure. Others (Q8T1, 64 KiB writes) are not.
@@ -165,4 +165,55 @@ def prediction_lines(run: RunRecord) -> list[str]:
         lines.append(f"  Ratio      {verdict}")
     if entry.get("members"):
         lines.append(f"  Members    {entry['members']}")
+    return lines
+
+
+def _measured(run: RunRecord, metric: object) -> float | None:
+    return run.metrics.get(metric) if isinstance(metric, str) and metric in METRICS_BY_NAME else None
+
+
+def predicted_rows(runs: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    """Each run stored with a prediction: what was predicted beside what was measured (None: not known)."""
+    rows = []
+    for run in runs:
+        entry = run.params.get("predicted")
+        if not isinstance(entry, dict):
+            continue
+        both = predicted_of(run)
+        rows.append(
+            {
+                "run_id": run.id,
+                "label": run.label,
+                "step": run.params.get("step"),
+                "workload": entry.get("workload"),
+                "metric": entry.get("metric"),
+                "predicted": both[0] if both else None,
+                "measured": both[1] if both else _measured(run, entry.get("metric")),
+                "ratio": ratio_of(run),
+                "bound": entry.get("bound"),
+                "why": entry.get("why"),
+            }
+        )
+    return rows
+
+
+def predicted_table(runs: Sequence[RunRecord]) -> list[str]:
+    """Predicted beside measured for every run of an experiment that has a prediction; [] when none has."""
+    rows = predicted_rows(runs)
+    if not rows:
+        return []
+    cells = []
+    for row in rows:
+        metric = str(row["metric"])
+        predicted = metric_text(metric, row["predicted"]) if row["predicted"] is not None else "none"
+        measured = metric_text(metric, row["measured"]) if row["measured"] is not None else "-"
+        ratio = f"{row['ratio']:.2f}×" if row["ratio"] is not None else "-"
+        name = f"#{row['run_id']} {row['label'] or ''} {row['step'] or ''}".strip()
+        cells.append((name, str(row["workload"]), predicted, measured, ratio, str(row["bound"] or row["why"] or "")))
+    heads = ("run", "workload", "predicted", "measured", "ratio", "bound")
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
+    lines = ["predicted beside measured (the md model over the members' figures when each run was stored):"]
+    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
+    for c in cells:
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip())
     return lines

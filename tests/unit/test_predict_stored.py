@@ -136,3 +136,23 @@ def test_a_benchmark_step_on_an_array_is_stored_with_its_prediction(tmp_path: Pa
     assert setups["RND4KQ32T8 write"].params["predicted"]["value"] == 170e3  # two copies over two members
     assert setups["RND4KQ1T1 read"].params["predicted"]["metric"] == "read_lat_mean_ns"
     assert "predicted" not in setups["SEQ1MQ8T1 read"].params  # one job: not the saturating job predicted
+
+
+def test_a_level_comparison_prints_predicted_beside_measured(tmp_path: Path) -> None:
+    import json
+
+    from mdtui.advise.experiments import ExperimentResult, ExperimentRun
+    from mdtui.cli.experiment import render, result_json
+
+    db = tmp_path / "r.db"
+    raid5 = stored_run(db, 21_000.0, ENTRY)
+    raid10 = stored_run(db, 300_000.0, ENTRY | {"value": 340_000.0, "bound": "members (slowest × 2)"})
+    result = ExperimentResult("levels", (ExperimentRun("raid5", (raid5,)), ExperimentRun("raid10", (raid10,))))
+    with ResultsStore(db) as store:
+        text = render(result, store)
+        document = json.loads(result_json(result, store))
+    table = text[text.index("predicted beside measured") :].splitlines()
+    assert table[1].split()[:5] == ["run", "workload", "predicted", "measured", "ratio"]
+    assert "60,000 IOPS" in table[2] and "21,000 IOPS" in table[2] and "0.35×" in table[2]
+    assert "340,000 IOPS" in table[3] and "0.88×" in table[3]
+    assert [row["ratio"] for row in document["predicted"]] == [pytest.approx(0.35), pytest.approx(300 / 340)]
