@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
 from mdtui.cli.progress import print_sync_progress
@@ -45,6 +46,7 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
+    from mdtui.store.errors import StoreError
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
     from mdtui.probe.root import SystemRoot
@@ -74,7 +76,12 @@ def cmd_create(args: argparse.Namespace) -> int:
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
     plan = plan_create(request)
-    sources = member_sources(load_member_runs(args.db), members)
+    try:
+        sources = member_sources(load_member_runs(args.db), members)
+    except StoreError as exc:
+        # The plan does not need the results database: without it, only the member figures are missing.
+        print(f"mdtui: no prediction from member figures: {exc}", file=sys.stderr)
+        sources = None
     report: dict = {"plan": create_plan_dict(plan, sources)}
     if show_plan(args, describe_create(plan, sources), report):
         return 0

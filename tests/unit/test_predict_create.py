@@ -144,3 +144,14 @@ def test_the_level_table_puts_levels_side_by_side() -> None:
     rows = level_table(LEVELS, [MemberSource("a", member, "given"), MemberSource("b", None, "b has no ...")])
     assert {row.level for row in rows} == {"linear", "raid0", "raid1", "raid10"}
     assert all(cell == "unknown" for row in rows for cell in row.cells)
+
+
+def test_an_unreadable_results_database_does_not_stop_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    db.write_bytes(b"not a database at all" * 100)
+    assert main([*DRY_RUN, "--db", str(db)]) == 0
+    captured = capsys.readouterr()
+    assert "predicted read" in captured.out and "what it will do" not in captured.out
+    assert captured.err.count("\n") == 1 and "no prediction from member figures" in captured.err
