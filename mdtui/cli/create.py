@@ -46,11 +46,11 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
-    from mdtui.store.errors import StoreError
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
+    from mdtui.store.errors import StoreError
 
     inventory = scan(args.root)
     members = tuple(find_disk(inventory, m, args.root) for m in args.members)
