@@ -19,6 +19,7 @@ from mdtui.run.jobs import (
     custom,
     disk_mark,
     job_argv,
+    member_matrix,
     offset_sweep,
     parity_cost,
     sync_random,
@@ -224,6 +225,13 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
         steps = weakest_link([m.path for m in members], target.path, quick=quick, steady=steady)
     elif key == "disk-mark":
         steps = disk_mark(target.path, quick=quick, steady=steady)
+    elif key == "member-matrix":
+        if target.array is not None:
+            raise PlanError(
+                "member-matrix measures one disk alone, before it joins an array: give a member disk, not an "
+                "md array (its figures would be the array's)"
+            )
+        steps = member_matrix(target.path, quick=quick, steady=steady)
     elif key == "sync-random":
         steps = sync_random(target.path, quick=quick)
     elif key == "parity-cost":

@@ -14,7 +14,9 @@ from typing import Any
 
 from mdtui.bench.check import CheckOutcome, run_check_pass
 from mdtui.bench.md_thread import MdThreadMeter
+from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
 from mdtui.bench.plan import BenchPlan, recheck_plan
+from mdtui.bench.predicted import predicted_entry
 from mdtui.bench.progress import (
     BenchEvent,
     EventCallback,
@@ -28,6 +30,7 @@ from mdtui.bench.progress import (
 from mdtui.bench.report import WeakestLinkReport, weakest_link_report
 from mdtui.bench.samples import sample_values
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
@@ -41,7 +44,7 @@ from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
-from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import SpooledRun, write_spooled
 from mdtui.tune.read import knob_context
 
@@ -137,6 +140,7 @@ class _Session:
     unsaved: list[dict[str, Any]] = field(default_factory=list)
     current: _Current | None = None
     sampler: Sampler | None = None  # set while the time series is being sampled
+    _member_runs: list[RunRecord] | None = None  # member-matrix runs, read once for the predicted figures
 
     def emit(self, event: BenchEvent) -> None:
         if self.on_event is not None:
@@ -221,6 +225,10 @@ class _Session:
             context["knobs"] = knob_context(self.root, plan.target.array)
         params = {**record.step_params(step), "quick": plan.request.quick, "step_index": index + 1}
         params["steps"] = len(plan.steps)
+        if on_array and plan.target.array is not None:
+            predicted = self._predicted(plan.target.array, step)
+            if predicted is not None:
+                params["predicted"] = predicted
         return RunSetup(
             preset=plan.preset.key,
             params=params,
@@ -229,6 +237,18 @@ class _Session:
             context=context,
             label=plan.label,
         )
+
+    def _predicted(self, array: MdArray, step: Step) -> dict[str, Any] | None:
+        """The step's predicted figure from the member figures stored so far; never stops the benchmark."""
+        if self.store is None:
+            return None
+        try:
+            if self._member_runs is None:
+                self._member_runs = [r for r in self.store.list_runs() if r.preset == MEMBER_MATRIX_PRESET]
+            return predicted_entry(array, step.jobs, self._member_runs, self.inventory)
+        except MdtuiError as exc:
+            self.notes.append(f"no prediction stored: {exc}")
+            return None
 
     # -- sampling ----------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
 from mdtui.cli.progress import print_sync_progress
@@ -32,6 +33,9 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--full-speed", action="store_true", help="let the initial resync run at full speed")
     create.add_argument("--no-follow", action="store_true", help="do not wait for the resync")
     create.add_argument("--json", action="store_true", help="print the plan (and what was created) as JSON")
+    create.add_argument(
+        "--db", metavar="PATH", help="results database with the members' member-matrix figures (default: $MDTUI_DB)"
+    )
 
     destroy = sub.add_parser("destroy", help="stop an array mdtui created and wipe its members")
     destroy.add_argument("device", help="/dev/md0 or md0")
@@ -41,10 +45,12 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def cmd_create(args: argparse.Namespace) -> int:
+    from mdtui.bench.member_figures import load_member_runs, member_sources
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
+    from mdtui.store.errors import StoreError
 
     inventory = scan(args.root)
     members = tuple(find_disk(inventory, m, args.root) for m in args.members)
@@ -70,8 +76,14 @@ def cmd_create(args: argparse.Namespace) -> int:
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
     plan = plan_create(request)
-    report: dict = {"plan": create_plan_dict(plan)}
-    if show_plan(args, describe_create(plan), report):
+    try:
+        sources = member_sources(load_member_runs(args.db), members)
+    except StoreError as exc:
+        # The plan does not need the results database: without it, only the member figures are missing.
+        print(f"mdtui: no prediction from member figures: {exc}", file=sys.stderr)
+        sources = None
+    report: dict = {"plan": create_plan_dict(plan, sources)}
+    if show_plan(args, describe_create(plan, sources), report):
         return 0
     what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
     if not confirm(args, what, request.device):

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
 from mdtui.advise.sweep_stop import SWEEP_STOP_RULE
+from mdtui.bench.predicted import predicted_rows, predicted_table
 from mdtui.cli.bench import EXIT_CANCELLED
 from mdtui.cli.common import (
     Terminal,
@@ -352,7 +353,9 @@ def render(result: ex.ExperimentResult, store: ResultsStore) -> str:
     lines = [f"{result.key}: stored runs (mdtui results show ID)"]
     lines += [f"  {run.label}: {', '.join(f'#{i}' for i in run.run_ids)}" for run in result.runs]
     lines += [f"note: {note}" for note in result.notes]
-    return "\n".join(lines) + "\n\n" + "\n\n".join(_tables(result, store, "md"))
+    text = "\n".join(lines) + "\n\n" + "\n\n".join(_tables(result, store, "md"))
+    predicted = predicted_table(store.get_runs(list(result.run_ids)))
+    return text + ("\n\n" + "\n".join(predicted) if predicted else "")
 
 
 def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
@@ -362,6 +365,7 @@ def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
             "points": to_jsonable(result.runs),
             "notes": list(result.notes),
             "tables": [json.loads(table) for table in _tables(result, store, "json")],
+            "predicted": predicted_rows(store.get_runs(list(result.run_ids))),
         },
         indent=2,
     )

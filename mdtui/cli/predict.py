@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.plan.levels import level_from_name
@@ -18,6 +19,7 @@ from mdtui.plan.md_model import (
     predict,
 )
 from mdtui.probe.inventory import scan
+from mdtui.store.database import default_db_path
 
 _WORKLOADS = (
     ("sequential read", "seq_read_bytes_per_s", "1 MiB, 8 jobs × QD8"),
@@ -51,6 +53,11 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "q1-read=58us,rotational=no",
     )
     parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"results database the member-matrix figures are read from (default: $MDTUI_DB, else {default_db_path()})",
+    )
 
 
 def _count(text: str) -> int:
@@ -70,26 +77,36 @@ def _figures(text: str) -> MemberFigures:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--member-figures: ")) from None
 
 
-def _members(args: argparse.Namespace) -> list[MemberFigures]:
+def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
+    """The members' figures and a line per member on where its figures come from."""
     if args.disks and args.members:
         raise MdtuiError("give either DISK... or --members N, not both")
     if args.members:
         if args.member_figures is None:
             raise MdtuiError("--members N needs --member-figures: without disks there is nothing to read figures from")
-        return [args.member_figures] * args.members
+        return [args.member_figures] * args.members, []
     if not args.disks:
         raise MdtuiError("name the member disks, or give --members N with --member-figures")
     if args.member_figures is not None:
-        return [args.member_figures] * len(args.disks)
-    # No measurement given: each disk's link is an upper bound on its sequential speed, nothing more.
+        return [args.member_figures] * len(args.disks), []
+    runs = load_member_runs(args.db)
     inventory = scan(args.root)
-    figures = []
+    figures: list[MemberFigures] = []
+    sources: list[str] = []
     for text in args.disks:
         name = text.rsplit("/", 1)[-1]
         disk = inventory.disk(name)
+        stored = stored_member(runs, text, disk.rotational if disk is not None else None)
+        if stored.run_ids and not stored.missing:
+            figures.append(stored.figures)
+            sources.append(member_source(stored))
+            continue
         if disk is None:
+            if stored.run_ids:
+                raise MdtuiError(stored.missing_text())
             known = ", ".join(d.name for d in inventory.disks) or "none"
-            raise MdtuiError(f"no disk {text!r} found (disks: {known})")
+            raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
+        # Not measured: the link is an upper bound on sequential speed, nothing more.
         bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
         figures.append(
             MemberFigures(
@@ -99,7 +116,15 @@ def _members(args: argparse.Namespace) -> list[MemberFigures]:
                 basis=LINK,
             )
         )
-    return figures
+        sources.append(stored.missing_text())
+    return figures, sources
+
+
+def member_source(stored: StoredMember) -> str:
+    """Where a member's figures come from: "sdb: measured 3 d ago (runs #4-#8, member-matrix)"."""
+    ids = stored.run_ids
+    runs = f"run #{ids[0]}" if len(ids) == 1 else f"runs #{ids[0]}-#{ids[-1]}"
+    return f"{stored.device}: {stored.age()} ({runs}, member-matrix)"
 
 
 def _value(figure: Figure, key: str) -> str:
@@ -113,7 +138,7 @@ def _value(figure: Figure, key: str) -> str:
     return f"{value * 1e6:,.0f} µs"
 
 
-def render(prediction: Prediction) -> str:
+def render(prediction: Prediction, sources: list[str] | None = None) -> str:
     shape = f"{prediction.level}, {prediction.members} members"
     if prediction.layout:
         shape += f", layout {prediction.layout}"
@@ -133,6 +158,9 @@ def render(prediction: Prediction) -> str:
     if prediction.notes:
         lines.append("")
         lines += [f"note: {note}" for note in prediction.notes]
+    if sources:
+        lines.append("")
+        lines += [f"member {source}" for source in dict.fromkeys(sources)]
     return "\n".join(lines)
 
 
@@ -141,7 +169,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         level = level_from_name(args.level)
     except ValueError as exc:
         raise MdtuiError(str(exc)) from None
-    members = _members(args)
+    members, sources = _members(args)
     prediction = predict(
         level,
         members,
@@ -151,5 +179,5 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(prediction.as_json(), indent=2))
     else:
-        sys.stdout.write(render(prediction) + "\n")
+        sys.stdout.write(render(prediction, sources) + "\n")
     return 0

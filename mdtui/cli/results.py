@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from mdtui.bench.predicted import prediction_lines
 from mdtui.cli.fleet import fleet_report
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
@@ -214,8 +215,13 @@ def short_target(target: str, width: int) -> str:
 
 
 def render_run(run: RunRecord) -> str:
-    """`results show`: the same text the app's run detail shows (store.describe)."""
-    return describe_run(run)
+    """`results show`: the same text the app's run detail shows (store.describe), then the figure predicted for
+    the run when it was stored, beside the measured one."""
+    entry = run.params.get("predicted")
+    if not isinstance(entry, dict):
+        return describe_run(run)
+    params = {key: value for key, value in run.params.items() if key != "predicted"}
+    return describe_run(replace(run, params=params)) + "\n\n" + "\n".join(prediction_lines(run))
 
 
 # -- commands ----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ FLEET_PRESETS = ("custom", "disk-mark", "sync-random", "weakest-link")
 _LOCAL_ONLY = {
     "parity-cost": "it reads the md kernel thread's CPU and runs a check pass through the host's sysfs",
     "offset-sweep": "its steps are dd reads, which fio's server cannot run",
+    "member-matrix": "its figures feed this host's predictions of arrays made of its own disks",
 }
 
 Scanner = Callable[[Host], RemoteInventory | str]

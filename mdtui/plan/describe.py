@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from mdtui.format import iec_bytes, rate_mb_s
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
+from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 
 
-def describe_create(plan: CreatePlan) -> list[str]:
+def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = None) -> list[str]:
+    """The plan in lines; with ``sources`` (each member's stored figures) the model's prediction of every
+    workload replaces the sequential estimate from the slowest member."""
     req = plan.request
     members = len(plan.member_paths)
     lines = [
@@ -28,13 +32,18 @@ def describe_create(plan: CreatePlan) -> list[str]:
     if plan.stripe_width_bytes:
         lines.append(f"stripe width      {iec_bytes(plan.stripe_width_bytes)}")
     prediction = plan.prediction
-    lines.append(f"predicted read    {rate_mb_s(prediction.seq_read_bytes_per_s)} (sequential, large blocks)")
-    lines.append(f"predicted write   {rate_mb_s(prediction.seq_write_bytes_per_s)}")
-    if prediction.slowest_members:
+    # With every member's own figures the model replaces the estimate from the slowest member's link.
+    modelled = sources is not None and all(source.figures is not None for source in sources)
+    if not modelled:
+        lines.append(f"predicted read    {rate_mb_s(prediction.seq_read_bytes_per_s)} (sequential, large blocks)")
+        lines.append(f"predicted write   {rate_mb_s(prediction.seq_write_bytes_per_s)}")
+    if not modelled and prediction.slowest_members:
         lines.append(
             f"  from the slowest member {', '.join(prediction.slowest_members)} at "
             f"{rate_mb_s(prediction.slowest_member_bytes_per_s)} ({prediction.basis})"
         )
+    if sources is not None:
+        lines += forecast_lines(plan.level, sources, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
     lines.append(f"small writes      {plan.small_write_text}")
     if plan.mkfs_ext4_args:
         lines.append(f"align ext4        mkfs.ext4 {shlex.join(plan.mkfs_ext4_args)} {req.device}")
@@ -42,17 +51,23 @@ def describe_create(plan: CreatePlan) -> list[str]:
         lines.append(f"align xfs         mkfs.xfs {shlex.join(plan.mkfs_xfs_args)} {req.device}")
     if plan.resync_expected:
         lines.append("resync            runs after creation; benchmarks during resync mislead")
-    for note in prediction.notes:
+    for note in prediction.notes if not modelled else ():
         lines.append(f"note: {note}")
     for warning in plan.warnings:
         lines.append(f"⚠ {warning}")
     return lines
 
 
-def create_plan_dict(plan: CreatePlan) -> dict:
-    """The plan as plain JSON types, for `mdtui create --json` and for scripts."""
+def create_plan_dict(plan: CreatePlan, members: Sequence[MemberSource] | None = None) -> dict:
+    """The plan as plain JSON types, for `mdtui create --json` and for scripts; with ``members``, "prediction"
+    is `mdtui predict --json`'s document (null when a member has no figures, "prediction_missing" says which)."""
     prediction = plan.prediction
-    return {
+    extra: dict = {}
+    if members is not None:
+        model = forecast(plan.level, members, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
+        extra["prediction"] = model.as_json() if model is not None else None
+        extra["prediction_missing"] = [m.note for m in members if m.figures is None]
+    return extra | {
         "device": plan.request.device,
         "level": plan.level.name,
         "argv": list(plan.argv),

@@ -252,6 +252,47 @@ def disk_mark(target: str, *, quick: bool = False, steady: bool = False) -> tupl
     return tuple(steps)
 
 
+# --- member matrix ---------------------------------------------------------------------------------
+
+MEMBER_MATRIX_DOC = (
+    "What can one member do alone? The figures every prediction of an array starts from (mdtui predict, "
+    "create --dry-run): sequential 1 MiB read and write at a saturating depth (8 jobs × queue depth 8, "
+    "SEQ1MQ8T8), random 4 KiB read and write at Q32 (8 jobs × queue depth 32, RND4KQ32T8) and 4 KiB random "
+    "reads at queue depth 1 (RND4KQ1T1) for the latency md adds to. libaio, direct I/O, 20 s each or until "
+    "steady. Run it on each disk before it joins an array. Overwrites the target."
+)
+MEMBER_MATRIX_RUNTIME_S = 20
+# (step label, rw, block size, queue depth, jobs): the label is how the stored runs are read back.
+MEMBER_MATRIX_TESTS: tuple[tuple[str, RwMode, int, int, int], ...] = (
+    ("sequential read SEQ1MQ8T8", RwMode.READ, MIB, 8, 8),
+    ("sequential write SEQ1MQ8T8", RwMode.WRITE, MIB, 8, 8),
+    ("random read RND4KQ32T8", RwMode.RANDREAD, 4 * KIB, 32, 8),
+    ("random write RND4KQ32T8", RwMode.RANDWRITE, 4 * KIB, 32, 8),
+    ("Q1 read latency RND4KQ1T1", RwMode.RANDREAD, 4 * KIB, 1, 1),
+)
+
+
+def member_matrix(target: str, *, quick: bool = False, steady: bool = False) -> tuple[Step, ...]:
+    fixed = _quick_runtime(len(MEMBER_MATRIX_TESTS)) if quick else MEMBER_MATRIX_RUNTIME_S
+    steps = []
+    for label, rw, block, depth, jobs in MEMBER_MATRIX_TESTS:
+        random = rw in (RwMode.RANDREAD, RwMode.RANDWRITE)
+        runtime, criterion = _steady_runtime(rw, fixed, random=random, steady=steady and not quick)
+        spec = JobSpec(
+            name=f"member-{label.rsplit(' ', 1)[-1]}-{rw.value}",
+            target=target,
+            rw=rw,
+            block_size_bytes=block,
+            iodepth=depth,
+            numjobs=jobs,
+            ioengine=IoEngine.LIBAIO,
+            runtime_s=runtime,
+            steady=criterion,
+        )
+        steps.append(Step(label, (spec,)))
+    return tuple(steps)
+
+
 # --- sync random ------------------------------------------------------------------------------------
 
 SYNC_RANDOM_DOC = (
@@ -411,6 +452,7 @@ def custom(
 PRESETS: tuple[Preset, ...] = (
     Preset("weakest-link", "Find the weakest link", WEAKEST_LINK_DOC, False, weakest_link),
     Preset("disk-mark", "Disk-mark matrix", DISK_MARK_DOC, True, disk_mark),
+    Preset("member-matrix", "One member alone, for predictions", MEMBER_MATRIX_DOC, True, member_matrix),
     Preset("sync-random", "Synchronous random I/O (governor A/B)", SYNC_RANDOM_DOC, True, sync_random),
     Preset("parity-cost", "Parity CPU cost", PARITY_COST_DOC, True, parity_cost),
     Preset("offset-sweep", "Offset and concurrency sweep", OFFSET_SWEEP_DOC, False, offset_sweep),

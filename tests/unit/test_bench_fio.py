@@ -130,7 +130,7 @@ def test_cli_asks_for_confirmation_and_checks_options(capsys: pytest.CaptureFixt
 def test_cli_lists_presets(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--list"]) == 0
     out = capsys.readouterr().out
-    for key in ("weakest-link", "disk-mark", "sync-random", "parity-cost", "offset-sweep", "custom"):
+    for key in ("weakest-link", "disk-mark", "member-matrix", "sync-random", "parity-cost", "offset-sweep", "custom"):
         assert f"\n{key}  (" in "\n" + out
     assert "832 × 4 = 3,328" in out
 

@@ -216,6 +216,7 @@ def test_preset_registry() -> None:
     assert [p.key for p in PRESETS] == [
         "weakest-link",
         "disk-mark",
+        "member-matrix",
         "sync-random",
         "parity-cost",
         "offset-sweep",

@@ -13,12 +13,14 @@ from mdtui.advise.rules.measured import rule_measured_slow_member
 from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
 from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
+from mdtui.advise.rules.predicted import rule_below_prediction
 from mdtui.advise.rules.resync import rule_resync
 from mdtui.advise.rules.steady import rule_unsteady_steps
 from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, rule_level_for_workload, rule_parallelism
 
 RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_measured_slow_member,
+    rule_below_prediction,
     rule_same_job_on_members,
     rule_busy_member,
     rule_slow_members,

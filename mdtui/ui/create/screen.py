@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rich.console import Group, RenderableType
@@ -15,13 +16,17 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
+from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
+from mdtui.plan.forecast import MemberSource
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
+from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
@@ -40,20 +45,21 @@ class Created:
     outcome: CreateOutcome
 
 
-def preview_renderable(result: cf.Preview, palette: Palette) -> Text:
-    """The plan as describe_create words it (argv, size, tolerance, speed, alignment, warnings), or the problems."""
+def preview_renderable(result: cf.Preview, palette: Palette, sources: Sequence[MemberSource] | None = None) -> Text:
+    """The plan as describe_create words it (argv, size, tolerance, prediction, alignment, warnings), or the
+    problems. ``sources``: each member's stored figures, for the prediction of every workload."""
     if result.plan is None:
         text = Text("Cannot create yet; change:\n", style=f"bold {palette.error}")
         for problem in result.problems:
             text.append(f"• {problem}\n", style=palette.error)
         return text
     text = Text()
-    for index, line in enumerate(describe_create(result.plan)):
+    for index, line in enumerate(describe_create(result.plan, sources)):
         if index == 0 or line.startswith("  mdadm"):
             style = "bold"
-        elif line.startswith("⚠") or line.startswith("resync"):
+        elif line.startswith(("⚠", "resync")) or " has no " in line or " have no " in line:
             style = palette.warning
-        elif line.startswith("note:") or line.startswith("  from"):
+        elif line.startswith(("note:", "  from", "  note:", "  members:")):
             style = palette.muted
         else:
             style = ""
@@ -102,6 +108,7 @@ class CreateScreen(Screen[Created | None]):
         self.result = cf.preview(self.form, inventory)
         self.error: str | None = None
         self._offered: dict[str, tuple[cf.Choice, ...]] = {}
+        self._member_run_cache: list[RunRecord] | None = None
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -148,6 +155,17 @@ class CreateScreen(Screen[Created | None]):
     def palette(self) -> Palette:
         return palette_from_variables(self.app.get_css_variables())
 
+    def _member_runs(self) -> list[RunRecord]:
+        """The stored member-matrix runs, read once: the preview predicts from them on every change."""
+        if self._member_run_cache is None:
+            db_path = getattr(self.app, "db_path", None)
+            try:
+                self._member_run_cache = load_member_runs(str(db_path) if db_path is not None else None)
+            except MdtuiError:
+                # A database that cannot be read leaves the preview without a prediction, not broken.
+                self._member_run_cache = []
+        return self._member_run_cache
+
     # -- form ⇄ widgets --------------------------------------------------------------------------
 
     def _set_form(self, form: cf.CreateForm) -> None:
@@ -190,7 +208,9 @@ class CreateScreen(Screen[Created | None]):
 
     def _draw(self) -> None:
         palette = self.palette()
-        self.query_one("#preview-body", Static).update(preview_renderable(self.result, palette))
+        plan = self.result.plan
+        sources = member_sources(self._member_runs(), plan.request.members) if plan is not None else None
+        self.query_one("#preview-body", Static).update(preview_renderable(self.result, palette, sources))
         self.query_one("#create", Button).disabled = self.result.plan is None or self.busy
         picker = self.query_one("#members", MemberPicker)
         chosen = len(self.form.members)

@@ -19,10 +19,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import RadioButton, RadioSet, SelectionList, Static
 
 from mdtui.advise import guide as core
-from mdtui.advise.findings import EXPERIMENT_TITLES, WORKLOADS, Finding, Severity, why_text
+from mdtui.advise.findings import EXPERIMENT_TITLES, WORKLOADS, Finding, Pattern, Severity, why_text
+from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
+from mdtui.plan.forecast import level_table, level_table_lines
+from mdtui.plan.levels import LEVELS
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import busy_reason
@@ -187,6 +191,8 @@ class LinksStep(GuideStep):
 
 
 class PlanStep(GuideStep):
+    _member_runs: list[RunRecord] | None = None
+
     def compose(self) -> ComposeResult:
         yield Static(id="plan-body")
 
@@ -206,6 +212,7 @@ class PlanStep(GuideStep):
         lines = [
             Text(f"Suggested: {level} on {', '.join(d.name for d in request.members)}{chunk}", style="bold"),
             Text(""),
+            *self._level_table(request.members, request.chunk_kib, level, palette),
             Text(
                 "The create form opens with this filled in: change anything, review the plan, and confirm "
                 "by typing the device. Nothing is written before that.",
@@ -213,6 +220,33 @@ class PlanStep(GuideStep):
             ),
         ]
         body.update(Group(*lines))
+
+    def _level_table(
+        self, members: Sequence[Disk], chunk_kib: int | None, suggested: str, palette: Palette
+    ) -> list[Text]:
+        """Every level these members can make, side by side on each workload (the md model over the members'
+        stored figures), the workload's own columns first in mind: sequential or random."""
+        if self._member_runs is None:
+            try:
+                self._member_runs = load_member_runs(str(self.guide.db_path))
+            except MdtuiError:
+                self._member_runs = []  # an unreadable database leaves the table unknown, not the step broken
+        sources = member_sources(self._member_runs, members)
+        rows = level_table(LEVELS, sources, chunk_bytes=chunk_kib * 1024 if chunk_kib else None)
+        if not rows:
+            return []
+        workload = self.guide.state.workload
+        focus = ""
+        if workload is not None:
+            random = Pattern.SMALL_RANDOM in workload.patterns
+            focus = f" ({workload.key}: the {'random' if random else 'sequential'} columns matter most)"
+        texts = [Text(f"What each level would do on these members{focus}:", style="bold")]
+        for index, line in enumerate(level_table_lines(rows)):
+            is_suggested = index > 0 and rows[index - 1].level == suggested
+            texts.append(Text(("▸ " if is_suggested else "  ") + line, style="bold" if is_suggested else ""))
+        texts += [Text(f"  {s.note}", style=palette.warning) for s in sources if s.figures is None]
+        texts.append(Text(""))
+        return texts
 
     def advance(self) -> None:
         guide = self.guide

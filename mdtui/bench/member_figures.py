@@ -1,0 +1,136 @@
+"""Each member's figures as the member-matrix preset stored them, read back for predictions, with their age."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from mdtui.model.disk import Disk
+from mdtui.plan.forecast import FORECAST_NAMES, MemberSource
+from mdtui.plan.md_model import MEASURED, MemberFigures
+from mdtui.run.jobs import MEMBER_MATRIX_TESTS
+from mdtui.store.db import ResultsStore
+from mdtui.store.errors import StoreMissingError
+from mdtui.store.records import RunRecord, RunStatus
+
+MEMBER_MATRIX_PRESET = "member-matrix"
+# Step label (as stored in params["step"]) → (MemberFigures field, stored metric, scale to the field's unit).
+_STEP_FIGURES: dict[str, tuple[str, str, float]] = {
+    MEMBER_MATRIX_TESTS[0][0]: ("seq_read_bytes_per_s", "read_bw_bytes_per_s", 1.0),
+    MEMBER_MATRIX_TESTS[1][0]: ("seq_write_bytes_per_s", "write_bw_bytes_per_s", 1.0),
+    MEMBER_MATRIX_TESTS[2][0]: ("rand_read_iops", "read_iops", 1.0),
+    MEMBER_MATRIX_TESTS[3][0]: ("rand_write_iops", "write_iops", 1.0),
+    MEMBER_MATRIX_TESTS[4][0]: ("q1_read_latency_s", "read_lat_mean_ns", 1e-9),
+}
+FIGURE_NAMES = FORECAST_NAMES
+
+
+def device_name(path: str) -> str:
+    """/dev/sdb → sdb; a file keeps its last path component."""
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def measure_hint(device: str) -> str:
+    return f"mdtui bench --preset member-matrix --target /dev/{device}"
+
+
+def age_text(measured_at: datetime | None, now: datetime | None = None) -> str:
+    """The age of a figure: "measured 3 d ago", "measured 5 h ago", "measured just now"."""
+    if measured_at is None:
+        return "not measured"
+    seconds = max(0.0, ((now or datetime.now(UTC)) - measured_at).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"measured {int(seconds // size)} {unit} ago"
+    return "measured just now"
+
+
+@dataclass(frozen=True)
+class StoredMember:
+    """One member's latest figure of each workload; ``missing`` names the workloads never measured."""
+
+    device: str
+    figures: MemberFigures
+    measured_at: datetime | None  # the oldest figure used: the whole set is at least that old
+    missing: tuple[str, ...]
+    run_ids: tuple[int, ...]
+
+    def age(self, now: datetime | None = None) -> str:
+        return age_text(self.measured_at, now)
+
+    def missing_text(self) -> str:
+        """Why this member cannot be predicted from, and how to measure it; empty when nothing is missing."""
+        if not self.missing:
+            return ""
+        if len(self.missing) == len(FIGURE_NAMES):
+            return f"{self.device} has no member figures: measure it alone with `{measure_hint(self.device)}`"
+        what = ", ".join(FIGURE_NAMES[name] for name in self.missing)
+        return f"{self.device} has no measured {what}: measure it alone with `{measure_hint(self.device)}`"
+
+
+def stored_member(runs: Sequence[RunRecord], device: str, rotational: bool | None = None) -> StoredMember:
+    """The newest complete member-matrix figure of each workload measured on ``device``."""
+    name = device_name(device)
+    latest: dict[str, RunRecord] = {}
+    for run in runs:
+        step = run.params.get("step")
+        if (
+            run.preset != MEMBER_MATRIX_PRESET
+            or run.status is not RunStatus.COMPLETE
+            or not isinstance(step, str)
+            or step not in _STEP_FIGURES
+            or device_name(run.target) != name
+        ):
+            continue
+        field_name, metric, _ = _STEP_FIGURES[step]
+        if run.metrics.get(metric) is None:
+            continue
+        if field_name not in latest or run.started_at > latest[field_name].started_at:
+            latest[field_name] = run
+    values: dict[str, float] = {}
+    for field_name, run in latest.items():
+        _, metric, scale = next(v for v in _STEP_FIGURES.values() if v[0] == field_name)
+        value = run.metrics.get(metric)
+        if value is not None:
+            values[field_name] = value * scale
+    figures = MemberFigures(
+        seq_read_bytes_per_s=values.get("seq_read_bytes_per_s"),
+        seq_write_bytes_per_s=values.get("seq_write_bytes_per_s"),
+        rand_read_iops=values.get("rand_read_iops"),
+        rand_write_iops=values.get("rand_write_iops"),
+        q1_read_latency_s=values.get("q1_read_latency_s"),
+        rotational=rotational,
+        basis=MEASURED,
+    )
+    missing = tuple(name for name in FIGURE_NAMES if name not in values)
+    oldest = min((run.started_at for run in latest.values()), default=None)
+    return StoredMember(name, figures, oldest, missing, tuple(sorted(run.id for run in latest.values())))
+
+
+def stored_members(
+    runs: Sequence[RunRecord], devices: Sequence[str], rotational: Sequence[bool | None] | None = None
+) -> list[StoredMember]:
+    flags = list(rotational) if rotational is not None else [None] * len(devices)
+    return [stored_member(runs, device, flag) for device, flag in zip(devices, flags, strict=True)]
+
+
+def load_member_runs(db: str | None) -> list[RunRecord]:
+    """Every stored member-matrix run (a listing, no samples); none when there is no database yet."""
+    try:
+        with ResultsStore(db, create=False) as store:
+            return [run for run in store.list_runs() if run.preset == MEMBER_MATRIX_PRESET]
+    except StoreMissingError:
+        return []
+
+
+def member_sources(runs: Sequence[RunRecord], disks: Sequence[Disk]) -> list[MemberSource]:
+    """Each planned member's stored figures for the model, or what is missing and how to measure it."""
+    sources = []
+    for disk in disks:
+        stored = stored_member(runs, disk.name, disk.rotational)
+        if stored.missing:
+            sources.append(MemberSource(disk.name, None, stored.missing_text(), not stored.run_ids))
+        else:
+            sources.append(MemberSource(disk.name, stored.figures, stored.age()))
+    return sources
