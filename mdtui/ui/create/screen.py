@@ -19,7 +19,8 @@ from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.mdstat import parse_personalities
+from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.ui.common.live import refused_on_tree
@@ -58,6 +59,25 @@ def preview_renderable(result: cf.Preview, palette: Palette) -> Text:
         else:
             style = ""
         text.append(line + "\n", style=style)
+    return text
+
+
+def md_personalities(root: str) -> tuple[str, ...] | None:
+    """The personalities /proc/mdstat lists; None when there is none (no md driver)."""
+    try:
+        text = SystemRoot(root).read_table("/proc/mdstat")
+    except RefusedFileError:
+        return ()  # there but unreadable: the driver is loaded, its personalities unknown
+    return None if text is None else parse_personalities(text)
+
+
+def driver_text(check: cf.DriverCheck, palette: Palette) -> Text:
+    """What the md driver means for this create, said above the plan."""
+    text = Text()
+    if check.problem:
+        text.append(f"✖ {check.problem}\n\n", style=f"bold {palette.error}")
+    if check.note:
+        text.append(f"⚠ {check.note}\n\n", style=palette.warning)
     return text
 
 
@@ -100,6 +120,7 @@ class CreateScreen(Screen[Created | None]):
         self.inventory = inventory
         self.form = cf.CreateForm(device=cf.next_free_device(inventory))
         self.result = cf.preview(self.form, inventory)
+        self.driver = cf.check_driver(md_personalities(root), self.form)
         self.error: str | None = None
         self._offered: dict[str, tuple[cf.Choice, ...]] = {}
 
@@ -133,6 +154,8 @@ class CreateScreen(Screen[Created | None]):
                 with Horizontal(classes="field"):
                     yield Checkbox("Assume clean", form.assume_clean, id="assume-clean", compact=True)
                     yield Checkbox("Build", form.build, id="build", compact=True)
+                with Horizontal(classes="field"):
+                    yield Checkbox(cf.MIXED_SIZES_LABEL, form.allow_mixed_sizes, id="mixed-sizes", compact=True)
                 yield Button("Create…", id="create", variant="error", compact=True, disabled=True)
             with VerticalScroll(id="create-preview"):
                 yield Static(id="preview-body")
@@ -179,6 +202,7 @@ class CreateScreen(Screen[Created | None]):
         for checkbox_id, value, enabled in (
             ("assume-clean", form.assume_clean, offered.assume_clean_enabled),
             ("build", form.build, offered.build_enabled),
+            ("mixed-sizes", form.allow_mixed_sizes, offered.mixed_sizes_enabled),
         ):
             checkbox = self.query_one(f"#{checkbox_id}", Checkbox)
             checkbox.value = value and enabled
@@ -186,12 +210,16 @@ class CreateScreen(Screen[Created | None]):
         picker = self.query_one("#members", MemberPicker)
         picker.show(self.inventory.disks, form.members, form.spares if offered.spares_allowed else ())
         self.result = cf.preview(form, self.inventory)
+        # Read again on every change: a driver loaded meanwhile (modprobe) is seen without reopening.
+        self.driver = cf.check_driver(md_personalities(self.root), form)
         self._draw()
 
     def _draw(self) -> None:
         palette = self.palette()
-        self.query_one("#preview-body", Static).update(preview_renderable(self.result, palette))
-        self.query_one("#create", Button).disabled = self.result.plan is None or self.busy
+        body = driver_text(self.driver, palette)
+        body.append_text(preview_renderable(self.result, palette))
+        self.query_one("#preview-body", Static).update(body)
+        self.query_one("#create", Button).disabled = not self.can_create or self.busy
         picker = self.query_one("#members", MemberPicker)
         chosen = len(self.form.members)
         free = picker.free_count
@@ -214,6 +242,10 @@ class CreateScreen(Screen[Created | None]):
         banner.update(Text("\n".join(lines)))
         banner.set_class(bool(lines), "-shown")
         banner.set_class(bool(self.error), "-error")
+
+    @property
+    def can_create(self) -> bool:
+        return self.result.plan is not None and self.driver.problem is None
 
     def watch_busy(self) -> None:
         self._draw()
@@ -269,12 +301,14 @@ class CreateScreen(Screen[Created | None]):
             self._set_form(replace(self.form, assume_clean=checkbox.value))
         elif checkbox.id == "build":
             self._set_form(replace(self.form, build=checkbox.value))
+        elif checkbox.id == "mixed-sizes":
+            self._set_form(replace(self.form, allow_mixed_sizes=checkbox.value))
 
     # -- actions ---------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "create":
-            return None if self.busy or self.result.plan is None else True
+            return None if self.busy or not self.can_create else True
         return True
 
     def action_cancel(self) -> None:
@@ -289,7 +323,7 @@ class CreateScreen(Screen[Created | None]):
 
     def action_create(self) -> None:
         plan = self.result.plan
-        if plan is None or self.busy:
+        if plan is None or not self.can_create or self.busy:
             self.app.bell()
             return
         if refused_on_tree(self, self.root, "creating an array"):
