@@ -140,3 +140,19 @@ def test_driver_check_per_level() -> None:
     assert cf.check_driver(("raid10",), form) == cf.DriverCheck()
     assert "module raid10" in (cf.check_driver((), form).note or "")
     assert cf.check_driver(None, form).problem is not None
+
+
+async def test_checkbox_state_reads_without_colour(make_app: MakeApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With NO_COLOR, Textual's checkbox shows ▐X▌ on and off alike (and its radio button ▐●▌): here the mark says it.
+    use_inventory(monkeypatch, FREE_INVENTORY)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_create(pilot, members=3)
+        for box in screen.query(Checkbox):
+            assert box.render().plain.startswith("[ ] "), box.id
+        box = screen.query_one("#assume-clean", Checkbox)
+        box.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert box.value and box.render().plain.strip() == "[x] Assume clean"
+        assert screen.form.assume_clean

@@ -33,6 +33,27 @@ from mdtui.ui.dialogs.confirm import ConfirmScreen
 SELECT_IDS = ("level", "chunk", "layout", "metadata", "bitmap")
 
 
+class MarkCheckbox(Checkbox):
+    """A checkbox whose state reads without colour: ``[x]`` on, ``[ ]`` off.
+
+    Textual's draws the same glyph for both states and tells them apart by colour alone (NO_COLOR, a
+    monochrome terminal), and its radio button differs only in that glyph.
+    """
+
+    DEFAULT_CSS = """
+    MarkCheckbox > .toggle--button { color: $text-muted; }
+    MarkCheckbox.-on > .toggle--button { color: $text-success; text-style: bold; }
+    """
+
+    BUTTON_LEFT = ""
+    BUTTON_INNER = "[ ]"
+    BUTTON_RIGHT = ""
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "[x]" if self.value else "[ ]"
+        super().watch_value()
+
+
 @dataclass(frozen=True)
 class Created:
     """What the create screen hands back after mdadm succeeded."""
@@ -152,10 +173,10 @@ class CreateScreen(Screen[Created | None]):
                     yield Label("Name", classes="field-label")
                     yield Input(form.name, id="name", placeholder="optional (--name)", compact=True)
                 with Horizontal(classes="field"):
-                    yield Checkbox("Assume clean", form.assume_clean, id="assume-clean", compact=True)
-                    yield Checkbox("Build", form.build, id="build", compact=True)
+                    yield MarkCheckbox("Assume clean", form.assume_clean, id="assume-clean", compact=True)
+                    yield MarkCheckbox("Build", form.build, id="build", compact=True)
                 with Horizontal(classes="field"):
-                    yield Checkbox(cf.MIXED_SIZES_LABEL, form.allow_mixed_sizes, id="mixed-sizes", compact=True)
+                    yield MarkCheckbox(cf.MIXED_SIZES_LABEL, form.allow_mixed_sizes, id="mixed-sizes", compact=True)
                 yield Button("Create…", id="create", variant="error", compact=True, disabled=True)
             with VerticalScroll(id="create-preview"):
                 yield Static(id="preview-body")
