@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mdtui.model.link import Link
-from mdtui.text import clean_optional, clean_text
+from mdtui.text import clean_line, clean_optional, clean_text
 
 
 class Transport(StrEnum):
@@ -68,6 +68,8 @@ class Disk:
     link: Link | None = None
     partitions: tuple[str, ...] = ()
     in_use: tuple[InUseReason, ...] = ()
+    # A loop device's file as the kernel names it (with " (deleted)" when the file was removed); None otherwise.
+    backing_file: str | None = None
     # What could not be read: a device with problems is shown as "unknown", never offered blindly.
     problems: tuple[str, ...] = field(default=())
 
@@ -80,6 +82,9 @@ class Disk:
             cleaned = clean_optional(value)
             if cleaned is not value:
                 object.__setattr__(self, name, cleaned)
+        if self.backing_file is not None:
+            # Any user may name a file: its path is shown, never interpreted.
+            object.__setattr__(self, "backing_file", clean_line(self.backing_file) or None)
         if not all(problem.isprintable() for problem in self.problems):
             object.__setattr__(self, "problems", tuple(clean_text(p, one_line=True) for p in self.problems))
 

@@ -216,6 +216,7 @@ class DiskProber:
             link=link,
             partitions=partitions,
             in_use=in_use,
+            backing_file=root.read_text(f"{base}/loop/backing_file") if transport is Transport.LOOP else None,
             problems=tuple(problems),
         )
 

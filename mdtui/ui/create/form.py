@@ -24,6 +24,12 @@ DEFAULT_MARK = " (default)"
 
 _MD_NUMBER = re.compile(r"^md(\d+)$")
 
+MIXED_SIZES_LABEL = "Allow mixed sizes"
+# How the plan words the CLI's --allow-mixed-sizes; in the form the checkbox is named instead.
+_MIXED_SIZES_WORDS = "allow mixed sizes"
+# The kernel module behind a personality where its name differs (raid4, raid5 and raid6 share one).
+_PERSONALITY_MODULE = {"raid4": "raid456", "raid5": "raid456", "raid6": "raid456"}
+
 Choice = tuple[str, str]  # (label, value) as a Select takes them
 
 
@@ -43,6 +49,7 @@ class CreateForm:
     name: str = ""
     assume_clean: bool = False
     build: bool = False
+    allow_mixed_sizes: bool = False
 
     @property
     def raid_level(self) -> RaidLevel:
@@ -70,6 +77,7 @@ class FormChoices:
     assume_clean_enabled: bool
     build_enabled: bool
     spares_allowed: bool
+    mixed_sizes_enabled: bool  # the level sizes every member to the smallest, so very mixed sizes waste space
 
 
 def next_free_device(inventory: Inventory | None) -> str:
@@ -137,6 +145,7 @@ def choices(form: CreateForm) -> FormChoices:
         assume_clean_enabled=level.redundant and not build,
         build_enabled=level in BUILD_LEVELS,
         spares_allowed=level.redundant and not build,
+        mixed_sizes_enabled=level.uses_smallest_member(),
     )
 
 
@@ -175,6 +184,7 @@ def to_request(form: CreateForm, inventory: Inventory) -> CreateRequest:
         bitmap=form.bitmap if offered.bitmap_enabled else "none",
         assume_clean=form.assume_clean and offered.assume_clean_enabled,
         build=build,
+        allow_mixed_sizes=form.allow_mixed_sizes and offered.mixed_sizes_enabled,
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
 
@@ -187,11 +197,42 @@ class Preview:
     problems: tuple[str, ...] = ()
 
 
+def _name_the_control(problem: str) -> str:
+    if problem.endswith(_MIXED_SIZES_WORDS):
+        return f"{problem[: -len(_MIXED_SIZES_WORDS)]}tick “{MIXED_SIZES_LABEL}”"
+    return problem
+
+
 def preview(form: CreateForm, inventory: Inventory) -> Preview:
     try:
         return Preview(plan_create(to_request(form, inventory)))
     except PlanRejected as exc:
-        return Preview(None, tuple(exc.problems))
+        return Preview(None, tuple(_name_the_control(problem) for problem in exc.problems))
+
+
+@dataclass(frozen=True)
+class DriverCheck:
+    """What the md driver means for creating this level: a problem stops the create, a note does not."""
+
+    problem: str | None = None
+    note: str | None = None
+
+
+def check_driver(personalities: tuple[str, ...] | None, form: CreateForm) -> DriverCheck:
+    """``personalities`` as /proc/mdstat lists them; None when there is no /proc/mdstat (no md driver)."""
+    if personalities is None:
+        return DriverCheck(
+            problem="No md driver: this host has no /proc/mdstat, so mdadm cannot create an array. "
+            "Load it with `modprobe md_mod`; the plan is checked again on every change."
+        )
+    level = form.raid_level.name
+    if level in personalities:
+        return DriverCheck()
+    module = _PERSONALITY_MODULE.get(level, level)
+    return DriverCheck(
+        note=f"The md driver has no {level} personality loaded yet: the kernel loads module {module} when the "
+        f"array starts; if mdadm then fails, run `modprobe {module}`."
+    )
 
 
 def toggle(names: tuple[str, ...], name: str) -> tuple[str, ...]:

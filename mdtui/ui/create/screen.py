@@ -23,7 +23,8 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
 from mdtui.plan.forecast import MemberSource
-from mdtui.probe.root import SystemRoot
+from mdtui.probe.mdstat import parse_personalities
+from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.store.records import RunRecord
@@ -35,6 +36,27 @@ from mdtui.ui.create import form as cf
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 SELECT_IDS = ("level", "chunk", "layout", "metadata", "bitmap")
+
+
+class MarkCheckbox(Checkbox):
+    """A checkbox whose state reads without colour: ``[x]`` on, ``[ ]`` off.
+
+    Textual's draws the same glyph for both states and tells them apart by colour alone (NO_COLOR, a
+    monochrome terminal), and its radio button differs only in that glyph.
+    """
+
+    DEFAULT_CSS = """
+    MarkCheckbox > .toggle--button { color: $text-muted; }
+    MarkCheckbox.-on > .toggle--button { color: $text-success; text-style: bold; }
+    """
+
+    BUTTON_LEFT = ""
+    BUTTON_INNER = "[ ]"
+    BUTTON_RIGHT = ""
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "[x]" if self.value else "[ ]"
+        super().watch_value()
 
 
 @dataclass(frozen=True)
@@ -64,6 +86,25 @@ def preview_renderable(result: cf.Preview, palette: Palette, sources: Sequence[M
         else:
             style = ""
         text.append(line + "\n", style=style)
+    return text
+
+
+def md_personalities(root: str) -> tuple[str, ...] | None:
+    """The personalities /proc/mdstat lists; None when there is none (no md driver)."""
+    try:
+        text = SystemRoot(root).read_table("/proc/mdstat")
+    except RefusedFileError:
+        return ()  # there but unreadable: the driver is loaded, its personalities unknown
+    return None if text is None else parse_personalities(text)
+
+
+def driver_text(check: cf.DriverCheck, palette: Palette) -> Text:
+    """What the md driver means for this create, said above the plan."""
+    text = Text()
+    if check.problem:
+        text.append(f"✖ {check.problem}\n\n", style=f"bold {palette.error}")
+    if check.note:
+        text.append(f"⚠ {check.note}\n\n", style=palette.warning)
     return text
 
 
@@ -106,6 +147,7 @@ class CreateScreen(Screen[Created | None]):
         self.inventory = inventory
         self.form = cf.CreateForm(device=cf.next_free_device(inventory))
         self.result = cf.preview(self.form, inventory)
+        self.driver = cf.check_driver(md_personalities(root), self.form)
         self.error: str | None = None
         self._offered: dict[str, tuple[cf.Choice, ...]] = {}
         self._member_run_cache: list[RunRecord] | None = None
@@ -138,8 +180,10 @@ class CreateScreen(Screen[Created | None]):
                     yield Label("Name", classes="field-label")
                     yield Input(form.name, id="name", placeholder="optional (--name)", compact=True)
                 with Horizontal(classes="field"):
-                    yield Checkbox("Assume clean", form.assume_clean, id="assume-clean", compact=True)
-                    yield Checkbox("Build", form.build, id="build", compact=True)
+                    yield MarkCheckbox("Assume clean", form.assume_clean, id="assume-clean", compact=True)
+                    yield MarkCheckbox("Build", form.build, id="build", compact=True)
+                with Horizontal(classes="field"):
+                    yield MarkCheckbox(cf.MIXED_SIZES_LABEL, form.allow_mixed_sizes, id="mixed-sizes", compact=True)
                 yield Button("Create…", id="create", variant="error", compact=True, disabled=True)
             with VerticalScroll(id="create-preview"):
                 yield Static(id="preview-body")
@@ -197,6 +241,7 @@ class CreateScreen(Screen[Created | None]):
         for checkbox_id, value, enabled in (
             ("assume-clean", form.assume_clean, offered.assume_clean_enabled),
             ("build", form.build, offered.build_enabled),
+            ("mixed-sizes", form.allow_mixed_sizes, offered.mixed_sizes_enabled),
         ):
             checkbox = self.query_one(f"#{checkbox_id}", Checkbox)
             checkbox.value = value and enabled
@@ -204,14 +249,18 @@ class CreateScreen(Screen[Created | None]):
         picker = self.query_one("#members", MemberPicker)
         picker.show(self.inventory.disks, form.members, form.spares if offered.spares_allowed else ())
         self.result = cf.preview(form, self.inventory)
+        # Read again on every change: a driver loaded meanwhile (modprobe) is seen without reopening.
+        self.driver = cf.check_driver(md_personalities(self.root), form)
         self._draw()
 
     def _draw(self) -> None:
         palette = self.palette()
         plan = self.result.plan
         sources = member_sources(self._member_runs(), plan.request.members) if plan is not None else None
-        self.query_one("#preview-body", Static).update(preview_renderable(self.result, palette, sources))
-        self.query_one("#create", Button).disabled = self.result.plan is None or self.busy
+        body = driver_text(self.driver, palette)
+        body.append_text(preview_renderable(self.result, palette, sources))
+        self.query_one("#preview-body", Static).update(body)
+        self.query_one("#create", Button).disabled = not self.can_create or self.busy
         picker = self.query_one("#members", MemberPicker)
         chosen = len(self.form.members)
         free = picker.free_count
@@ -234,6 +283,10 @@ class CreateScreen(Screen[Created | None]):
         banner.update(Text("\n".join(lines)))
         banner.set_class(bool(lines), "-shown")
         banner.set_class(bool(self.error), "-error")
+
+    @property
+    def can_create(self) -> bool:
+        return self.result.plan is not None and self.driver.problem is None
 
     def watch_busy(self) -> None:
         self._draw()
@@ -289,12 +342,14 @@ class CreateScreen(Screen[Created | None]):
             self._set_form(replace(self.form, assume_clean=checkbox.value))
         elif checkbox.id == "build":
             self._set_form(replace(self.form, build=checkbox.value))
+        elif checkbox.id == "mixed-sizes":
+            self._set_form(replace(self.form, allow_mixed_sizes=checkbox.value))
 
     # -- actions ---------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "create":
-            return None if self.busy or self.result.plan is None else True
+            return None if self.busy or not self.can_create else True
         return True
 
     def action_cancel(self) -> None:
@@ -309,7 +364,7 @@ class CreateScreen(Screen[Created | None]):
 
     def action_create(self) -> None:
         plan = self.result.plan
-        if plan is None or self.busy:
+        if plan is None or not self.can_create or self.busy:
             self.app.bell()
             return
         if refused_on_tree(self, self.root, "creating an array"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -371,7 +371,10 @@ class InventoryScreen(Screen[None]):
             if disk is None:
                 return None
             health, pending = self.query_one(SmartReader).health_of(disk.name, inventory)
-            return f"Disk {disk.name}", disk_detail(disk, palette, health, health_pending=pending)
+            detail = disk_detail(disk, palette, health, health_pending=pending)
+            if disk.backing_file:  # under the grid's last row, its value in the grid's value column
+                detail = Group(detail, Text.assemble((f"{'File':<12}", palette.muted), disk.backing_file))
+            return f"Disk {disk.name}", detail
         array = inventory.array(key)
         if array is None:
             return None
