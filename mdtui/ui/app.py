@@ -11,7 +11,7 @@ from textual.screen import Screen
 
 from mdtui.probe.inventory import ScanAhead
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
+from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default, save_theme, saved_theme, user_config_path
 
 # Screens are imported when first opened, the results store when first used, and the start-up checks
 # of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
@@ -50,6 +50,7 @@ class MdtuiApp(App[None]):
         scan_ahead: ScanAhead | None = None,
         first_screen_drawn: Callable[[], None] | None = None,
         tree_stands_for_live: bool = False,
+        config_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.root = root
@@ -66,8 +67,24 @@ class MdtuiApp(App[None]):
         loaded = load_themes(self._theme_dirs)
         for theme in loaded.themes:
             self.register_theme(theme)
-        self._theme_problems = loaded.problems
-        self.theme = pick_default([theme.name for theme in loaded.themes])
+        problems = list(loaded.problems)
+        names = [theme.name for theme in loaded.themes]
+        theme = pick_default(names)
+        # The theme picked last time (run_app passes the user's config; tests and a bare app remember nothing).
+        self._config_path = config_path
+        self._saved_theme: str | None = None
+        if config_path is not None:
+            saved, problem = saved_theme(config_path)
+            if problem:
+                problems.append(problem)
+            self._saved_theme = saved
+            if saved is not None:
+                if saved in self.available_themes:
+                    theme = saved
+                else:
+                    problems.append(f"The saved theme {saved!r} is not installed; {theme} is used")
+        self._theme_problems = tuple(problems)
+        self.theme = theme
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
         self._start_screen = start_screen
         # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
@@ -88,6 +105,7 @@ class MdtuiApp(App[None]):
         return self._db_path
 
     def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
         for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=10)
         for notice in self._notices:
@@ -105,6 +123,14 @@ class MdtuiApp(App[None]):
             )
             if self._show_guide:
                 self.action_guide()
+
+    def _remember_theme(self, theme: object) -> None:
+        if self._config_path is None or self.theme == self._saved_theme:
+            return
+        self._saved_theme = self.theme
+        problem = save_theme(self._config_path, self.theme)
+        if problem:
+            self.notify(problem, severity="warning", timeout=10)
 
     def action_help(self) -> None:
         from mdtui.ui.help.screen import HelpScreen
@@ -156,7 +182,7 @@ def run_app(
                 )
     app = MdtuiApp(
         root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead,
-        first_screen_drawn=first_screen_drawn,
+        first_screen_drawn=first_screen_drawn, config_path=user_config_path(),
     )  # fmt: skip
     app.run()
     return app.return_code or 0
