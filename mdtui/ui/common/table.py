@@ -10,6 +10,7 @@ screen's: the table's own use of it steps aside.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from typing import Any, ClassVar, TypeVar
@@ -29,8 +30,10 @@ CellT = TypeVar("CellT")
 SORT_UP = " ▲"
 SORT_DOWN = " ▼"
 
-_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1024, "m": 1e6, "mb": 1e6, "mib": 1024**2, "g": 1e9,
-          "gb": 1e9, "gib": 1024**3, "t": 1e12, "tb": 1e12, "tib": 1024**4, "p": 1e15, "pb": 1e15, "pib": 1024**5}  # fmt: skip
+_UNITS = {"": 1.0, "b": 1.0}
+for _power, _letter in enumerate("kmgtp", start=1):
+    _UNITS[_letter] = _UNITS[_letter + "b"] = 1000.0**_power
+    _UNITS[_letter + "ib"] = 1024.0**_power
 _NUMBER = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?)\s*([kmgtp]?i?b?)\b", re.IGNORECASE)
 
 
@@ -287,10 +290,8 @@ class SizedTable(DataTable[CellT]):
 
     def clear_filter(self) -> None:
         self.set_filter("")
-        try:
+        with contextlib.suppress(NoMatches):
             self.screen.query_one(f"#{self._filter_id}", TableFilter).remove()
-        except NoMatches:
-            pass
         self.focus()
 
     def action_clear_filter_key(self) -> None:
@@ -331,7 +332,7 @@ class SizedTable(DataTable[CellT]):
         hidden = self._hidden
         key = row_key if isinstance(row_key, RowKey) else RowKey(row_key)
         if key in hidden:
-            cells, height, label = hidden[key]
+            cells = hidden[key][0]
             index = [column.key for column in self.ordered_columns].index(
                 column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key)
             )
