@@ -36,8 +36,10 @@ class MdtuiApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "change_theme", "Theme"),
-        # Not in the footer: every screen would show it; the help screen and the palette name it. A
-        # focused table takes g for its first row.
+        # Shown among the keys (third, ui.common.screen), not docked at the right where 80 columns cut it.
+        Binding("ctrl+p", "command_palette", "Palette", key_display="^p", priority=True),
+        # Not in the footer: every screen would show it; the help screen and the palette name it. A table
+        # leaves g to it (its first row is Home).
         Binding("g", "guide", "Guide", show=False),
     ]
 

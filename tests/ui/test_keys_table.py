@@ -145,3 +145,18 @@ async def test_a_table_found_by_row_number_does_not_reorder() -> None:
         assert app.focused is table
         await pilot.press("G")
         assert table.cursor_row == 1
+
+
+async def test_the_apps_g_stays_the_apps() -> None:
+    class Guided(Keys):
+        BINDINGS: ClassVar[list[BindingType]] = [Binding("g", "guide", "Guide")]
+        guides = 0
+
+        def action_guide(self) -> None:
+            self.guides += 1
+
+    app = Guided()
+    async with app.run_test() as pilot:
+        table = app.screen.query_one(KeyedTable)
+        await pilot.press("end", "g")
+        assert app.guides == 1 and table.cursor_row == 3

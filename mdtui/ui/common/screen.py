@@ -1,5 +1,5 @@
-"""The base of mdtui's full screens: the footer starts with `? Help` and `q Quit` and shows the command
-palette's key; a running job (a benchmark, a sweep) is never ended by Escape or q without a question.
+"""The base of mdtui's full screens: the footer starts with `? Help`, `q Quit` and the command palette's
+key (`^p Palette`); a running job (a benchmark, a sweep) is never ended by Escape or q without a question.
 
 A screen adopts it in its class line, naming the worker groups that are its job, the job in words, and
 the action that stops it (else its job's workers are cancelled)::
@@ -16,14 +16,14 @@ from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button, Input, Static
 from textual.worker import WorkerState
 
 ResultT = TypeVar("ResultT")
 
 # The footer's first keys on every screen, in this order: at 80 columns the screen's own keys are cut, not these.
 # (q is the guard's own while a job runs.)
-FIRST_ACTIONS = ("help", "quit", "leave_job('q')")
+FIRST_ACTIONS = ("help", "quit", "leave_job('q')", "command_palette")
 
 STOP, BACKGROUND, STAY = "stop", "background", "stay"
 
@@ -118,14 +118,9 @@ class MdtuiScreen(Screen[ResultT]):
         bindings = super().active_bindings
         first = sorted(
             (item for item in bindings.items() if item[1].binding.action in FIRST_ACTIONS),
-            key=lambda item: FIRST_ACTIONS.index(item[1].binding.action) if item[0] != "q" else 1,
+            key=lambda item: 1 if item[0] == "q" else FIRST_ACTIONS.index(item[1].binding.action),
         )
         return {**dict(first), **bindings}
-
-    def on_mount(self) -> None:
-        # The palette's key in every footer (Ctrl+P holds mdtui's own actions).
-        for footer in self.query(Footer):
-            footer.show_command_palette = True
 
     def job_running(self) -> bool:
         """Whether a worker of this screen's job is pending or running."""

@@ -18,7 +18,6 @@ from typing import Any, ClassVar, TypeVar
 from rich.text import Text
 from textual import on
 from textual.actions import SkipAction
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.strip import Strip
@@ -158,11 +157,8 @@ class SizedTable(DataTable[CellT]):
 
     def action_key(self, key: str) -> None:
         """A letter key: the screen's own binding of it comes first (SkipAction passes the key on)."""
-        for node in self.ancestors:
-            if isinstance(node, App):
-                break
-            if _binds(node, key):
-                raise SkipAction()
+        if any(_binds(node, key) for node in self.ancestors):
+            raise SkipAction()
         if key == "g":
             self.action_first()
         elif key == "G":

@@ -16,9 +16,10 @@ HELP_TEXT = """\
   (remembered in `~/.config/mdtui/config.json`)
 - **Ctrl+P** the command palette: type *bench*, *watch*, *results*, *create*, *tune*, *persist*,
   *scrub*, *repair*, *export*, *theme* or a preset's name to open a screen or start an action
-- **g** the guided setup (when no table has the focus; the palette's *guide* anywhere)
-- In every table: **↑ ↓ PgUp PgDn**, **Home** / **End** or **g** / **G** first and last row, **j** / **k**
-  down and up (a screen's own key, such as the inventory's **k** for knobs, comes first)
+- **g** the guided setup (also in the palette: *guide*)
+- In every table: **↑ ↓ PgUp PgDn**, **Home** / **End** first and last row (**G** last too), **j** / **k**
+  down and up; a key the screen or the app already uses keeps its meaning (the inventory's **k** is knobs,
+  **g** is the guide)
 - In the inventory and the results list: **s** sorts by the next column (▲ in its header), **S** reverses,
   a click on a header sorts by it; **/** filters the rows as you type, **Enter** keeps the filter,
   **Escape** clears it (a second **Escape** goes back)
