@@ -160,3 +160,28 @@ async def test_the_apps_g_stays_the_apps() -> None:
         table = app.screen.query_one(KeyedTable)
         await pilot.press("end", "g")
         assert app.guides == 1 and table.cursor_row == 3
+
+
+async def test_the_footer_shows_the_screens_own_escape_and_slash() -> None:
+    class Own(Screen[None]):
+        BINDINGS: ClassVar[list[BindingType]] = [
+            Binding("slash", "own_filter", "Filter", key_display="/"),
+            Binding("escape", "back", "Back"),
+        ]
+
+        def compose(self) -> ComposeResult:
+            yield KeyedTable(id="t", cursor_type="row")
+
+        def on_mount(self) -> None:
+            self.query_one(KeyedTable).focus()
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(Own())
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        active = app.screen.active_bindings
+        assert active["slash"].binding.action == "own_filter"
+        assert active["escape"].binding.action == "back"

@@ -63,6 +63,9 @@ def _binds(node: object, key: str) -> bool:
     return False
 
 
+_REORDER_KEYS = frozenset({"s", "S", "slash"})
+
+
 class TableFilter(Input):
     """The filter line a table opens above itself (/): rows that contain every word typed stay."""
 
@@ -154,6 +157,19 @@ class SizedTable(DataTable[CellT]):
     def action_last(self) -> None:
         if self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False, scroll=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Disabled, a binding is passed over (for the key and in the footer): the screen's own use of the
+        # key, and its own Escape when no filter is on, show and work as without the table.
+        if action == "key" and parameters:
+            key = str(parameters[0])
+            if key in _REORDER_KEYS and not self.can_reorder:
+                return False
+            if any(_binds(node, key) for node in self.ancestors):
+                return False
+        if action == "clear_filter_key":
+            return bool(self._filter_words)
+        return super().check_action(action, parameters)
 
     def action_key(self, key: str) -> None:
         """A letter key: the screen's own binding of it comes first (SkipAction passes the key on)."""
