@@ -39,6 +39,11 @@ def times(ratio: float | None) -> str:
     return f"{ratio:.{decimals}f}×"
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """'1 disk', '2 disks', '0 disks'; ``many`` for a noun whose plural is not noun + 's' ('1 copy', '2 copies')."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "unknown"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.alerts import add_alerts_parser, cmd_alerts
@@ -23,9 +25,26 @@ from mdtui.cli.tune import add_tune_parser, cmd_tune
 from mdtui.cli.watch import add_watch_parser, run_watch
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A parser whose argument errors are one line and a hint, not the whole usage before the one useful line."""
+
+    def error(self, message: str) -> NoReturn:
+        exit_with_hint(self, message)
+
+
+def exit_with_hint(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Print `mdtui: error: ...` and where the usage is, then exit 2 as argparse does."""
+    words = parser.prog.split()
+    sys.stderr.write(f"mdtui: error: {message}\n  see {' '.join(words)} --help\n")
+    sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = base_parser()
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # The top-level parser is made in cli.launch (the app's quick path shares it); its errors
+    # (`mdtui --bogus`) get the same one line as the verbs'.
+    parser.error = lambda message: exit_with_hint(parser, message)  # type: ignore[method-assign]
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineErrorParser)
     add_scan_parsers(sub)
     add_create_parsers(sub)
     add_results_parser(sub)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -11,7 +12,8 @@ from textual.screen import Screen
 
 from mdtui.probe.inventory import ScanAhead
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default
+from mdtui.ui.common.palette import MdtuiCommands
+from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default, save_theme, saved_theme, user_config_path
 
 # Screens are imported when first opened, the results store when first used, and the start-up checks
 # of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
@@ -28,12 +30,16 @@ class MdtuiApp(App[None]):
     TITLE = "mdtui"
     CSS_PATH = "app.tcss"
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {MdtuiCommands}
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "change_theme", "Theme"),
-        # Not in the footer: every screen would show it; the help screen names it.
+        # Shown among the keys (third, ui.common.screen), not docked at the right where 80 columns cut it.
+        Binding("ctrl+p", "command_palette", "Palette", key_display="^p", priority=True),
+        # Not in the footer: every screen would show it; the help screen and the palette name it. A table
+        # leaves g to it (its first row is Home).
         Binding("g", "guide", "Guide", show=False),
     ]
 
@@ -50,6 +56,7 @@ class MdtuiApp(App[None]):
         scan_ahead: ScanAhead | None = None,
         first_screen_drawn: Callable[[], None] | None = None,
         tree_stands_for_live: bool = False,
+        config_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.root = root
@@ -66,8 +73,24 @@ class MdtuiApp(App[None]):
         loaded = load_themes(self._theme_dirs)
         for theme in loaded.themes:
             self.register_theme(theme)
-        self._theme_problems = loaded.problems
-        self.theme = pick_default([theme.name for theme in loaded.themes])
+        problems = list(loaded.problems)
+        names = [theme.name for theme in loaded.themes]
+        theme = pick_default(names)
+        # The theme picked last time (run_app passes the user's config; tests and a bare app remember nothing).
+        self._config_path = config_path
+        self._saved_theme: str | None = None
+        if config_path is not None:
+            saved, problem = saved_theme(config_path)
+            if problem:
+                problems.append(problem)
+            self._saved_theme = saved
+            if saved is not None:
+                if saved in self.available_themes:
+                    theme = saved
+                else:
+                    problems.append(f"The saved theme {saved!r} is not installed; {theme} is used")
+        self._theme_problems = tuple(problems)
+        self.theme = theme
         # `mdtui watch` opens on the dashboard alone; made at mount, when there is an app to attach to.
         self._start_screen = start_screen
         # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
@@ -77,6 +100,8 @@ class MdtuiApp(App[None]):
         # The inventory's first scan, begun before the app was loaded (mdtui.__main__); its screen takes it.
         self._scan_ahead = scan_ahead
         self._first_screen_drawn = first_screen_drawn  # called once the inventory's first rows are drawn
+        # Screens whose job was left running (ui.common.screen): installed name -> the job in words.
+        self.background_jobs: dict[str, str] = {}
 
     @property
     def db_path(self) -> Path:
@@ -88,6 +113,7 @@ class MdtuiApp(App[None]):
         return self._db_path
 
     def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
         for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=10)
         for notice in self._notices:
@@ -106,11 +132,105 @@ class MdtuiApp(App[None]):
             if self._show_guide:
                 self.action_guide()
 
+    def _remember_theme(self, theme: object) -> None:
+        if self._config_path is None or self.theme == self._saved_theme:
+            return
+        self._saved_theme = self.theme
+        problem = save_theme(self._config_path, self.theme)
+        if problem:
+            self.notify(problem, severity="warning", timeout=10)
+
     def action_help(self) -> None:
         from mdtui.ui.help.screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(type(self.screen).__name__))
+
+    # -- the command palette's actions (ui.common.palette) ------------------------------------------
+
+    def palette_go(self, name: str) -> None:
+        """Open a screen or start an action by name, from wherever the user is."""
+        if name == "help":
+            self.action_help()
+        elif name == "theme":
+            self.action_change_theme()
+        elif name == "guide":
+            self.action_guide()
+        elif name in ("results", "compare", "export"):
+            from mdtui.ui.results.screen import ResultsScreen
+
+            if name == "export" and isinstance(self.screen, ResultsScreen):
+                self.screen.call_later(self.screen.run_action, "export")
+                return
+            self.action_history()
+            if name == "compare":
+                self.notify("Mark runs with space, then c compares them.", timeout=8)
+            elif name == "export":
+                self.notify("Mark runs with space (none: all shown), then e exports them.", timeout=8)
+        else:
+            inventory = self._inventory_on_top()
+            if inventory is None or name == "inventory":
+                return
+            if hasattr(inventory, f"action_{name}"):
+                inventory.call_later(inventory.run_action, name)
+            else:
+                self.notify(
+                    f"On the command line: `mdtui {name} ARRAY` (see mdtui {name} --help).", title=name, timeout=10
+                )
+
+    def palette_preset(self, key: str) -> None:
+        """The bench screen on the selected target with the preset ``key`` chosen."""
+        inventory = self._inventory_on_top()
+        if inventory is None:
+            return
+        inventory.call_later(self._open_preset, inventory, key)
+
+    async def _open_preset(self, inventory: Screen[Any], key: str) -> None:
+        from textual.widgets import OptionList
+
+        from mdtui.run.jobs import PRESETS
+        from mdtui.ui.bench.screen import BenchScreen
+
+        await inventory.run_action("bench")
+        bench = self.screen
+        if not isinstance(bench, BenchScreen):
+            return
+
+        def choose() -> None:
+            keys = [preset.key for preset in PRESETS]
+            if key in keys:
+                bench.query_one("#bench-presets", OptionList).highlighted = keys.index(key)
+
+        bench.call_after_refresh(choose)
+
+    def palette_resume(self, name: str) -> None:
+        """Bring back a screen whose job was left running in the background."""
+        if self.background_jobs.pop(name, None) is not None and self.is_screen_installed(name):
+            self.push_screen(name)
+
+    def _inventory_on_top(self) -> Screen[Any] | None:
+        """The inventory, with the screens above it closed; None (after saying why) when a job runs above it."""
+        from mdtui.ui.common.screen import MdtuiScreen
+        from mdtui.ui.inventory.screen import InventoryScreen
+
+        stack = self.screen_stack
+        inventory = next((screen for screen in stack if isinstance(screen, InventoryScreen)), None)
+        if inventory is None:
+            self.notify("There is no inventory in this session (mdtui watch): quit and run mdtui.", timeout=8)
+            return None
+        above = stack[stack.index(inventory) + 1 :]
+        for screen in above:
+            if isinstance(screen, MdtuiScreen) and screen.job_running():
+                self.notify(
+                    f"{screen.job_name.capitalize()} is running: Esc on its screen first (stop it or keep it "
+                    "running in the background).",
+                    severity="warning",
+                    timeout=8,
+                )
+                return None
+        for _ in above:
+            self.pop_screen()
+        return inventory
 
     def action_guide(self) -> None:
         """The guided flow (g): purpose, disks, links, plan and create, a weakest-link run, one experiment."""
@@ -156,7 +276,7 @@ def run_app(
                 )
     app = MdtuiApp(
         root=root, start_screen=start_screen, show_guide=first_run, notices=notices, scan_ahead=scan_ahead,
-        first_screen_drawn=first_screen_drawn,
+        first_screen_drawn=first_screen_drawn, config_path=user_config_path(),
     )  # fmt: skip
     app.run()
     return app.return_code or 0

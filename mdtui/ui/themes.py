@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Literal, TypedDict, get_args
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from mdtui.safefile import UnsafeStateError, env_location, home_dir
+from mdtui.safefile import StateDir, UnsafeStateError, env_location, home_dir
 
 DEFAULT_THEME = "mdtui-dark"
 FALLBACK_THEME = "textual-dark"
@@ -69,13 +70,71 @@ def shipped_themes_dir() -> Traversable:
 repo_themes_dir = shipped_themes_dir
 
 
-def user_themes_dir() -> Path:
-    """$XDG_CONFIG_HOME/mdtui/themes; under sudo only a root-owned $XDG_CONFIG_HOME, else root's own ~/.config."""
+def user_config_dir() -> Path:
+    """$XDG_CONFIG_HOME/mdtui; under sudo only a root-owned $XDG_CONFIG_HOME, else root's own ~/.config."""
     try:
         config = env_location("XDG_CONFIG_HOME")
     except UnsafeStateError:
         config = None
-    return Path(config or home_dir() / ".config") / "mdtui" / "themes"
+    return Path(config or home_dir() / ".config") / "mdtui"
+
+
+def user_themes_dir() -> Path:
+    return user_config_dir() / "themes"
+
+
+def user_config_path() -> Path:
+    """Where the app's choices (the theme) are kept between runs."""
+    return user_config_dir() / "config.json"
+
+
+_THEME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_CONFIG_LIMIT = 64 << 10  # a few names; anything bigger is not ours
+
+
+def _read_config(path: Path) -> dict[str, object]:
+    """The config's JSON object; {} when there is none. Raises ValueError with a sentence when unusable."""
+    try:
+        data = StateDir(path.parent).read(path.name, limit=_CONFIG_LIMIT)
+    except UnsafeStateError as exc:
+        raise ValueError(str(exc)) from None
+    if data is None:
+        return {}
+    try:
+        config = json.loads(data)
+    except (UnicodeDecodeError, ValueError):
+        raise ValueError(f"{path} is not JSON; ignored") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} is not a JSON object; ignored")
+    return config
+
+
+def saved_theme(path: Path) -> tuple[str | None, str | None]:
+    """(the theme the user last picked, or None; one sentence when the file could not be used, or None)."""
+    try:
+        config = _read_config(path)
+    except ValueError as exc:
+        return None, str(exc)
+    name = config.get("theme")
+    if name is None:
+        return None, None
+    if not isinstance(name, str) or not _THEME_NAME.match(name):
+        return None, f"{path}: theme {str(name)[:40]!r} is not a theme name; ignored"
+    return name, None
+
+
+def save_theme(path: Path, name: str) -> str | None:
+    """Remember ``name`` (other settings in the file are kept); a sentence when it could not be written."""
+    try:
+        config = _read_config(path)
+    except ValueError:
+        config = {}  # an unusable file is replaced by one that works
+    config["theme"] = name
+    try:
+        StateDir(path.parent).write(path.name, (json.dumps(config, indent=2) + "\n").encode())
+    except (UnsafeStateError, OSError) as exc:
+        return f"The theme is not remembered: {exc}"
+    return None
 
 
 def default_theme_dirs() -> tuple[Traversable, ...]:

@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import (
     Button,
     Checkbox,
@@ -48,6 +47,7 @@ from mdtui.ui.bench.widgets import BenchChart
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
@@ -138,7 +138,7 @@ def target_options(inventory: Inventory) -> list[tuple[str, str]]:
     return options
 
 
-class BenchScreen(Screen[None]):
+class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmark", job_stop="cancel_run"):
     """Runs one preset at a time; the core does the work in a worker thread and posts its events here."""
 
     DEFAULT_CSS = """

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mdtui.format import duration, iec_bytes, rate_mb_s
+from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link, LinkKind, pcie_generation
@@ -272,7 +272,7 @@ def members_summary(array: MdArray) -> str:
 def members_detail(array: MdArray) -> str:
     """'3 in sync of 4 raid disks, 1 spare, 1 faulty' for the detail pane."""
     active = sum(1 for m in array.members if not m.spare and not m.faulty)
-    text = f"{active} active" + (f" of {array.raid_disks} raid disks" if array.raid_disks else "")
+    text = f"{active} active" + (f" of {plural(array.raid_disks, 'raid disk')}" if array.raid_disks else "")
     spares = sum(1 for m in array.members if m.spare)
     faulty = sum(1 for m in array.members if m.faulty)
     if spares:

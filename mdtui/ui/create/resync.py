@@ -8,7 +8,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
@@ -19,6 +18,7 @@ from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.ui.common.messages import ActionFailed, ResyncSpeedSet, SyncEnded, SyncProgress, failure_reason
+from mdtui.ui.common.screen import MdtuiScreen
 
 POLL_S = 1.0
 RESYNC_WARNING = (
@@ -54,7 +54,7 @@ def sync_line(array: MdArray) -> str:
     return " · ".join(parts)
 
 
-class ResyncScreen(Screen[None]):
+class ResyncScreen(MdtuiScreen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("f", "toggle_speed", "Full speed"),

@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
 from mdtui.bench.member_figures import load_member_runs, member_sources
@@ -32,6 +31,7 @@ from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.create import form as cf
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
@@ -129,7 +129,7 @@ def confirm_body(plan: CreatePlan, inventory: Inventory, palette: Palette) -> Re
     return Group(*parts)
 
 
-class CreateScreen(Screen[Created | None]):
+class CreateScreen(MdtuiScreen[Created | None]):
     """Dismisses with Created after mdadm succeeded, None when cancelled (nothing ran)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]

@@ -14,7 +14,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Button, ContentSwitcher, Footer, Header, Static
 
 from mdtui.advise import guide as core
@@ -29,6 +28,7 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.create import form as cf
 from mdtui.ui.guide.steps import STEP_WIDGETS, DisksStep, GuideStep
 
@@ -78,7 +78,9 @@ def default_runner_factory(root: str, privileged: bool | None) -> RunnerFactory:
     return make
 
 
-class GuideScreen(Screen[core.GuideState | None]):
+class GuideScreen(
+    MdtuiScreen[core.GuideState | None], job_groups=("guide-run",), job_name="a benchmark", job_stop="close"
+):
     """Dismisses with what was done (None when closed early). Every step can be skipped; the create and any
     run that writes go through a typed confirmation, and nothing destructive runs without one."""
 

@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Input, Markdown
 
 HELP_TEXT = """\
-# mdtui — inventory
+## Everywhere
+
+- **?** this help, for the screen you are on (type to search it); **q** quits; **t** picks a theme
+  (remembered in `~/.config/mdtui/config.json`)
+- **Ctrl+P** the command palette: type *bench*, *watch*, *results*, *create*, *tune*, *persist*,
+  *scrub*, *repair*, *export*, *theme* or a preset's name to open a screen or start an action
+- **g** the guided setup (also in the palette: *guide*)
+- In every table: **↑ ↓ PgUp PgDn**, **Home** / **End** first and last row (**G** last too), **j** / **k**
+  down and up; a key the screen or the app already uses keeps its meaning (the inventory's **k** is knobs,
+  **g** is the guide)
+- In the inventory and the results list: **s** sorts by the next column (▲ in its header), **S** reverses,
+  a click on a header sorts by it; **/** filters the rows as you type, **Enter** keeps the filter,
+  **Escape** clears it (a second **Escape** goes back)
+- While a benchmark or a sweep runs, **Escape** and **q** ask first: stop it, keep it running in the
+  background (the palette brings it back), or stay
+
+## Inventory
 
 Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel knows), over a
 **Detail** pane with every field of the selected row.
 
-## Keys
+### Inventory keys
 
-- **↑ ↓ PgUp PgDn** move in a table; **Tab** / **Shift+Tab** go to the next / previous pane
+- **Tab** / **Shift+Tab** go to the next / previous pane
 - **Enter** opens the selected row's detail full screen
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
@@ -24,10 +41,9 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
 - **k** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
 - **h** opens the results history (stored benchmark runs) to compare and export
-- **g** opens the guided setup: purpose, disks, findings, create, a weakest-link run, one experiment
-- **t** picks a theme; **?** shows this help; **q** quits
+- **/** filters the focused table, **s** / **S** sort it (see *Everywhere*)
 
-## Disk columns
+### Disk columns
 
 - **Disk**: kernel name (`nvme0n1`, `sda`). **Bus**: nvme, sata, sas, virtio, usb, loop, other.
 - **Size**: capacity in IEC units (1 GiB = 1024³ bytes).
@@ -37,7 +53,7 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **Model / serial**: cut short on narrow terminals; in full in the detail pane.
 - **State**: **free**, the first **in-use reason** (`+N` more in the detail), or **unknown**.
 
-## In-use rules
+### In-use rules
 
 A disk is offered for a new array only when it is **free**: nothing uses it and everything
 needed to tell was read. Any one of these makes it *in use*:
@@ -56,7 +72,7 @@ needed to tell was read. Any one of these makes it *in use*:
 **unknown** means something could not be read (see *Problems* in the detail pane), such as
 signatures without root or a udev database. mdtui never offers such a disk blindly.
 
-## Link findings
+### Link findings
 
 A stripe runs at *slowest member × members*. The detail pane shows the link as it trained *now*
 and the *maximum* the device (PCIe) or port (SATA, SAS) supports, each with its usable bandwidth
@@ -66,7 +82,7 @@ than its maximum, a **⚠ Finding** says so in a sentence: one drive in a PCIe G
 half the speed of its neighbours and drags the whole array down. For PCIe, the slot's own maximum
 is named when the slot is the limit.
 
-## Array columns
+### Array columns
 
 - **Level**: raid0, raid1, raid4/5/6, raid10, linear; `-` when inactive.
 - **State**: the kernel's array state, plus **degraded N** when N members are missing.
@@ -153,23 +169,140 @@ with no stored results. `mdtui advise` prints the same findings for the whole sy
 Without root, mdtui cannot check filesystem signatures (without udev), exclusive opens or md
 superblocks, and cannot create or benchmark anything that writes. The banner says what is missing.
 
-Press **Escape** to close.
+## Knobs
+
+**k** shows the selected array's knobs: md's own (stripe cache, sync limits), its queue's (read-ahead,
+scheduler, nr_requests) and its members'. **r** reads them again; **s** sweeps one knob with a read-only
+benchmark per value and puts the old value back; **Escape** goes back (or stops a sweep, after asking).
 """
 
 
+# The help section for each screen, by the screen's class name; any other screen opens at the inventory's.
+TOPICS = {
+    "InventoryScreen": "Inventory",
+    "CreateScreen": "Create",
+    "GuideCreateScreen": "Create",
+    "ResyncScreen": "Create",
+    "WatchScreen": "Watch",
+    "BenchScreen": "Benchmark",
+    "ResultsScreen": "Results",
+    "CompareScreen": "Results",
+    "GuideScreen": "Guided setup and advice",
+    "TuneScreen": "Knobs",
+}
+
+
+def sections(text: str = HELP_TEXT) -> dict[str, str]:
+    """Each `## ` section's text (its heading included), by title, in order."""
+    found: dict[str, str] = {}
+    title = ""
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            title = line[3:].strip()
+        found[title] = found.get(title, "") + line
+    return found
+
+
+def help_for(screen_name: str, query: str = "") -> str:
+    """The help for a screen: its own section first, then what works everywhere, then the rest.
+
+    With ``query``: only the bullets and paragraphs holding every word typed (case ignored), under
+    their headings; a sentence when none does.
+    """
+    parts = sections()
+    topic = TOPICS.get(screen_name, "Inventory")
+    order = [topic, "Everywhere", *(title for title in parts if title not in (topic, "Everywhere"))]
+    text = "".join(parts[title] for title in order if title in parts)
+    words = query.lower().split()
+    if not words:
+        return text
+    kept: list[str] = []
+    heading = ""
+    for item_heading, item in _items(text):
+        if all(word in item.lower() for word in words):
+            if item_heading != heading:
+                heading = item_heading
+                kept.extend(("", heading))
+            kept.append(item if item.startswith("- ") else f"- {item}")
+    if not kept:
+        return f"Nothing in the help holds {query.strip()!r}."
+    return "\n".join(kept).strip() + "\n"
+
+
+def _items(text: str) -> list[tuple[str, str]]:
+    """(heading, item) for each bullet or paragraph, its wrapped lines joined into one."""
+    items: list[tuple[str, str]] = []
+    heading, current = "", ""
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("#") or not line.strip() or line.startswith("- "):
+            if current:
+                items.append((heading, current))
+            current = line if line.startswith("- ") else ""
+            if line.startswith("#"):
+                heading = line
+            continue
+        current = f"{current} {line.strip()}" if current else line.strip()
+    return items
+
+
 class HelpScreen(ModalScreen[None]):
+    """Help for the screen it was opened from (its section first), with a search line over it: / or any
+    letter starts a search; Escape clears it, then closes."""
+
     BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
+        Binding("escape", "close", "Close"),
         Binding("question_mark", "dismiss", "Close", key_display="?", show=False),
         Binding("q", "dismiss", "Close", show=False),
+        Binding("slash", "search", "Search", key_display="/", show=False),
     ]
 
+    def __init__(self, screen_name: str = "InventoryScreen") -> None:
+        super().__init__()
+        self.screen_name = screen_name
+
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-body"):
-            yield Markdown(HELP_TEXT)
+        with Vertical(id="help-box"):
+            yield Input(
+                placeholder="/ or a letter searches the help · Esc clears, then closes",
+                id="help-search",
+                select_on_focus=False,
+            )
+            with VerticalScroll(id="help-body"):
+                yield Markdown(help_for(self.screen_name), id="help-text")
 
     def on_mount(self) -> None:
-        body = self.query_one("#help-body", VerticalScroll)
-        body.border_title = "Help"
-        body.border_subtitle = "Esc closes"
-        body.focus()
+        box = self.query_one("#help-box", Vertical)
+        box.border_title = f"Help: {TOPICS.get(self.screen_name, 'Inventory')}"
+        box.border_subtitle = "type to search · ↓ PgDn scroll · Esc closes"
+        self.query_one("#help-body", VerticalScroll).focus()
+
+    @on(Input.Changed, "#help-search")
+    def _search(self, event: Input.Changed) -> None:
+        self.query_one("#help-text", Markdown).update(help_for(self.screen_name, event.value))
+        self.query_one("#help-body", VerticalScroll).scroll_home(animate=False)
+
+    @on(Input.Submitted, "#help-search")
+    def _read(self) -> None:
+        self.query_one("#help-body", VerticalScroll).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        # A letter typed over the help starts a search with it (q and ? close, as they always did).
+        search = self.query_one("#help-search", Input)
+        if self.focused is search or event.character is None or not event.is_printable:
+            return
+        if event.character in ("q", "?", "/", " "):
+            return
+        event.stop()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+
+    def action_search(self) -> None:
+        self.query_one("#help-search", Input).focus()
+
+    def action_close(self) -> None:
+        search = self.query_one("#help-search", Input)
+        if search.value:
+            search.value = ""
+            self.query_one("#help-body", VerticalScroll).focus()
+            return
+        self.dismiss(None)

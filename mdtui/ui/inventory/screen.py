@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
@@ -28,6 +27,7 @@ from mdtui.ui.common.messages import (
     ScanFailed,
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.inventory.lifecycle import Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
@@ -93,7 +93,7 @@ class InventoryProbing(Message, bubble=False):
         self.pending = pending
 
 
-class InventoryScreen(Screen[None]):
+class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     BINDINGS = [

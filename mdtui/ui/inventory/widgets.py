@@ -73,6 +73,7 @@ class InventoryTable(SizedTable[Text]):
     """A row-cursor table whose rows are keyed by kernel name, so a rescan keeps the selection."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Details")]
+    can_reorder = True  # rows are found by key: sorting and filtering (ui.common.table) keep them right
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)

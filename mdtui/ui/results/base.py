@@ -8,7 +8,6 @@ from pathlib import Path
 from rich.text import Text
 from textual import on, work
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Static
 
 from mdtui.safefile import write_text
@@ -17,6 +16,7 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.results.dialogs import (
     FORMAT_NAMES,
     ExportRequest,
@@ -90,7 +90,7 @@ class ExportWritten(Message, bubble=False):
         self.what = what
 
 
-class ResultsBase(Screen[None]):
+class ResultsBase(MdtuiScreen[None]):
     """The database path, the error banner and the export worker that history and compare share."""
 
     def __init__(self, db_path: Path) -> None:

@@ -30,6 +30,8 @@ Layout = tuple[tuple[str, ...], bool, dict[str, int]]
 class HistoryTable(SizedTable[Text]):
     """Stored runs, newest first; a reload keeps the cursor on the same run."""
 
+    can_reorder = True  # rows are found by key: sorting and filtering (ui.common.table) keep them right
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._runs: tuple[RunRecord, ...] = ()

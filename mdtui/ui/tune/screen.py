@@ -13,7 +13,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from mdtui.advise.knob_sweep import knob_sweep
@@ -31,6 +30,7 @@ from mdtui.tune.journal import KnobChanger, write_knob
 from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
 from mdtui.tune.udev import Rule, RulePlan, plan_apply, rules_for, rules_path, write_plan
 from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
@@ -97,7 +97,7 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
     return Group(*lines)
 
 
-class TuneScreen(Screen[None]):
+class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob sweep", job_stop="back"):
     BINDINGS = [
         Binding("escape", "back", "Back / stop"),
         Binding("r", "reread", "Read again"),

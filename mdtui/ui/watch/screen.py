@@ -16,7 +16,6 @@ from textual.containers import Horizontal
 from textual.css.scalar import Unit
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header
 
@@ -39,6 +38,7 @@ from mdtui.sample.dashboard import (
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.watch.chart import LINE_MARKS
 from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
@@ -85,7 +85,7 @@ def _same(old: Text | None, new: Text) -> bool:
     return old is not None and old.plain == new.plain and old.spans == new.spans and old.style == new.style
 
 
-class WatchScreen(Screen[None]):
+class WatchScreen(MdtuiScreen[None]):
     """Samples in a thread worker and redraws from each tick's snapshot; the redraw never holds up sampling."""
 
     CSS_PATH = "watch.tcss"

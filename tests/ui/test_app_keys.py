@@ -1,0 +1,142 @@
+"""App-wide habits: the footer starts with ? Help and q Quit and shows the palette's key; the palette holds
+mdtui's own actions; a running job is never ended by Escape or q without a question."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Footer, Static
+
+from mdtui.ui.app import MdtuiApp
+from mdtui.ui.common.palette import mdtui_commands
+from mdtui.ui.common.screen import JobQuestion, MdtuiScreen
+
+from .conftest import settle
+
+MakeApp = Callable[..., MdtuiApp]
+
+
+async def test_footer_starts_with_help_and_quit_and_shows_the_palette(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(Footer)
+        keys = [(getattr(key, "key", None), getattr(key, "description", None)) for key in footer.query("FooterKey")]
+        assert keys[:3] == [("question_mark", "Help"), ("q", "Quit"), ("ctrl+p", "Palette")], keys
+        # On screen at 80 columns: the bottom line begins with them.
+        shown = {getattr(key, "key", None): key.region for key in footer.query("FooterKey")}
+        assert shown["question_mark"].x <= 1 and shown["ctrl+p"].right <= 40
+
+
+class Held(MdtuiScreen[None], job_groups=("job",), job_name="a benchmark"):
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.left = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("running")
+        yield Footer()
+
+    def start(self) -> None:
+        self.hold()
+
+    @work(thread=True, group="job")
+    def hold(self) -> None:
+        self.release.wait(10)
+
+    def action_back(self) -> None:
+        self.left += 1
+        self.dismiss(None)
+
+    BINDINGS = [("escape", "back", "Back")]
+
+
+class Host(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(Held())
+
+
+async def test_escape_and_q_ask_before_ending_a_running_job() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        held = app.screen
+        assert isinstance(held, Held)
+        held.start()
+        await pilot.pause()
+        assert held.job_running()
+        await pilot.press("escape")
+        assert isinstance(app.screen, JobQuestion)
+        question = app.screen.query_one(Static).render()
+        assert "A benchmark is running: stop it, keep it running in the background" in str(question)
+        await pilot.press("escape")  # stay
+        assert app.screen is held and held.left == 0 and held.job_running()
+        await pilot.press("q")
+        assert isinstance(app.screen, JobQuestion) and app.screen.quitting
+        await pilot.click("#stay")
+        assert app.screen is held and app.is_running
+        # Keep it running in the background: the screen leaves, its worker runs on.
+        await pilot.press("escape")
+        await pilot.click("#background")
+        await pilot.pause()
+        assert app.screen is not held and held.job_running() and held.left == 0
+        held.release.set()
+        await app.workers.wait_for_complete()
+        app.push_screen(held)
+        await pilot.pause()
+        await pilot.press("escape")  # no job now: the screen's own Escape
+        assert held.left == 1
+
+
+async def test_stop_it_cancels_the_job_and_stays() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        held = app.screen
+        assert isinstance(held, Held)
+        held.start()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.click("#stop")
+        await pilot.pause()
+        assert app.screen is held
+        workers = [worker for worker in app.workers if worker.group == "job"]
+        assert all(worker.is_cancelled for worker in workers)
+        held.release.set()
+
+
+async def test_palette_finds_mdtuis_own_actions(make_app: MakeApp) -> None:
+    app = make_app()
+    names = [command.name for command in mdtui_commands(app)]
+    for wanted in ("inventory", "bench", "watch", "results", "compare", "create", "tune", "guide", "help",
+                   "Persist", "Repair", "Scrub", "Export", "Theme", "Bench preset: Find the weakest link"):  # fmt: skip
+        assert any(wanted in name for name in names), wanted
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"bench")
+        await pilot.pause(0.5)
+        options = app.screen.query_one(CommandList)
+        texts = [str(options.get_option_at_index(index).prompt) for index in range(options.option_count)]
+        assert any("Open bench" in text for text in texts), texts
+        assert any("Bench preset" in text for text in texts), texts
+        await pilot.press("escape")
+        await pilot.press("escape")
+
+
+async def test_palette_opens_the_results(make_app: MakeApp) -> None:
+    from mdtui.ui.results.screen import ResultsScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.palette_go("results")
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)
+        app.palette_go("inventory")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "InventoryScreen"
