@@ -209,7 +209,14 @@ class ResultsScreen(ResultsBase):
         self.query_one("#results-filter", Input).focus()
 
     def action_back(self) -> None:
-        if self.query_one("#results-filter", Input).has_focus:
+        """Esc undoes the filter first, like lazygit and htop; only Esc with nothing filtered leaves."""
+        query = self.query_one("#results-filter", Input)
+        if query.value:
+            query.value = ""
+            self.query_one("#history", HistoryTable).focus()
+            self.notify("Filter cleared: every run shown. Esc again leaves.")
+            return
+        if query.has_focus:
             self.query_one("#history", HistoryTable).focus()
             return
         self.dismiss()
