@@ -74,7 +74,7 @@ def rule_slow_members(inp: AdviceInput) -> list[Finding]:
             Evidence("members", group.member_count),
             Evidence(f"{group.level.name} read factor", factor),
             Evidence("array at slowest × factor", mbps(now), "MB/s"),
-            Evidence("array without the slow member(s)", mbps(possible), "MB/s"),
+            Evidence(f"array without the slow member{'s' if len(slow) > 1 else ''}", mbps(possible), "MB/s"),
             Evidence("throughput lost", round(cost * 100, 1), "%"),
         ]
         if downgraded:
