@@ -208,10 +208,17 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         self.dismiss(None)
 
 
+def target_kind_text(target: str) -> str:
+    """What a run without an array measured: a block device under /dev, else the regular file fio wrote."""
+    if not target:
+        return "-"
+    return "raw device" if target.startswith("/dev/") else "file"
+
+
 def device_option_text(run: RunRecord, metric: str) -> Text:
     info = METRICS_BY_NAME[metric]
     value = run.metrics.get(metric)
-    kind = "raw device" if not run.array else geometry_text(run)
+    kind = geometry_text(run) if run.array else target_kind_text(run.target)
     figure = f"{format_metric(info, value)} {unit_text(info)}" if value is not None else f"no {info.label}"
     return Text.assemble((run.title, "bold"), f"  {run.target or '-'}  {kind}  ", (figure, "dim"))
 
