@@ -20,6 +20,7 @@ from mdtui.errors import MdtuiError
 from mdtui.safefile import env_location, home_dir, output_problem
 from mdtui.store.export import FORMATS, format_metric, unit_text
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
+from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.results.render import geometry_text
 
 FORMAT_NAMES = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
@@ -114,7 +115,7 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         with Vertical(id="export", classes="results-dialog"):
             with RadioSet(id="export-format", compact=True):
                 for fmt in FORMATS:
-                    yield RadioButton(FORMAT_NAMES[fmt], value=fmt == self._fmt, name=fmt, compact=True)
+                    yield MarkRadioButton(FORMAT_NAMES[fmt], value=fmt == self._fmt, name=fmt, compact=True)
             with Horizontal(classes="export-field"):
                 yield Label("File ")
                 yield Input(
