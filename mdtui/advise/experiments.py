@@ -14,6 +14,7 @@ from mdtui.advise.governor import governor_label, governor_switched, read_govern
 from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError, PlanError
+from mdtui.format import plural
 from mdtui.model.disk import Disk
 from mdtui.model.job import MIB
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
@@ -359,7 +360,7 @@ def level_comparison(
         if level not in usable
     ]
     if not usable:
-        raise PlanError(f"none of the levels can be made from {len(members)} member(s)")
+        raise PlanError(f"none of the levels can be made from {plural(len(members), 'member')}")
     plans = [(level, plan_create(sweep_request(device, level, members, chunk_kib))) for level in usable]
     if not confirmed:
         raise PlanError("the level comparison creates and destroys arrays on the members: it must be confirmed")

@@ -16,7 +16,7 @@ from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.resync import rule_resync
 from mdtui.errors import PlanError
-from mdtui.format import rate_mb_s
+from mdtui.format import plural, rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
@@ -199,7 +199,7 @@ def summary_lines(state: GuideState, runs: Sequence[RunRecord] = ()) -> list[str
     if state.plan is not None and state.device is not None:
         plan = state.plan
         chunk = f", chunk {plan.chunk_bytes // 1024} KiB" if plan.chunk_bytes else ""
-        lines.append(f"Created: {state.device}, {plan.level.name} on {len(plan.member_paths)} members{chunk}")
+        lines.append(f"Created: {state.device}, {plan.level.name} on {plural(len(plan.member_paths), 'member')}{chunk}")
         lines.append("  " + " ".join(plan.argv))
     else:
         lines.append("Created: nothing")

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from mdtui.format import rate_mb_s
+
 # Sanity bounds for figures read from sysfs: PCIe 7 runs 128 GT/s a lane, SAS-5 45 Gbit, and a PCIe
 # link has at most 32 lanes. A larger figure is a damaged file, so it reads as unknown.
 MAX_LINK_RATE = 1000.0
@@ -83,19 +85,11 @@ class Link:
 
     @property
     def speed_downgraded(self) -> bool:
-        return (
-            self.current_rate is not None
-            and self.max_rate is not None
-            and self.current_rate < self.max_rate
-        )
+        return self.current_rate is not None and self.max_rate is not None and self.current_rate < self.max_rate
 
     @property
     def width_downgraded(self) -> bool:
-        return (
-            self.current_width is not None
-            and self.max_width is not None
-            and self.current_width < self.max_width
-        )
+        return self.current_width is not None and self.max_width is not None and self.current_width < self.max_width
 
     @property
     def downgraded(self) -> bool:
@@ -107,15 +101,9 @@ class Link:
         """The upstream port cannot run the device's maximum (a slower or narrower slot)."""
         if self.kind is not LinkKind.PCIE:
             return False
-        slower = (
-            self.port_max_rate is not None
-            and self.max_rate is not None
-            and self.port_max_rate < self.max_rate
-        )
+        slower = self.port_max_rate is not None and self.max_rate is not None and self.port_max_rate < self.max_rate
         narrower = (
-            self.port_max_width is not None
-            and self.max_width is not None
-            and self.port_max_width < self.max_width
+            self.port_max_width is not None and self.max_width is not None and self.port_max_width < self.max_width
         )
         return slower or narrower
 
@@ -141,7 +129,7 @@ class Link:
         capable = "device" if self.kind is LinkKind.PCIE else "port"
         text = f"link trained at {self.describe_current()} but the {capable} supports {self.describe_max()}"
         if current_bw and max_bw:
-            text += f": {current_bw / 1e6:.0f} MB/s usable of {max_bw / 1e6:.0f} MB/s"
+            text += f": {rate_mb_s(current_bw)} usable of {rate_mb_s(max_bw)}"
         if self.slot_limited:
             text += f"; the slot only runs {_describe(self.kind, self.port_max_rate, self.port_max_width)}"
         elif self.kind is not LinkKind.PCIE:

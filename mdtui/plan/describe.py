@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from mdtui.format import iec_bytes, rate_mb_s
+from mdtui.format import iec_bytes, plural, rate_mb_s
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
@@ -17,7 +17,7 @@ def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = N
     req = plan.request
     members = len(plan.member_paths)
     lines = [
-        f"Plan: {plan.level.name} on {members} member(s) as {req.device}",
+        f"Plan: {plan.level.name} on {plural(members, 'member')} as {req.device}",
         "",
         "  " + shlex.join(plan.argv),
         "",

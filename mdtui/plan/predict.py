@@ -71,7 +71,7 @@ def predict(
         f"read: slowest member × {factor_text(read_factor)} = {mbps(slowest)} × {factor_text(read_factor)} "
         f"= {mbps(int(slowest * read_factor))}; write: × {factor_text(write_factor)} = "
         f"{mbps(int(slowest * write_factor))} (docs/findings.md, finding 1: a stripe runs at slowest member × N, "
-        "832 MB/s × 4 = 3328 MB/s predicted, 3322 MB/s measured)"
+        "832 MB/s × 4 = 3,328 MB/s predicted, 3,322 MB/s measured)"
     ]
     notes += _level_notes(level, n, layout, slowest)
     if basis != "measured":
@@ -112,7 +112,7 @@ def _level_notes(level: RaidLevel, members: int, layout: str | None, slowest: in
         return [
             "parity write is an upper bound for full-stripe writes; partial-stripe writes read before "
             "they write and parity costs CPU (docs/findings.md, finding 3: raid6 ~400 MB/s of 64k writes; finding 4: "
-            "RAID5 wrote 985 MB/s where one disk wrote 1123 MB/s)"
+            "RAID5 wrote 985 MB/s where one disk wrote 1,123 MB/s)"
         ]
     return []
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.plan.levels import RaidLevel
 
@@ -58,8 +59,8 @@ def member_path(disk: Disk) -> str:
 
 
 def mbps(bytes_per_s: int) -> str:
-    # Decimal MB/s, as fio and the findings report them.
-    return f"{bytes_per_s / 1e6:.0f} MB/s"
+    """Decimal MB/s with thousands separators, as every other screen and finding prints them."""
+    return rate_mb_s(bytes_per_s)
 
 
 def gib(size_bytes: int) -> str:

@@ -140,3 +140,25 @@ async def test_palette_opens_the_results(make_app: MakeApp) -> None:
         app.palette_go("inventory")
         await pilot.pause()
         assert type(app.screen).__name__ == "InventoryScreen"
+
+
+async def test_palette_drops_a_background_job_once_it_ended(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        held = Held()
+        app.push_screen(held)
+        await pilot.pause()
+        held.start()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.click("#background")
+        await pilot.pause()
+        assert app.screen is not held and held.job_running()
+        assert any("Back to a benchmark" in command.name for command in mdtui_commands(app))
+        held.release.set()
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert not any("Back to" in command.name for command in mdtui_commands(app)), "the job has ended"
+        assert app.background_jobs == {}
+        assert any("A benchmark finished in the background" in str(n.message) for n in app._notifications)

@@ -208,7 +208,7 @@ async def test_a_write_needs_the_typed_target(make_app: MakeApp, runner: CannedR
         dialog.query_one("#confirm-input", Input).value = "/dev/nvme4n1"
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.state == "ended")
-        assert "✓ Finished: 1 of 1 steps" in text_of(screen, "#bench-status")
+        assert "✓ Finished: 1 of 1 step · stored" in text_of(screen, "#bench-status")
     assert [spec.target for spec in runner.steps[0].jobs] == ["/dev/nvme4n1"]
     with ResultsStore(db) as store:
         (run,) = store.list_runs()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import RadioSet, SelectionList, Static
+from textual.widgets import RadioButton, RadioSet, SelectionList, Static
 
 from mdtui.advise import guide as guide_core
 from mdtui.advise.guide import GuideState, should_show_guide
@@ -28,6 +28,7 @@ from mdtui.run.mdadm import CreateOutcome
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.app import MdtuiApp
+from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.create.resync import ResyncScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.guide import screen as guide_screen
@@ -262,6 +263,7 @@ async def test_read_only_sweep_needs_no_confirmation(recorder: Recorder) -> None
         await settle(pilot)
         assert screen.step_key == "experiment"
         radio = screen.query_one("#experiment-choice", RadioSet)
+        assert all(isinstance(b, MarkRadioButton) for b in radio.query(RadioButton))  # readable without colour
         radio.focus()
         await pilot.press("up", "enter")  # the parallelism sweep
         await settle(pilot)

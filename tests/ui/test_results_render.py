@@ -13,7 +13,7 @@ from mdtui.store.compare import ConfigDifference, compare
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.ui.common.render import Palette
 from mdtui.ui.results.base import export_stem
-from mdtui.ui.results.dialogs import export_path_problem, resolve_export_path
+from mdtui.ui.results.dialogs import device_option_text, export_path_problem, resolve_export_path
 from mdtui.ui.results.render import (
     bar_text,
     chunk_text,
@@ -144,3 +144,16 @@ def test_export_paths_are_relative_to_the_export_directory(tmp_path: Path, monke
     monkeypatch.setenv("HOME", str(tmp_path.parent))
     monkeypatch.chdir("/")
     assert display_path(tmp_path / "results.db") == f"~/{tmp_path.name}/results.db"
+
+
+def test_the_baseline_picker_calls_a_file_a_file_not_a_raw_device() -> None:
+    # A run on a regular file (fio's target.bin in a scratch directory) next to one on a disk and one on an array.
+    figure = Metrics(read_bw_bytes_per_s=500e6)
+    on_file = device_option_text(run(1, target="/srv/scratch/target.bin", metrics=figure), "read_bw_bytes_per_s").plain
+    on_disk = device_option_text(run(2, target="/dev/sdb", metrics=figure), "read_bw_bytes_per_s").plain
+    on_array = device_option_text(
+        run(3, metrics=figure, array={"level": "raid5", "chunk_bytes": 524288}), "read_bw_bytes_per_s"
+    ).plain
+    assert "raw device" not in on_file and "/srv/scratch/target.bin  file  " in on_file
+    assert "/dev/sdb  raw device  " in on_disk
+    assert "/dev/md0  raid5 512K  " in on_array

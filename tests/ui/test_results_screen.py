@@ -155,11 +155,26 @@ async def test_filter_narrows_as_you_type(db: Path, ids: dict[str, int]) -> None
         app.screen.query_one("#results-filter", Input).value = "preset:offset"
         await pilot.pause()
         assert set(shown_ids(app)) == {ids["raw hdd"], ids["raid5 4K"], ids["raid5 512K"], ids["raid5 2M"]}
-        await pilot.press("escape")  # leaves the filter for the table, does not leave the screen
+        await pilot.press("escape")  # clears the filter and goes back to the table, does not leave the screen
         assert history(app).has_focus and isinstance(app.screen, ResultsScreen)
-        app.screen.query_one("#results-filter", Input).value = ""
-        await pilot.pause()
+        assert app.screen.query_one("#results-filter", Input).value == ""
         assert len(shown_ids(app)) == 12
+
+
+async def test_escape_clears_an_active_filter_before_it_leaves(db: Path, ids: dict[str, int]) -> None:
+    app = make_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_history(pilot)
+        await pilot.press("slash", *"raid5", "enter")  # Enter keeps the filter and returns to the table
+        assert history(app).has_focus and len(shown_ids(app)) == 4
+        await pilot.press("escape")
+        assert app.screen is screen, "Esc with a filter active must clear it, not leave"
+        assert app.screen.query_one("#results-filter", Input).value == ""
+        assert len(shown_ids(app)) == 12
+        assert any("Filter cleared" in str(n.message) for n in app._notifications)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ResultsScreen)
 
 
 async def test_enter_shows_everything_stored_about_a_run(db: Path, ids: dict[str, int]) -> None:

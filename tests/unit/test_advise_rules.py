@@ -71,11 +71,10 @@ def free(inventory: Inventory, *names: str) -> tuple[Disk, ...]:
     return tuple(disks)
 
 
-def make_plan(inventory: Inventory, level: str, *names: str, chunk_kib: int | None = None, bitmap: str = "none"
-              ) -> CreatePlan:
-    return plan_create(
-        CreateRequest("/dev/md9", level, free(inventory, *names), chunk_kib=chunk_kib, bitmap=bitmap)
-    )
+def make_plan(
+    inventory: Inventory, level: str, *names: str, chunk_kib: int | None = None, bitmap: str = "none"
+) -> CreatePlan:
+    return plan_create(CreateRequest("/dev/md9", level, free(inventory, *names), chunk_kib=chunk_kib, bitmap=bitmap))
 
 
 # --- links ------------------------------------------------------------------------------------------
@@ -90,10 +89,10 @@ def test_slow_members_fire_on_md0_with_the_cost(real_links: Inventory) -> None:
     assert numbers["slowest members (nvme2n1, nvme3n1)"] == 250.0
     assert numbers["next slowest member"] == 1000.0
     assert numbers["array at slowest × factor"] == 500.0
-    assert numbers["array without the slow member(s)"] == 2000.0
+    assert numbers["array without the slow members"] == 2000.0
     assert numbers["throughput lost"] == 75.0
     assert finding.severity is Severity.WARNING  # the slow ones trained at their own maximum: not a fault
-    assert "832" in finding.why and "3322" in finding.why
+    assert "832" in finding.why and "3,322" in finding.why
     assert finding.experiment == "weakest-link"
 
 
@@ -104,7 +103,7 @@ def test_slow_member_on_a_downgraded_link_in_a_plan_is_critical(real_links: Inve
     assert finding.severity is Severity.CRITICAL
     numbers = evidence(finding)
     assert numbers["array at slowest × factor"] == 2000.0  # 2 × 1000 MB/s (Gen1 x4)
-    assert numbers["array without the slow member(s)"] == round(2 * pcie_lane_bytes_per_s(8.0) * 4 / 1e6, 1)
+    assert numbers["array without the slow member"] == round(2 * pcie_lane_bytes_per_s(8.0) * 4 / 1e6, 1)
     assert finding.what_to_do.startswith("Move nvme1n1 to a slot that runs Gen3 8 GT/s x4")
 
 
@@ -220,6 +219,7 @@ def test_no_cpufreq_no_governor_finding(tmp_path: Path) -> None:
 
 # --- resync -------------------------------------------------------------------------------------------
 
+
 def mdstat_snapshots(tmp_path: Path, texts: list[str], start: float) -> tuple[Snapshot, ...]:
     (tmp_path / "proc").mkdir(exist_ok=True)
     sampler = Sampler(SystemRoot(tmp_path))
@@ -274,11 +274,17 @@ def test_stored_run_that_recorded_a_sync_is_flagged_without_snapshots(tmp_path: 
     with ResultsStore(tmp_path / "results.db") as store:
         flagged = store.add_run(
             RunSetup(preset="custom", target="/dev/md0", array={"level": "raid6", "sync": "resync running"}),
-            status=RunStatus.COMPLETE, started_at=moment, ended_at=moment, metrics=Metrics(),
+            status=RunStatus.COMPLETE,
+            started_at=moment,
+            ended_at=moment,
+            metrics=Metrics(),
         )
         store.add_run(
             RunSetup(preset="custom", target="/dev/md0", array={"level": "raid6"}),
-            status=RunStatus.COMPLETE, started_at=moment, ended_at=moment, metrics=Metrics(),
+            status=RunStatus.COMPLETE,
+            started_at=moment,
+            ended_at=moment,
+            metrics=Metrics(),
         )
         runs = tuple(store.list_runs())
     (finding,) = rule_resync(AdviceInput(runs=runs))
@@ -301,8 +307,9 @@ def store_weakest_link(store: ResultsStore, together: float, array: float) -> No
         if index == 5:
             params["processes"] = 4
         store.add_run(
-            RunSetup(preset="weakest-link", target=target, params=params, label=f"weakest-link: {step}",
-                     array=array_config),
+            RunSetup(
+                preset="weakest-link", target=target, params=params, label=f"weakest-link: {step}", array=array_config
+            ),
             status=RunStatus.COMPLETE,
             started_at=base,
             ended_at=base,
@@ -323,7 +330,7 @@ def test_parallelism_fires_when_the_array_reads_well_under_its_members(tmp_path:
     assert len(findings) == 2
     numbers = evidence(findings[0])
     assert numbers["array / members"] == round(4989 / 6353 * 100, 1)
-    assert "5872" in findings[0].why
+    assert "5,872" in findings[0].why
     assert findings[0].experiment == "parallelism-sweep"
 
 
@@ -451,8 +458,11 @@ def test_parity_cpu_takes_the_md_thread_cpu_a_stored_run_measured(real_links: In
     with ResultsStore(tmp_path / "results.db") as store:
         for target, cpu in (("/dev/md0", 96.0), ("/dev/md0", 40.0), ("/dev/md2", 99.0)):
             store.add_run(
-                RunSetup(preset="parity-cost", target=target), status=RunStatus.COMPLETE, started_at=moment,
-                ended_at=moment, metrics=Metrics(write_bw_bytes_per_s=400e6, md_thread_cpu_pct=cpu),
+                RunSetup(preset="parity-cost", target=target),
+                status=RunStatus.COMPLETE,
+                started_at=moment,
+                ended_at=moment,
+                metrics=Metrics(write_bw_bytes_per_s=400e6, md_thread_cpu_pct=cpu),
             )
         runs = tuple(store.list_runs())
     (finding,) = rule_parity_cpu(AdviceInput(inventory=real_links, runs=runs))

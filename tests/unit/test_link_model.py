@@ -48,7 +48,7 @@ def test_drive_in_a_gen1_slot_is_downgraded_and_slot_limited() -> None:
     finding = link.finding()
     assert finding is not None
     assert "Gen1 2.5 GT/s x4" in finding and "Gen3 8 GT/s x4" in finding
-    assert "1000 MB/s usable of 3938 MB/s" in finding
+    assert "1,000 MB/s usable of 3,938 MB/s" in finding
     assert "slot only runs Gen1 2.5 GT/s x4" in finding
     assert link.describe() == "Gen1 2.5 GT/s x4 (max Gen3 8 GT/s x4)"
 

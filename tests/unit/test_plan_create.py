@@ -553,8 +553,8 @@ def test_prediction_with_a_downgraded_member():
     assert plan.seq_read_bytes_per_s == 4_000_000_000
     assert plan.seq_write_bytes_per_s == 4_000_000_000
     assert any(
-        "nvme3n1 at Gen1 2.5 GT/s x4 (1000 MB/s) limits the array to 4 × 1000 MB/s = 4000 MB/s; "
-        "the others would allow 4 × 3938 MB/s" in w
+        "nvme3n1 at Gen1 2.5 GT/s x4 (1,000 MB/s) limits the array to 4 × 1,000 MB/s = 4,000 MB/s; "
+        "the others would allow 4 × 3,938 MB/s" in w
         for w in plan.warnings
     )
     assert any(w.startswith("nvme3n1: link trained at Gen1 2.5 GT/s x4") for w in plan.warnings)
@@ -567,7 +567,7 @@ def test_prediction_from_measured_speeds_matches_finding_1():
     plan = plan_create(CreateRequest("/dev/md0", "raid0", members), member_speed_bytes_per_s=measured)
     assert plan.seq_read_bytes_per_s == 3_328_000_000
     assert plan.prediction.basis == "measured"
-    assert any("nvme3n1 measured at 832 MB/s limits the array to 4 × 832 MB/s = 3328 MB/s" in w for w in plan.warnings)
+    assert any("nvme3n1 measured at 832 MB/s limits the array to 4 × 832 MB/s = 3,328 MB/s" in w for w in plan.warnings)
 
 
 def test_prediction_mixes_measured_and_link():

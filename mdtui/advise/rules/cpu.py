@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.format import plural
 from mdtui.model.snapshot import Snapshot
 from mdtui.store.records import RunRecord
 
@@ -68,7 +69,7 @@ def rule_governor(inp: AdviceInput) -> list[Finding]:
             Finding(
                 id="governor-powersave",
                 severity=Severity.WARNING,
-                title=f"CPU governor is powersave on {len(on_powersave)} of {len(cpu.cores)} cores",
+                title=f"CPU governor is powersave on {len(on_powersave)} of {plural(len(cpu.cores), 'core')}",
                 evidence=tuple(evidence),
                 why=GOVERNOR_WHY,
                 what_to_do=(

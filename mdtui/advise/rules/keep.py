@@ -6,6 +6,7 @@ from mdtui.advise.findings import Evidence, Finding, Severity, Topic
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.measured import judge_weakest_link
 from mdtui.advise.rules.resync import resync_run_ids
+from mdtui.format import plural
 from mdtui.keep.boot import END_METADATA, ESP_MOUNTS, BootState
 
 TOPIC = Topic.KEEPING
@@ -54,7 +55,7 @@ def rule_boot(inp: AdviceInput) -> list[Finding]:
                     ),
                     evidence=(
                         *base,
-                        Evidence(conf.path, f"{len(conf.arrays)} ARRAY line(s)" if conf.exists else "missing"),
+                        Evidence(conf.path, plural(len(conf.arrays), "ARRAY line") if conf.exists else "missing"),
                     ),
                     why=BOOT_WHY,
                     what_to_do=(

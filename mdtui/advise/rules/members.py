@@ -17,8 +17,8 @@ CRITICAL_COST_FRACTION = 0.25
 
 WEAKEST_LINK_WHY = (
     "A stripe runs at its slowest member × N (docs/findings.md, finding 1: one NVMe drive in a PCIe 1.0 slot "
-    "read 832 MB/s against ~1650 MB/s for its peers, and the RAID0 of four read 3322 MB/s = 832 × 4 while the "
-    "raw drives together read 5645 MB/s)."
+    "read 832 MB/s against ~1,650 MB/s for its peers, and the RAID0 of four read 3,322 MB/s = 832 × 4 while the "
+    "raw drives together read 5,645 MB/s)."
 )
 
 
@@ -74,7 +74,7 @@ def rule_slow_members(inp: AdviceInput) -> list[Finding]:
             Evidence("members", group.member_count),
             Evidence(f"{group.level.name} read factor", factor),
             Evidence("array at slowest × factor", mbps(now), "MB/s"),
-            Evidence("array without the slow member(s)", mbps(possible), "MB/s"),
+            Evidence(f"array without the slow member{'s' if len(slow) > 1 else ''}", mbps(possible), "MB/s"),
             Evidence("throughput lost", round(cost * 100, 1), "%"),
         ]
         if downgraded:

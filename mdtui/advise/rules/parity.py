@@ -51,7 +51,7 @@ def rule_stripe_cache(inp: AdviceInput) -> list[Finding]:
                 why=(
                     "Parity writes are assembled in the stripe cache: a small one forces partial-stripe writes "
                     "that read before they write (docs/findings.md, finding 4: RAID5 wrote 985 MB/s sequentially "
-                    "where one disk wrote 1123 MB/s, and 58.3K random-write IOPS against 169K). No figure for a "
+                    "where one disk wrote 1,123 MB/s, and 58.3K random-write IOPS against 169K). No figure for a "
                     "larger cache is settled yet: in the lab 4096 gave 0.94× to 1.99× the writes of 256 over four "
                     "sessions under emulation (docs/findings.md, knob figures): measure it here."
                 ),

@@ -25,8 +25,14 @@ SMALL_RANDOM_MIN_CHUNK_KIB = 64
 
 
 # Finding 4 (docs/findings.md), random 4 KiB writes at Q32T8 on four SAS3 SSDs, IOPS.
-RND4K_WRITE_IOPS = {"single": 169_000, "raid0": 613_000, "raid1": 154_000, "raid10": 276_000, "raid5": 58_300,
-                    "raid6": 65_400}
+RND4K_WRITE_IOPS = {
+    "single": 169_000,
+    "raid0": 613_000,
+    "raid1": 154_000,
+    "raid10": 276_000,
+    "raid5": 58_300,
+    "raid6": 65_400,
+}
 
 
 def rule_parallelism(inp: AdviceInput) -> list[Finding]:
@@ -67,8 +73,8 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
                 evidence=tuple(evidence),
                 why=(
                     "An md device needs more I/O in flight than one disk to keep every member busy "
-                    "(docs/findings.md, finding 1: raw drives together 6353 MB/s, the md device 4989 MB/s with "
-                    "16 jobs and 5872 MB/s with 64)."
+                    "(docs/findings.md, finding 1: raw drives together 6,353 MB/s, the md device 4,989 MB/s with "
+                    "16 jobs and 5,872 MB/s with 64)."
                 ),
                 what_to_do=(
                     "Run the parallelism sweep (numjobs 1, 4, 16, 64) to see where the array saturates; if more "

@@ -8,7 +8,7 @@ from rich.text import Text
 from mdtui.bench.plan import BenchPlan
 from mdtui.bench.progress import StepUpdate
 from mdtui.bench.session import BenchResult
-from mdtui.format import duration, rate_mb_s
+from mdtui.format import duration, plural, rate_mb_s
 from mdtui.store.records import RunStatus
 from mdtui.ui.common.render import Palette
 
@@ -42,7 +42,7 @@ def status_line(event: StepUpdate) -> str:
 
 
 def ended_line(result: BenchResult) -> str:
-    ran = f"{len(result.steps)} of {len(result.plan.steps)} steps"
+    ran = f"{len(result.steps)} of {plural(len(result.plan.steps), 'step')}"
     ids = result.run_ids
     stored = f"stored as runs #{ids[0]}–#{ids[-1]}" if len(ids) > 1 else f"stored as run #{ids[0]}" if ids else ""
     if result.status is RunStatus.COMPLETE:

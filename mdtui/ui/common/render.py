@@ -359,7 +359,7 @@ def array_detail(array: MdArray, palette: Palette, keep: Sequence[tuple[str, str
     )
     grid = _grid()
     if array.degraded:
-        _row(grid, "Degraded", Text(f"{array.degraded} member(s) missing", style=palette.error), palette)
+        _row(grid, "Degraded", Text(f"{plural(array.degraded, 'member')} missing", style=palette.error), palette)
     if array.sync is not None:
         _row(grid, "Sync", Text(sync_detail(array.sync), style=palette.warning), palette)
     else:

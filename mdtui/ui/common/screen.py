@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
+from textual import on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Static
-from textual.worker import WorkerState
+from textual.worker import Worker, WorkerState
 
 ResultT = TypeVar("ResultT")
 
@@ -176,6 +177,21 @@ class MdtuiScreen(Screen[ResultT]):
             jobs[name] = self.job_name
         app.pop_screen()
         app.notify(f"{self.job_name.capitalize()} runs on; Ctrl+P, then its name, brings it back.", timeout=8)
+
+    @on(Worker.StateChanged)
+    def _background_job_changed(self, event: Worker.StateChanged) -> None:
+        """A job left in the background that has ended leaves the palette (nothing runs to go back to)."""
+        app = self.app
+        jobs = getattr(app, "background_jobs", None)
+        name = background_name(self)
+        if not isinstance(jobs, dict) or name not in jobs or self.job_running():
+            return
+        del jobs[name]
+        ended = "finished" if event.state is WorkerState.SUCCESS else f"ended ({event.state.name.lower()})"
+        app.notify(f"{self.job_name.capitalize()} {ended} in the background; its runs are in results.", timeout=8)
+        if app.is_screen_installed(name) and self not in app.screen_stack:
+            app.uninstall_screen(name)
+            self.remove()
 
 
 def background_name(screen: Screen[Any]) -> str:

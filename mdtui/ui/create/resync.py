@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from mdtui.format import duration, iec_bytes, rate_mb_s
+from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import MdArray
 from mdtui.plan.create import CreatePlan
 from mdtui.probe.root import SystemRoot
@@ -88,7 +88,7 @@ class ResyncScreen(MdtuiScreen[None]):
         self.query_one("#resync-title", Static).update(
             Text.assemble(
                 (self.device, "bold"),
-                f"  {self.plan.level.name} on {len(self.plan.member_paths)} members, ",
+                f"  {self.plan.level.name} on {plural(len(self.plan.member_paths), 'member')}, ",
                 f"{size}{uuid}",
             )
         )

@@ -32,31 +32,11 @@ from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
+from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.create import form as cf
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 SELECT_IDS = ("level", "chunk", "layout", "metadata", "bitmap")
-
-
-class MarkCheckbox(Checkbox):
-    """A checkbox whose state reads without colour: ``[x]`` on, ``[ ]`` off.
-
-    Textual's draws the same glyph for both states and tells them apart by colour alone (NO_COLOR, a
-    monochrome terminal), and its radio button differs only in that glyph.
-    """
-
-    DEFAULT_CSS = """
-    MarkCheckbox > .toggle--button { color: $text-muted; }
-    MarkCheckbox.-on > .toggle--button { color: $text-success; text-style: bold; }
-    """
-
-    BUTTON_LEFT = ""
-    BUTTON_INNER = "[ ]"
-    BUTTON_RIGHT = ""
-
-    def watch_value(self) -> None:
-        self.BUTTON_INNER = "[x]" if self.value else "[ ]"
-        super().watch_value()
 
 
 @dataclass(frozen=True)

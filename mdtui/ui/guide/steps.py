@@ -31,6 +31,7 @@ from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import busy_reason
 from mdtui.ui.common.render import Palette, link_label
+from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.create import form as cf
 from mdtui.ui.create.resync import ResyncScreen
 from mdtui.ui.create.screen import Created, CreateScreen
@@ -105,7 +106,7 @@ class PurposeStep(GuideStep):
         yield Static("What is the array for? The advice (level, chunk, bitmap) follows from it.", classes="guide-intro")
         with RadioSet(id="workload"):
             for index, workload in enumerate(WORKLOADS):
-                yield RadioButton(workload.title, value=index == 0)
+                yield MarkRadioButton(workload.title, value=index == 0)
 
     def advance(self) -> None:
         guide = self.guide
@@ -333,7 +334,7 @@ class ExperimentStep(GuideStep):
         yield Static("One experiment on the new array, stored as labelled runs:", classes="guide-intro")
         with RadioSet(id="experiment-choice"):
             for key in core.GUIDE_EXPERIMENTS:
-                yield RadioButton(EXPERIMENT_TITLES[key], value=False)
+                yield MarkRadioButton(EXPERIMENT_TITLES[key], value=False)
         yield Static(id="experiment-body")
 
     def _writes(self) -> bool:

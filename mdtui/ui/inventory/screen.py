@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from mdtui.errors import MdtuiError
+from mdtui.format import plural
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
@@ -315,7 +316,7 @@ class InventoryScreen(MdtuiScreen[None]):
             parts.append("scanning…")
         elif self.inventory is not None:
             inv = self.inventory
-            parts.append(f"{len(inv.disks) + len(self._pending)} disks, {len(inv.arrays)} arrays")
+            parts.append(f"{plural(len(inv.disks) + len(self._pending), 'disk')}, {plural(len(inv.arrays), 'array')}")
             if not inv.privileged:
                 parts.append("read-only")
         if self.scan_error:
@@ -469,7 +470,9 @@ class InventoryScreen(MdtuiScreen[None]):
             self.notify("Nothing scanned yet; press r to scan.", severity="warning")
             return False
         if self._pending:
-            self.notify(f"Still probing {len(self._pending)} disks; try again in a moment.", severity="warning")
+            self.notify(
+                f"Still probing {plural(len(self._pending), 'disk')}; try again in a moment.", severity="warning"
+            )
             return False
         return True
 

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mdtui.format import duration
+from mdtui.format import duration, plural
 from mdtui.store.describe import describe_run
 from mdtui.store.export import format_metric, format_setting
 from mdtui.store.records import METRICS_BY_NAME, RunRecord, SamplePoint
@@ -90,7 +90,7 @@ def series_chart(samples: Sequence[SamplePoint], name: str, width: int, style: s
     top = max((v for v in values if v is not None), default=0.0)
     text = Text()
     text.append(f"{metric.label}", style="bold")
-    text.append(f" over the step's time, {len(samples)} samples\n", style="dim")
+    text.append(f" over the step's time, {plural(len(samples), 'sample')}\n", style="dim")
     for row in range(CHART_ROWS, 0, -1):
         label = format_metric(metric, top) if row == CHART_ROWS else ("0" if row == 1 else "")
         text.append(f"{label:>{axis}}│")

@@ -20,6 +20,7 @@ from mdtui.errors import MdtuiError
 from mdtui.safefile import env_location, home_dir, output_problem
 from mdtui.store.export import FORMATS, format_metric, unit_text
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
+from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.results.render import geometry_text
 
 FORMAT_NAMES = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
@@ -114,7 +115,7 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         with Vertical(id="export", classes="results-dialog"):
             with RadioSet(id="export-format", compact=True):
                 for fmt in FORMATS:
-                    yield RadioButton(FORMAT_NAMES[fmt], value=fmt == self._fmt, name=fmt, compact=True)
+                    yield MarkRadioButton(FORMAT_NAMES[fmt], value=fmt == self._fmt, name=fmt, compact=True)
             with Horizontal(classes="export-field"):
                 yield Label("File ")
                 yield Input(
@@ -208,10 +209,17 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         self.dismiss(None)
 
 
+def target_kind_text(target: str) -> str:
+    """What a run without an array measured: a block device under /dev, else the regular file fio wrote."""
+    if not target:
+        return "-"
+    return "raw device" if target.startswith("/dev/") else "file"
+
+
 def device_option_text(run: RunRecord, metric: str) -> Text:
     info = METRICS_BY_NAME[metric]
     value = run.metrics.get(metric)
-    kind = "raw device" if not run.array else geometry_text(run)
+    kind = geometry_text(run) if run.array else target_kind_text(run.target)
     figure = f"{format_metric(info, value)} {unit_text(info)}" if value is not None else f"no {info.label}"
     return Text.assemble((run.title, "bold"), f"  {run.target or '-'}  {kind}  ", (figure, "dim"))
 

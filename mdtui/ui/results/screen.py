@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
+from mdtui.format import plural
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
@@ -151,7 +152,7 @@ class ResultsScreen(ResultsBase):
         elif self.missing:
             state = "no database yet"
         else:
-            state = f"{len(self.runs)} runs"
+            state = plural(len(self.runs), "run")
         self.sub_title = f"results · {state} · {where}"
 
     def _update_status(self, shown: Sequence[RunRecord]) -> None:
@@ -166,7 +167,9 @@ class ResultsScreen(ResultsBase):
             )
         elif not self.fetching and not self.error:
             filtered = len(shown) != len(self.runs)
-            text.append(f"{len(shown)} of {len(self.runs)} runs" if filtered else f"{len(self.runs)} runs")
+            text.append(
+                f"{len(shown):,} of {plural(len(self.runs), 'run')}" if filtered else plural(len(self.runs), "run")
+            )
             if self.marked:
                 text.append(" · marked " + " ".join(f"#{run_id}" for run_id in sorted(self.marked)))
             baseline = self.baseline_id()
@@ -209,7 +212,14 @@ class ResultsScreen(ResultsBase):
         self.query_one("#results-filter", Input).focus()
 
     def action_back(self) -> None:
-        if self.query_one("#results-filter", Input).has_focus:
+        """Esc undoes the filter first, like lazygit and htop; only Esc with nothing filtered leaves."""
+        query = self.query_one("#results-filter", Input)
+        if query.value:
+            query.value = ""
+            self.query_one("#history", HistoryTable).focus()
+            self.notify("Filter cleared: every run shown. Esc again leaves.")
+            return
+        if query.has_focus:
             self.query_one("#history", HistoryTable).focus()
             return
         self.dismiss()

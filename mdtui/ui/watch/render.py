@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from rich.text import Text
 
-from mdtui.format import duration
+from mdtui.format import duration, plural
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CpuState, DeviceRates, MdThreadCpu
 from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, TargetView
@@ -293,7 +293,7 @@ def cpu_panel(cpu: CpuState, view: TargetView, palette: Palette, with_frequencie
     load.append(percent(cpu.total_busy_percent), style=palette.label)
     load.append(" busy · iowait ")
     load.append(percent(cpu.iowait_percent), style=palette.label)
-    load.append(f" · {len(cpu.cores)} cores")
+    load.append(f" · {plural(len(cpu.cores), 'core')}")
     if not wide and view.threads:
         load.append(" · ")
         _append_threads(load, view.threads, palette)

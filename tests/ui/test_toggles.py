@@ -1,0 +1,57 @@
+"""Radio buttons and checkboxes whose state reads without colour (NO_COLOR=1, a monochrome terminal)."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import RadioButton, RadioSet
+
+from mdtui.ui.common.toggles import MarkCheckbox, MarkRadioButton
+from mdtui.ui.results.dialogs import ExportScreen
+
+
+def glyph(button: RadioButton) -> str:
+    return button.render().plain[:3]
+
+
+class ExportApp(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(ExportScreen("Export", "mdtui-runs-1", "csv"))
+
+
+async def test_export_formats_show_which_one_is_chosen_without_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = ExportApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        buttons = list(app.screen.query_one("#export-format", RadioSet).query(RadioButton))
+        chosen = [glyph(b) for b in buttons if b.value]
+        others = {glyph(b) for b in buttons if not b.value}
+        assert chosen == ["(•)"] and others == {"( )"}, "Textual's ▐●▌ is the same for both states"
+        await pilot.press("down", "enter")  # RadioSet moves its highlight, Enter presses; the glyphs follow
+        await pilot.pause()
+        assert [glyph(b) for b in buttons if b.value] == ["(•)"]
+        assert sum(glyph(b) == "(•)" for b in buttons) == 1
+
+
+class Toggles(App[None]):
+    def compose(self) -> ComposeResult:
+        yield MarkCheckbox("on", True, id="box-on")
+        yield MarkCheckbox("off", False, id="box-off")
+        with RadioSet():
+            yield MarkRadioButton("one", value=True, id="one")
+            yield MarkRadioButton("two", id="two")
+
+
+async def test_checkbox_and_radio_glyphs_follow_the_value() -> None:
+    app = Toggles()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        assert glyph(app.query_one("#one", RadioButton)) == "(•)"
+        assert glyph(app.query_one("#two", RadioButton)) == "( )"
+        assert app.query_one("#box-on", MarkCheckbox).render().plain.startswith("[x]")
+        assert app.query_one("#box-off", MarkCheckbox).render().plain.startswith("[ ]")
+        app.query_one("#two", RadioButton).value = True
+        await pilot.pause()
+        assert glyph(app.query_one("#one", RadioButton)) == "( )"
+        assert glyph(app.query_one("#two", RadioButton)) == "(•)"
