@@ -9,6 +9,7 @@ from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest, JobOpti
 from mdtui.bench.safety import identity_changes, write_refusals
 from mdtui.bench.targets import BenchTarget, TargetKind, resolve_target
 from mdtui.errors import PlanError, SafetyError
+from mdtui.format import plural
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, JobSpec, RwMode, Tool
 from mdtui.probe.inventory import scan
@@ -92,7 +93,7 @@ class BenchPlan:
         mode = ", quick" if self.request.quick else ""
         expected = f"about {self.expected_s:.0f} s" if self.expected_s is not None else "time depends on the target"
         lines = [
-            f"{self.preset.key} on {self.target.describe()}{mode}: {len(self.steps)} step(s), {expected}",
+            f"{self.preset.key} on {self.target.describe()}{mode}: {plural(len(self.steps), 'step')}, {expected}",
             f"WRITES to {self.target.path}: its data will be overwritten" if self.writes else "read-only",
         ]
         for index, step in enumerate(self.steps, 1):

@@ -213,7 +213,8 @@ def render_result(result: BenchResult, db_path: str) -> str:
     ids = result.run_ids
     if ids:
         stored = "stored as" if result.stored else "begun in the database as"
-        lines.append(f"{stored} run(s) {', '.join(f'#{i}' for i in ids)} in {db_path} (mdtui results show ID)")
+        runs = "run" if len(ids) == 1 else "runs"
+        lines.append(f"{stored} {runs} {', '.join(f'#{i}' for i in ids)} in {db_path} (mdtui results show ID)")
     if result.status is RunStatus.CANCELLED:
         lines.append("cancelled: the figures above cover the part that ran; the stored runs are marked cancelled")
     elif result.status is RunStatus.FAILED:

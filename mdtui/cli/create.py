@@ -9,6 +9,7 @@ import sys
 from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
 from mdtui.cli.progress import print_sync_progress
 from mdtui.errors import MdtuiError
+from mdtui.format import plural
 from mdtui.probe.inventory import scan
 
 
@@ -85,7 +86,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     report: dict = {"plan": create_plan_dict(plan, sources)}
     if show_plan(args, describe_create(plan, sources), report):
         return 0
-    what = f"create {request.device} and overwrite {len(members) + len(spares)} disk(s)"
+    what = f"create {request.device} and overwrite {plural(len(members) + len(spares), 'disk')}"
     if not confirm(args, what, request.device):
         print("Cancelled; nothing was run.")
         return 1
@@ -156,7 +157,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
-    if not confirm(args, f"stop {device} and wipe {len(plan.member_paths)} member(s)", device):
+    if not confirm(args, f"stop {device} and wipe {plural(len(plan.member_paths), 'member')}", device):
         print("Cancelled; nothing was run.")
         return 1
     results = execute_destroy(plan, confirmed=True, root=system)

@@ -31,7 +31,7 @@ from mdtui.cli.common import (
 from mdtui.cli.experiment_context import Declined, ExperimentContext
 from mdtui.cli.tune import add_knob_parser, knob_sweep_cli
 from mdtui.errors import MdtuiError, PlanError
-from mdtui.format import to_jsonable
+from mdtui.format import plural, to_jsonable
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan, plan_create
@@ -269,7 +269,9 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
     ctx.say(f"First: {args.preset} on the raw member {members[0].dev_path} (the baseline)")
     ctx.say("\n".join(_plan_lines(points, members)))
     ctx.confirm(
-        args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)", device
+        args,
+        f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
+        device,
     )
     ctx.allow(device, members[0].dev_path)
     return ex.chunk_sweep(
@@ -298,12 +300,14 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
         if level not in usable:
             ctx.say(f"{level.name} skipped: it needs {level.min_members} members, {len(members)} given")
     if not usable:
-        raise PlanError(f"none of the levels can be made from {len(members)} member(s)")
+        raise PlanError(f"none of the levels can be made from {plural(len(members), 'member')}")
     points = [(level.name, plan_create(ex.sweep_request(device, level, members, args.chunk))) for level in usable]
     ctx.say(f"Each array measured with {args.preset}")
     ctx.say("\n".join(_plan_lines(points, members)))
     ctx.confirm(
-        args, f"create and destroy {len(points)} array(s) as {device}, overwriting {len(members)} disk(s)", device
+        args,
+        f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
+        device,
     )
     ctx.allow(device)
     return ex.level_comparison(

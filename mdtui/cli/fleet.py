@@ -19,7 +19,7 @@ from mdtui.fleet.compare import export_fleet, fleet_ids, fleet_tables
 from mdtui.fleet.hosts import Host, parse_host, read_hosts_file, unique_hosts
 from mdtui.fleet.plan import FleetPlan, plan_fleet
 from mdtui.fleet.session import FleetEvent, FleetResult, HostStepFinished, HostStepStarted, run_fleet
-from mdtui.format import rate_mb_s
+from mdtui.format import plural, rate_mb_s
 from mdtui.model.job import JobStatus
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
@@ -95,7 +95,7 @@ class FleetPrinter(LinePrinter):
 
 
 def render_fleet_result(result: FleetResult, db_path: str) -> str:
-    lines = [f"fleet {result.fleet_id}: {len(result.hosts)} host(s) in {result.duration_s:.1f} s"]
+    lines = [f"fleet {result.fleet_id}: {plural(len(result.hosts), 'host')} in {result.duration_s:.1f} s"]
     for host in result.hosts:
         ids = ", ".join(f"#{i}" for i in host.run_ids) or "none"
         state = host.status.value if not host.error else f"{host.status.value}: {host.error}"
@@ -104,7 +104,8 @@ def render_fleet_result(result: FleetResult, db_path: str) -> str:
     failed = result.failed
     if failed:
         lines.append(
-            f"{len(failed)} host(s) failed: {', '.join(h.host for h in failed)}; the other hosts' runs are stored"
+            f"{plural(len(failed), 'host')} failed: {', '.join(h.host for h in failed)}; "
+            "the other hosts' runs are stored"
         )
     lines.append(f"compare: mdtui results fleet {result.fleet_id} (database {db_path})")
     return "\n".join(lines)
@@ -142,7 +143,7 @@ def result_json(result: FleetResult) -> dict[str, Any]:
 
 def _confirm(plan: FleetPlan, args: argparse.Namespace) -> str | None:
     """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
-    what = f"overwrite {plan.request.target} on {len(plan.hosts)} host(s)"
+    what = f"overwrite {plan.request.target} on {plural(len(plan.hosts), 'host')}"
     return plan.confirmation if confirm(args, what, plan.confirmation) else None
 
 

@@ -9,6 +9,7 @@ import time
 
 from mdtui.cli.common import confirm, show_plan
 from mdtui.errors import MdtuiError
+from mdtui.format import plural
 
 # How long to wait for md to start a recovery or check after the command that asks for it.
 START_WAIT_S = 5.0
@@ -176,7 +177,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["recovery"] = _follow(array.dev_path, args, system)
         if not args.json:
             state = report["recovery"]["degraded"]
-            print("recovery finished" + (f"; {array.name} still misses {state} member(s)" if state else ""))
+            print("recovery finished" + (f"; {array.name} still misses {plural(state, 'member')}" if state else ""))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0

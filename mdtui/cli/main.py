@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.alerts import add_alerts_parser, cmd_alerts
@@ -44,7 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     # The top-level parser is made in cli.launch (the app's quick path shares it); its errors
     # (`mdtui --bogus`) get the same one line as the verbs'.
     parser.error = lambda message: exit_with_hint(parser, message)  # type: ignore[method-assign]
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineErrorParser)
+    # Every verb's parser is a OneLineErrorParser; the add_*_parser functions only need an ArgumentParser's API.
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineErrorParser),
+    )
     add_scan_parsers(sub)
     add_create_parsers(sub)
     add_results_parser(sub)

@@ -14,6 +14,7 @@ from mdtui.errors import PlanError, SafetyError
 from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_path, remote_scan
+from mdtui.format import plural
 from mdtui.run.jobs import Step, disk_mark, sync_random, weakest_link
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
@@ -74,7 +75,7 @@ class FleetPlan:
     def ensure_allowed(self) -> None:
         if self.refusals:
             raise SafetyError(
-                f"refusing to run {self.preset_key} on {len(self.hosts)} host(s): it writes, and\n  - "
+                f"refusing to run {self.preset_key} on {plural(len(self.hosts), 'host')}: it writes, and\n  - "
                 + "\n  - ".join(self.refusals)
             )
 
@@ -82,8 +83,8 @@ class FleetPlan:
         mode = "one host at a time" if self.serial else "all hosts at once"
         first = self.hosts[0]
         lines = [
-            f"{self.preset_key} on {self.request.target} on {len(self.hosts)} host(s), {mode}: "
-            f"{len(first.steps)} step(s) each",
+            f"{self.preset_key} on {self.request.target} on {plural(len(self.hosts), 'host')}, {mode}: "
+            f"{plural(len(first.steps), 'step')} each",
             f"WRITES to {self.request.target} on every host: its data will be overwritten"
             if self.writes
             else "read-only (fio's server gets --readonly)",

@@ -21,6 +21,7 @@ from mdtui.bench.progress import run_status, step_status
 from mdtui.errors import SafetyError
 from mdtui.fleet.client import host_timeout_s, run_on_host
 from mdtui.fleet.plan import FleetPlan, HostPlan, host_context
+from mdtui.format import plural
 from mdtui.model.job import JobResult, JobStatus
 from mdtui.run import record
 from mdtui.run.record import step_title
@@ -248,8 +249,8 @@ async def run_fleet(
     plan.ensure_allowed()
     if plan.writes and (confirmed or "").strip() != plan.confirmation:
         raise SafetyError(
-            f"{plan.preset_key} overwrites {plan.request.target} on {len(plan.hosts)} host(s): confirm by naming "
-            f"it (type {plan.confirmation}, or pass --yes)"
+            f"{plan.preset_key} overwrites {plan.request.target} on {plural(len(plan.hosts), 'host')}: "
+            f"confirm by naming it (type {plan.confirmation}, or pass --yes)"
         )
     started_at = datetime.now(UTC)
     started = time.monotonic()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from mdtui.command import CommandResult
 from mdtui.errors import SafetyError
+from mdtui.format import plural
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
@@ -100,8 +101,9 @@ def plan_repair(
             lost = array.degraded + 1
             if lost > _tolerance(array):
                 problems.append(
-                    f"failing {found.name} would leave {array.name} ({array.level}) missing {lost} member(s), more "
-                    f"than it can lose ({_tolerance(array)}): data would become unreadable"
+                    f"failing {found.name} would leave {array.name} ({array.level}) missing "
+                    f"{plural(lost, 'member')}, more than it can lose ({_tolerance(array)}): "
+                    "data would become unreadable"
                 )
             else:
                 warnings.append(f"{array.name} runs degraded from then on until a disk is added")

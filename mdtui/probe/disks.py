@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mdtui.errors import MdtuiError
+from mdtui.format import plural
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.link import Link
 from mdtui.model.names import kernel_name_key
@@ -244,7 +245,7 @@ class DiskProber:
                     reasons.append(InUseReason(InUseKind.SWAP, f"swap signature{where} (not active)"))
             elif fs_type.startswith("PTTYPE:"):
                 kind = fs_type.split(":", 1)[1]
-                count = f" with {len(partitions)} partition(s)" if partitions else ""
+                count = f" with {plural(len(partitions), 'partition')}" if partitions else ""
                 reasons.append(InUseReason(InUseKind.PARTITION_TABLE, f"{kind} partition table{count}"))
             else:
                 labelled = f" labelled '{label}'" if label else ""

@@ -16,6 +16,7 @@ from typing import Any
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.format import plural
 from mdtui.text import clean_optional
 
 SMARTCTL_TIMEOUT_S = 20.0
@@ -86,13 +87,15 @@ class SmartHealth:
             words = nvme_warning_text(self.critical_warning)
             found.append(f"NVMe critical warning 0x{self.critical_warning:02x}: {words}")
         if self.media_errors:
-            found.append(f"{self.media_errors} media error(s)")
+            found.append(plural(self.media_errors, "media error"))
         if self.grown_defects:
-            found.append(f"{self.grown_defects} grown defect(s) (blocks the drive has reassigned)")
+            found.append(f"{plural(self.grown_defects, 'grown defect')} (blocks the drive has reassigned)")
         if self.non_medium_errors:
-            found.append(f"{self.non_medium_errors} non-medium error(s) (link, controller or power, not the media)")
+            found.append(
+                f"{plural(self.non_medium_errors, 'non-medium error')} (link, controller or power, not the media)"
+            )
         if self.crc_errors:
-            found.append(f"{self.crc_errors} interface CRC error(s) (cable or backplane)")
+            found.append(f"{plural(self.crc_errors, 'interface CRC error')} (cable or backplane)")
         if self.percentage_used is not None and self.percentage_used >= NVME_WORN_PERCENT:
             found.append(f"{self.percentage_used}% of its rated endurance used")
         if self.exit_status is not None:

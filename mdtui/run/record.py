@@ -59,7 +59,7 @@ def cpu_model(root: SystemRoot) -> str:
 
 
 def governor_summary(root: SystemRoot) -> dict[str, str]:
-    """The governor(s) in use, the scaling driver and pstate mode; "not available" without cpufreq (VMs)."""
+    """The governors in use, the scaling driver and pstate mode; "not available" without cpufreq (VMs)."""
     state = CpufreqReader(root).read()
     if not state.available:
         return {"governor": NOT_AVAILABLE}

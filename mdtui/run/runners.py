@@ -7,6 +7,7 @@ import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from mdtui.format import plural
 from mdtui.model.job import DirectionStats, JobResult, JobSpec, JobStats, JobStatus, Progress, Tool
 from mdtui.run import dd as dd_parse
 from mdtui.run import fio as fio_parse
@@ -222,7 +223,9 @@ async def run_dd(
         tail = parser.errors[0] if parser.errors else _last_line(stderr) or "no error output"
         error = f"dd exited with code {run.returncode}: {tail}"
     elif summary is not None and summary.records_in_partial and not stopped_by_us:
-        error = f"dd read {summary.records_in_partial} short block(s): the device ended before the requested count"
+        error = (
+            f"dd read {plural(summary.records_in_partial, 'short block')}: the device ended before the requested count"
+        )
     jobs = (total,) if total is not None else ()
     return _result(spec, run, total=total, jobs=jobs, partial=partial, error=error, raw=stderr)
 

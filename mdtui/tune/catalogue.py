@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from mdtui.ascii_numbers import parse_float, parse_int
 from mdtui.errors import PlanError
+from mdtui.format import plural
 
 PAGE_BYTES = 4096
 PARITY_LEVELS = frozenset({"raid4", "raid5", "raid6"})
@@ -160,7 +161,7 @@ def _group_threads(knob: Knob, shape: ArrayShape, current: str | None) -> Sugges
     if shape.rotational:
         return Suggestion("0", "spinning members are the limit, not the md thread: keep one thread")
     if shape.cpus < 4:
-        return Suggestion("0", f"{shape.cpus} CPU(s): extra parity threads only compete with the jobs")
+        return Suggestion("0", f"{plural(shape.cpus, 'CPU')}: extra parity threads only compete with the jobs")
     return Suggestion(
         str(GROUP_THREADS_SUGGESTED),
         "fast members can outrun one md thread on parity writes: try 4 and watch md thread CPU",

@@ -71,8 +71,8 @@ class MdtuiApp(App[None]):
         # The theme is set before the app starts, so its CSS is parsed once with the theme's colours:
         # set at mount, it parsed every rule a second time and restyled every widget.
         loaded = load_themes(self._theme_dirs)
-        for theme in loaded.themes:
-            self.register_theme(theme)
+        for loaded_theme in loaded.themes:
+            self.register_theme(loaded_theme)
         problems = list(loaded.problems)
         names = [theme.name for theme in loaded.themes]
         theme = pick_default(names)

@@ -147,14 +147,14 @@ async def test_preset_doc_and_plan_follow_the_choice(make_app: MakeApp, tree_inv
         assert "read 3,322 MB/s" in text_of(screen, "#bench-doc-body")
         assert "832 × 4 = 3,328" in text_of(screen, "#bench-doc-body")
         plan = text_of(screen, "#bench-plan")
-        assert "weakest-link on /dev/md0 (raid6, 4 members), quick: 6 step(s), about 30 s" in plan
+        assert "weakest-link on /dev/md0 (raid6, 4 members), quick: 6 steps, about 30 s" in plan
         assert "read-only" in plan and "running a resync" in plan
         await choose_preset(pilot, screen, "custom")
         assert screen.has_class("-custom") and screen.query_one("#bs", Input).display
         assert "Any single fio job" in text_of(screen, "#bench-doc-body")
         screen.query_one("#bench-quick", Checkbox).value = False
         await pilot.pause()
-        assert "custom on /dev/md0 (raid6, 4 members): 1 step(s), about 30 s" in text_of(screen, "#bench-plan")
+        assert "custom on /dev/md0 (raid6, 4 members): 1 step, about 30 s" in text_of(screen, "#bench-plan")
         screen.query_one("#iodepth", Input).value = "zero"
         await pilot.pause()
         assert "iodepth must be a whole number" in text_of(screen, "#bench-plan")
@@ -307,7 +307,7 @@ async def test_weakest_link_members_field(make_app: MakeApp) -> None:
         await pilot.pause()
         assert screen.request().members == ("nvme0n1", "nvme3n1")
         # Each of the two alone, both at once, then the array.
-        assert "4 step(s)" in text_of(screen, "#bench-plan")
+        assert "4 steps" in text_of(screen, "#bench-plan")
         await choose_preset(pilot, screen, "disk-mark")
         assert not screen.has_class("-members")
 

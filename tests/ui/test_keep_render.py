@@ -44,7 +44,7 @@ def test_smart_health_in_the_disk_detail_at_80_columns() -> None:
     raw["smart_status"]["passed"] = False
     log["media_errors"] = 7
     failing = plain(disk_detail(disk, PALETTE, parse_smartctl_json("/dev/nvme0n1", json.dumps(raw))), width=80)
-    assert "FAILED" in failing and "⚠ SMART overall health: FAILED" in failing and "⚠ 7 media error(s)" in failing
+    assert "FAILED" in failing and "⚠ SMART overall health: FAILED" in failing and "⚠ 7 media errors" in failing
     # While smartctl runs the row says so; without a reading (a captured tree, not root) there is no row.
     assert "reading SMART" in plain(disk_detail(disk, PALETTE, health_pending=True), width=80)
     assert "Health" not in plain(disk_detail(disk, PALETTE), width=80)

@@ -254,7 +254,7 @@ async def test_repair_plans_an_add_and_refuses_what_would_lose_data(
         await pick(pilot, "fail", member=only)
         refusal = app.screen
         assert isinstance(refusal, DetailScreen)
-        assert "would leave md1 (raid1) missing 2 member(s)" in plain(refusal._body)
+        assert "would leave md1 (raid1) missing 2 members" in plain(refusal._body)
 
 
 async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(

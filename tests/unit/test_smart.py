@@ -48,7 +48,7 @@ def test_nvme_errors_and_wear_are_problems():
     worn = copy.deepcopy(raw)
     worn["nvme_smart_health_information_log"].update(media_errors=7, percentage_used=NVME_WORN_PERCENT)
     health = parse_smartctl_json("/dev/nvme0n1", json.dumps(worn))
-    assert health.problems == ("7 media error(s)", f"{NVME_WORN_PERCENT}% of its rated endurance used")
+    assert health.problems == ("7 media errors", f"{NVME_WORN_PERCENT}% of its rated endurance used")
     failed = copy.deepcopy(raw)
     failed["smart_status"]["passed"] = False
     failed["nvme_smart_health_information_log"]["critical_warning"] = 4
@@ -67,7 +67,7 @@ def test_ata_media_and_crc_counters():
     table.append({"id": ATA_CRC_ATTRIBUTE, "name": "UDMA_CRC_Error_Count", "raw": {"value": 41, "string": "41"}})
     health = parse_smartctl_json("/dev/sda", json.dumps(raw))
     assert (health.media_errors, health.crc_errors) == (5, 41)
-    assert "41 interface CRC error(s) (cable or backplane)" in health.problems
+    assert "41 interface CRC errors (cable or backplane)" in health.problems
 
 
 @pytest.mark.parametrize(
@@ -82,7 +82,7 @@ def test_damaged_output_is_unknown_not_an_exception(text: str):
 def test_sas_grown_defects_are_flagged_beside_ata_sectors():
     health = parse_smartctl_json("/dev/sdf", (FIXTURES / "sas-grown-defects.json").read_text())
     assert (health.protocol, health.grown_defects, health.media_errors) == ("SCSI", 56, 0)
-    assert health.problems == ("56 grown defect(s) (blocks the drive has reassigned)",)
+    assert health.problems == ("56 grown defects (blocks the drive has reassigned)",)
 
 
 @pytest.mark.parametrize("where", ["nested", "flat"])
@@ -95,7 +95,7 @@ def test_scsi_non_medium_errors_are_flagged(where: str):
         raw["scsi_nonmedium_error_count"] = 389
     health = parse_smartctl_json("/dev/sdf", json.dumps(raw))
     assert health.non_medium_errors == 389
-    assert health.problems == ("389 non-medium error(s) (link, controller or power, not the media)",)
+    assert health.problems == ("389 non-medium errors (link, controller or power, not the media)",)
 
 
 def test_a_raid_volume_temperature_of_0_is_not_reported():

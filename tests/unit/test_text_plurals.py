@@ -11,8 +11,8 @@ import mdtui
 from mdtui.format import plural
 
 PACKAGE = Path(mdtui.__file__).parent
-# The screens, plans and advice a user reads; the CLI and probes are other people's files for now.
-CHECKED = ("ui", "plan", "advise")
+# Everything a user reads: screens, plans, advice, the CLI, probes' findings, keep, fleet, bench, run.
+CHECKED = ("ui", "plan", "advise", "cli", "probe", "keep", "fleet", "bench", "run", "tune", "store", "sample")
 HEDGED = re.compile(r"[A-Za-z]\(s\)")
 
 

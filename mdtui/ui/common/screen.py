@@ -148,9 +148,9 @@ class MdtuiScreen(Screen[ResultT]):
             raise SkipAction()  # passes the key on to the next binding
         quitting = key == "q"
 
-        def answered(answer: str | None) -> None:
+        async def answered(answer: str | None) -> None:
             if answer == STOP:
-                self.stop_job()
+                await self.stop_job()
                 if quitting:
                     self.app.exit()
             elif answer == BACKGROUND:
@@ -158,9 +158,9 @@ class MdtuiScreen(Screen[ResultT]):
 
         self.app.push_screen(JobQuestion(self.job_name, quitting=quitting), answered)
 
-    def stop_job(self) -> None:
+    async def stop_job(self) -> None:
         if self.job_stop is not None:
-            self.run_action(self.job_stop)
+            await self.run_action(self.job_stop)
             return
         for worker in self.app.workers:
             if worker.node is self and worker.group in self.job_groups:

@@ -21,6 +21,7 @@ from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
@@ -273,7 +274,7 @@ class SizedTable(DataTable[CellT]):
             line = TableFilter(self)
             line.id = self._filter_id
             parent = self.parent
-            assert parent is not None
+            assert isinstance(parent, Widget)
             parent.mount(line, before=self)
         line.focus()
 
@@ -317,7 +318,9 @@ class SizedTable(DataTable[CellT]):
 
     def _all_rows(self) -> dict[RowKey, tuple[list[Any], int | None, Any]]:
         """Every row, shown or hidden, in the order the screen added them."""
-        rows = {key: (self.get_row(key), row.height, row.label) for key, row in self.rows.items()}
+        rows: dict[RowKey, tuple[list[Any], int | None, Any]] = {
+            key: (self.get_row(key), row.height, row.label) for key, row in self.rows.items()
+        }
         rows.update(self._hidden)
         last = len(self._added)
         return dict(sorted(rows.items(), key=lambda item: self._added.get(item[0], last)))
