@@ -108,6 +108,38 @@ async def test_stop_it_cancels_the_job_and_stays() -> None:
         held.release.set()
 
 
+class HeldWithStop(Held, job_groups=("job",), job_name="a benchmark", job_stop="stop_it"):
+    """A screen whose job is stopped by its own action, as the bench screen's cancel_run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopped = 0
+
+    def action_stop_it(self) -> None:
+        self.stopped += 1
+        self.release.set()
+
+
+class HostWithStop(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(HeldWithStop())
+
+
+async def test_stop_it_runs_the_screens_own_stop_action() -> None:
+    # The screen's stop action is a coroutine through run_action: it must be awaited, not dropped.
+    app = HostWithStop()
+    async with app.run_test() as pilot:
+        held = app.screen
+        assert isinstance(held, HeldWithStop)
+        held.start()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.click("#stop")
+        await pilot.pause()
+        assert held.stopped == 1
+        assert app.screen is held
+
+
 async def test_palette_finds_mdtuis_own_actions(make_app: MakeApp) -> None:
     app = make_app()
     names = [command.name for command in mdtui_commands(app)]
