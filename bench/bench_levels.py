@@ -4,8 +4,9 @@ Boots one QEMU guest (tests/lab) with four NVMe throttled by bandwidth AND IOPS 
 the members are the bound, not the emulator) and four unthrottled NVMe (there md or the emulator's CPU is
 the bound). For each set: the member-matrix preset on the first member (steady state), reused for all four
 since their throttles are identical; then per level `mdtui predict --json --members 4 --member-figures ...`
-against the same five workloads measured on the array (member-matrix on /dev/md0, 6 s fixed steps; the
-array is created with --assume-clean and no bitmap, and stopped after).
+against the same five workloads measured on the array (member-matrix's five jobs as custom runs on
+/dev/md0, 6 s each, since member-matrix refuses an array; the array is created with --assume-clean and no
+bitmap, and stopped after).
 
 Run: ``.venv/bin/python -m bench.bench_levels`` (about ten minutes on a busy 2-core host under TCG). Absolute
 speeds mean little under emulation: read measured / predicted within one run.
@@ -32,13 +33,13 @@ THROTTLED = tuple(
 FREE = tuple(nvme(f"FREE{i}", "256M") for i in range(4))
 MACHINE = Machine(name="bench-levels", cpus=2, memory_mb=1024, disks=(*THROTTLED, *FREE))
 
-# (predict --json key, member-matrix step index, what the measured figure is, unit)
-WORKLOADS: tuple[tuple[str, int, str], ...] = (
-    ("seq_read_mb_s", 0, "MB/s"),
-    ("seq_write_mb_s", 1, "MB/s"),
-    ("rand_read_iops", 2, "IOPS"),
-    ("rand_write_iops", 3, "IOPS"),
-    ("q1_read_latency_us", 4, "µs"),
+# (predict --json key, member-matrix step index, the same job as custom preset options, unit)
+WORKLOADS: tuple[tuple[str, int, tuple[str, ...], str], ...] = (
+    ("seq_read_mb_s", 0, ("--rw", "read", "--bs", "1m", "--iodepth", "8", "--numjobs", "8"), "MB/s"),
+    ("seq_write_mb_s", 1, ("--rw", "write", "--bs", "1m", "--iodepth", "8", "--numjobs", "8"), "MB/s"),
+    ("rand_read_iops", 2, ("--rw", "randread", "--bs", "4k", "--iodepth", "32", "--numjobs", "8"), "IOPS"),
+    ("rand_write_iops", 3, ("--rw", "randwrite", "--bs", "4k", "--iodepth", "32", "--numjobs", "8"), "IOPS"),
+    ("q1_read_latency_us", 4, ("--rw", "randread", "--bs", "4k", "--iodepth", "1", "--numjobs", "1"), "µs"),
 )
 
 
@@ -69,7 +70,7 @@ def matrix(guest: Guest, target: str, *extra: str) -> list[dict[str, Any]]:
 
 def figures_text(steps: list[dict[str, Any]]) -> str:
     """The member's figures as `mdtui predict --member-figures` takes them."""
-    seq_read, seq_write, rand_read, rand_write, q1 = (measured(steps[i], key) for key, i, _ in WORKLOADS)
+    seq_read, seq_write, rand_read, rand_write, q1 = (measured(steps[i], key) for key, i, _, _ in WORKLOADS)
     return (
         f"seq-read={seq_read:.1f}MB/s,seq-write={seq_write:.1f}MB/s,rand-read={rand_read:.0f},"
         f"rand-write={rand_write:.0f},q1-read={q1:.0f}us,rotational=no"
@@ -101,12 +102,17 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
         )
         create(guest, level, serials)
         try:
-            steps = matrix(guest, "/dev/md0", "--runtime", str(STEP_S))
+            # member-matrix refuses an array (its figures are a member's), so each of its jobs runs as custom.
+            steps = [
+                mdtui(guest, "bench", "--preset", "custom", "--target", "/dev/md0", *job, "--runtime", str(STEP_S),
+                      "--json", "--yes")["steps"][0]
+                for _, _, job, _ in WORKLOADS
+            ]  # fmt: skip
         finally:
             guest.reset_md()
-        for key, index, unit in WORKLOADS:
+        for (key, _, _, unit), step in zip(WORKLOADS, steps, strict=True):
             predicted = prediction["predicted"][key]
-            value = measured(steps[index], key)
+            value = measured(step, key)
             ratio = f"{value / predicted:9.2f}" if predicted and value is not None else "        -"
             shown = f"{predicted:>10.1f}" if predicted is not None else f"{'unknown':>10}"
             print(f"  raid{level:<2} {key:<18} {shown} {value or 0:>10.1f} {ratio}  {prediction['bounds'][key]} "
