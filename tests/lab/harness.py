@@ -181,7 +181,10 @@ class Disk:
     """One drive of a lab machine.
 
     ``bps_total`` throttles the drive in QEMU's block layer (``throttling.bps-total``, bytes/s),
-    the way to get a slow member. ``link_speed``/``link_width`` set an NVMe drive's PCIe root port
+    the way to get a slow member. ``bps_total_max`` for ``bps_total_max_length`` seconds (and the same
+    for IOPS) is a burst above that throttle, QEMU's ``throttling.bps-total-max``/``-max-length``: a drive
+    whose write cache holds a faster figure for a while before it falls to the sustained one.
+    ``link_speed``/``link_width`` set an NVMe drive's PCIe root port
     (``x-speed`` one of ``2_5 5 8 16`` GT/s, ``x-width`` lanes). ``rotation_rate`` is reported
     to the guest by SATA and SAS drives (1 = non-rotational, 7200 = a spinning disk).
     """
@@ -194,6 +197,10 @@ class Disk:
     rotation_rate: int | None = None
     link_speed: str | None = None
     link_width: int | None = None
+    bps_total_max: int | None = None
+    bps_total_max_length: int | None = None
+    iops_total_max: int | None = None
+    iops_total_max_length: int | None = None
 
     def __post_init__(self) -> None:
         if self.transport not in ("nvme", "sata", "sas", "virtio"):
@@ -204,6 +211,15 @@ class Disk:
             raise ValueError("link_speed/link_width only apply to NVMe drives")
         if self.rotation_rate is not None and self.transport not in ("sata", "sas"):
             raise ValueError("rotation_rate only applies to SATA and SAS drives")
+        for rate, burst, length, what in (
+            (self.bps_total, self.bps_total_max, self.bps_total_max_length, "bps_total"),
+            (self.iops_total, self.iops_total_max, self.iops_total_max_length, "iops_total"),
+        ):
+            # QEMU refuses a burst without the throttle it bursts above, and a length without a burst.
+            if burst is not None and (rate is None or burst <= rate):
+                raise ValueError(f"{what}_max needs {what} set and below it")
+            if length is not None and burst is None:
+                raise ValueError(f"{what}_max_length needs {what}_max")
         parse_size(self.size)
 
     @property
@@ -533,6 +549,14 @@ def disk_args(machine: Machine, images: Sequence[Path]) -> list[str]:
             drive += f",throttling.bps-total={disk.bps_total}"
         if disk.iops_total:
             drive += f",throttling.iops-total={disk.iops_total}"
+        for option, value in (
+            ("bps-total-max", disk.bps_total_max),
+            ("bps-total-max-length", disk.bps_total_max_length),
+            ("iops-total-max", disk.iops_total_max),
+            ("iops-total-max-length", disk.iops_total_max_length),
+        ):
+            if value:
+                drive += f",throttling.{option}={value}"
         args += ["-drive", drive]
         if disk.transport == "nvme":
             port = f"pcie-root-port,id=rp{i},chassis={i + 1}"

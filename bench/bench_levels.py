@@ -1,0 +1,142 @@
+"""`mdtui predict` against the lab: levels 0, 1, 5, 6, 10 over four members, predicted vs measured per workload.
+
+Boots one QEMU guest (tests/lab) with four NVMe throttled by bandwidth AND IOPS (40 MB/s, 1,000 IOPS each:
+the members are the bound, not the emulator) and four unthrottled NVMe (there md or the emulator's CPU is
+the bound). For each set: the member-matrix preset on the first member (steady state), reused for all four
+since their throttles are identical; then per level `mdtui predict --json --members 4 --member-figures ...`
+against the same five workloads measured on the array (member-matrix's five jobs as custom runs on
+/dev/md0, 6 s each, since member-matrix refuses an array; the array is created with --assume-clean and no
+bitmap, and stopped after).
+
+Run: ``.venv/bin/python -m bench.bench_levels`` (about ten minutes on a busy 2-core host under TCG). Absolute
+speeds mean little under emulation: read measured / predicted within one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from typing import Any
+
+from tests.lab.harness import Guest, Machine, boot, nvme
+
+MEMBER_BPS = 40_000_000  # 40 MB/s per member ...
+MEMBER_IOPS = 1_000  # ... and 1,000 IOPS: both far below what TCG moves, so the throttle binds
+DB = "/tmp/mdtui-bench-levels.db"
+LEVELS = ("0", "1", "5", "6", "10")
+STEP_S = 6  # seconds per measured array step: five steps per level
+THROTTLED = tuple(
+    dataclasses.replace(nvme(f"PACED{i}", "256M", bps_total=MEMBER_BPS), iops_total=MEMBER_IOPS) for i in range(4)
+)
+FREE = tuple(nvme(f"FREE{i}", "256M") for i in range(4))
+MACHINE = Machine(name="bench-levels", cpus=2, memory_mb=1024, disks=(*THROTTLED, *FREE))
+
+# (predict --json key, member-matrix step index, the same job as custom preset options, unit)
+WORKLOADS: tuple[tuple[str, int, tuple[str, ...], str], ...] = (
+    ("seq_read_mb_s", 0, ("--rw", "read", "--bs", "1m", "--iodepth", "8", "--numjobs", "8"), "MB/s"),
+    ("seq_write_mb_s", 1, ("--rw", "write", "--bs", "1m", "--iodepth", "8", "--numjobs", "8"), "MB/s"),
+    ("rand_read_iops", 2, ("--rw", "randread", "--bs", "4k", "--iodepth", "32", "--numjobs", "8"), "IOPS"),
+    ("rand_write_iops", 3, ("--rw", "randwrite", "--bs", "4k", "--iodepth", "32", "--numjobs", "8"), "IOPS"),
+    ("q1_read_latency_us", 4, ("--rw", "randread", "--bs", "4k", "--iodepth", "1", "--numjobs", "1"), "µs"),
+)
+
+
+def mdtui(guest: Guest, *args: str, timeout: float = 900) -> dict[str, Any]:
+    result = guest.run([guest.python_exe, "-m", "mdtui", *args], env={"MDTUI_DB": DB}, timeout=timeout, check=False)
+    if result.rc != 0:
+        raise SystemExit(f"mdtui {' '.join(args)}: rc {result.rc}\n{result.stderr[-2000:]}")
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def measured(step: dict[str, Any], key: str) -> float | None:
+    if key.startswith("seq_read"):
+        return step["read_bytes_per_s"] / 1e6
+    if key.startswith("seq_write"):
+        return step["write_bytes_per_s"] / 1e6
+    if key.endswith("iops"):
+        return float(step["iops"])
+    latency = step["metrics"].get("read_lat_mean_ns")
+    return latency / 1e3 if latency else None
+
+
+def matrix(guest: Guest, target: str, *extra: str) -> list[dict[str, Any]]:
+    document = mdtui(guest, "bench", "--preset", "member-matrix", "--target", target, "--json", "--yes", *extra)
+    steps: list[dict[str, Any]] = document["steps"]
+    return steps
+
+
+def figures_text(steps: list[dict[str, Any]]) -> str:
+    """The member's figures as `mdtui predict --member-figures` takes them."""
+    seq_read, seq_write, rand_read, rand_write, q1 = (measured(steps[i], key) for key, i, _, _ in WORKLOADS)
+    return (
+        f"seq-read={seq_read:.1f}MB/s,seq-write={seq_write:.1f}MB/s,rand-read={rand_read:.0f},"
+        f"rand-write={rand_write:.0f},q1-read={q1:.0f}us,rotational=no"
+    )
+
+
+def create(guest: Guest, level: str, serials: tuple[str, ...]) -> None:
+    devices = [guest.device(serial) for serial in serials]
+    redundant = [] if level == "0" else ["--bitmap=none", "--assume-clean"]
+    guest.run(
+        ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}", f"--raid-devices={len(devices)}",
+         *redundant, *devices],
+        timeout=120,
+    )  # fmt: skip
+    guest.run(["udevadm", "settle"], timeout=60)
+
+
+def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
+    first = guest.device(serials[0])
+    member = matrix(guest, first)
+    member_figures = figures_text(member)
+    print(f"\n{title}: one member ({first}, member-matrix, steady) reused for all four: {member_figures}")
+    for step in member:
+        print(f"  member {step['label']}: {step['duration_s']:.0f} s")
+    print(f"  {'level':<6} {'workload':<18} {'predicted':>10} {'measured':>10} {'meas/pred':>9}  bound")
+    for level in LEVELS:
+        prediction = mdtui(
+            guest, "predict", "--level", level, "--members", "4", "--member-figures", member_figures, "--json"
+        )
+        create(guest, level, serials)
+        try:
+            # member-matrix refuses an array (its figures are a member's), so each of its jobs runs as custom.
+            steps = [
+                mdtui(guest, "bench", "--preset", "custom", "--target", "/dev/md0", *job, "--runtime", str(STEP_S),
+                      "--json", "--yes")["steps"][0]
+                for _, _, job, _ in WORKLOADS
+            ]  # fmt: skip
+        finally:
+            guest.reset_md()
+        for (key, _, _, unit), step in zip(WORKLOADS, steps, strict=True):
+            predicted = prediction["predicted"][key]
+            value = measured(step, key)
+            ratio = f"{value / predicted:9.2f}" if predicted and value is not None else "        -"
+            shown = f"{predicted:>10.1f}" if predicted is not None else f"{'unknown':>10}"
+            print(f"  raid{level:<2} {key:<18} {shown} {value or 0:>10.1f} {ratio}  {prediction['bounds'][key]} "
+                  f"[{unit}]")  # fmt: skip
+        sys.stdout.flush()
+
+
+def main() -> None:
+    started = time.monotonic()
+    guest = boot(MACHINE, boot_timeout=300)
+    try:
+        print(f"booted in {guest.boot_seconds:.0f} s")
+        guest.run(["rm", "-f", DB, DB + "-wal", DB + "-shm"])
+        level_table(
+            guest,
+            f"members throttled to {MEMBER_BPS / 1e6:.0f} MB/s and {MEMBER_IOPS:,} IOPS (the members are the bound)",
+            tuple(d.serial for d in THROTTLED),
+        )
+        if "--throttled-only" not in sys.argv:
+            level_table(guest, "members unthrottled (md or the emulator is the bound)", tuple(d.serial for d in FREE))
+    finally:
+        guest.close()
+    print(f"\ntotal {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
