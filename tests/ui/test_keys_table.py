@@ -185,3 +185,40 @@ async def test_the_footer_shows_the_screens_own_escape_and_slash() -> None:
         active = app.screen.active_bindings
         assert active["slash"].binding.action == "own_filter"
         assert active["escape"].binding.action == "back"
+
+
+class OffForNowScreen(ListScreen):
+    """A screen that binds s for something that is off for the row in hand (the inventory's scrub on a disk)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("s", "scrub", "Scrub")]
+    scrubs = 0
+    scrub_enabled = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scrub":
+            return self.scrub_enabled
+        return True
+
+    def action_scrub(self) -> None:
+        self.scrubs += 1
+
+
+class OffForNow(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(OffForNowScreen())
+
+
+async def test_a_screen_key_that_is_off_for_now_leaves_the_key_to_the_table() -> None:
+    app = OffForNow()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OffForNowScreen)
+        table = screen.query_one(KeyedTable)
+        await pilot.press("s")
+        await pilot.pause()
+        assert table.sort_column is not None and screen.scrubs == 0
+        screen.scrub_enabled = True
+        await pilot.press("s")
+        await pilot.pause()
+        assert screen.scrubs == 1

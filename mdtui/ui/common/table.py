@@ -55,11 +55,23 @@ def sort_key(cell: object) -> tuple[int, float, str]:
 
 
 def _binds(node: object, key: str) -> bool:
-    """Whether ``node``'s class (or one it inherits from) binds ``key``."""
+    """Whether ``node``'s class (or one it inherits from) binds ``key`` to an action it enables now.
+
+    A screen's key that is off for the row in hand (the inventory's s scrubs an array, and is off on the
+    Disks pane) leaves the key to the table."""
+    check = getattr(node, "check_action", None)
     for cls in type(node).__mro__:
         for binding in cls.__dict__.get("BINDINGS", ()):
-            keys = binding.key if isinstance(binding, Binding) else binding[0]
-            if key in (part.strip() for part in keys.split(",")):
+            keys, action = (binding.key, binding.action) if isinstance(binding, Binding) else binding[:2]
+            if key not in (part.strip() for part in keys.split(",")):
+                continue
+            if check is None:
+                return True
+            try:
+                enabled = check(action.split("(", 1)[0], ())
+            except Exception:  # a screen's check that needs its parameters: count the key as the screen's
+                return True
+            if enabled is not False:
                 return True
     return False
 

@@ -41,7 +41,11 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
 - **k** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
 - **h** opens the results history (stored benchmark runs) to compare and export
-- **/** filters the focused table, **s** / **S** sort it (see *Everywhere*)
+- With an array highlighted: **a** sets alerts (mdadm's monitor: mail or a program, then a test alert),
+  **p** persists it (mdadm.conf, then the initramfs), **s** scrubs it (a check; a repair is typed through),
+  **f** repairs it (fail, remove, add, replace, re-add a member); each shows its plan and asks first
+- **/** filters the focused table, **s** / **S** sort it (on the Arrays pane **s** scrubs: click a header to
+  sort there; see *Everywhere*)
 
 ### Disk columns
 
