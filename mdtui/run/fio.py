@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
-from mdtui.store.fio_read import number, read_direction, steady_outcome
+from mdtui.store.fio_read import job_direction, number, read_direction, steady_outcome
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -221,12 +221,13 @@ class FioProgressTracker:
         )
 
 
-def _direction(section: Mapping[str, Any]) -> DirectionStats:
-    """A direction read as the import reads it (mdtui.store.fio_read), for every fio version's units.
+def _direction(job: Mapping[str, Any], name: str) -> DirectionStats:
+    """A job's direction read as the import reads it (mdtui.store.fio_read.job_direction: every fio version's
+    units, a steady job's window figures).
 
     DirectionStats counts what was not measured as 0 for volumes and rates; latency stays None.
     """
-    figures = read_direction(section)
+    figures = job_direction(job, name)
     clat = figures.clat
     percentiles = clat.percentiles_ns or {}
     return DirectionStats(
@@ -249,8 +250,8 @@ def job_stats(job: Mapping[str, Any]) -> JobStats:
     """One entry of a document's ``jobs`` list (with --group_reporting, the whole group)."""
     return JobStats(
         name=str(job.get("jobname", "")),
-        read=_direction(_dict(job.get("read"))),
-        write=_direction(_dict(job.get("write"))),
+        read=_direction(job, "read"),
+        write=_direction(job, "write"),
         usr_cpu_percent=_number(job.get("usr_cpu")) if "usr_cpu" in job else None,
         sys_cpu_percent=_number(job.get("sys_cpu")) if "sys_cpu" in job else None,
         error=int(_number(job.get("error"))),

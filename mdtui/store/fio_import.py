@@ -13,7 +13,7 @@ from typing import Any
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
-from mdtui.store.fio_read import PERCENTILES, fio_documents, number, read_direction
+from mdtui.store.fio_read import PERCENTILES, fio_documents, job_direction, number, read_direction
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import read_bounded_text
 
@@ -90,7 +90,7 @@ def group_figures(jobs: Sequence[dict[str, Any]]) -> GroupFigures:
     kinds: set[str] = set()
     missing: list[str] = []
     for name in ("read", "write"):
-        figures = [read_direction(job.get(name)) for job in jobs if isinstance(job.get(name), dict)]
+        figures = [job_direction(job, name) for job in jobs if isinstance(job.get(name), dict)]
         used = [f for f in figures if f.used]
         if not used:
             continue

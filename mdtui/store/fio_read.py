@@ -16,6 +16,7 @@ accounting off), is no latency, and a figure the section does not carry is unkno
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -201,6 +202,29 @@ def read_direction(section: Any) -> DirectionFigures:
         if figures.iops is None and "iops" not in section:
             missing.append("no iops")
     return DirectionFigures(**{**figures.__dict__, "missing": tuple(missing)}) if missing else figures
+
+
+def job_direction(job: Mapping[str, Any], name: str) -> DirectionFigures:
+    """A job's ``read`` or ``write`` section; for a job that reached steady state moving one direction only,
+    with that direction's rate and IOPS the steady window's means (fio's ``steadystate.data``).
+
+    fio's own bw and iops cover the whole job, its ramp and anything before the window settled, such as a
+    drive's write cache absorbing the first seconds; the figure that reached steady state is the window's.
+    A job moving both ways keeps fio's figures: the window's means are of both directions together.
+    """
+    figures = read_direction(job.get(name))
+    other = read_direction(job.get("write" if name == "read" else "read"))
+    if not figures.used or other.used:
+        return figures
+    section = job.get("steadystate")
+    if not isinstance(section, Mapping) or section.get("attained") not in (1, True):
+        return figures
+    data = _dict(section.get("data"))
+    window_bw = number(data.get("bw_mean"))
+    window_iops = number(data.get("iops_mean"))
+    if window_bw is None or window_bw <= 0 or window_iops is None or window_iops <= 0:
+        return figures
+    return dataclasses.replace(figures, bytes_per_s=window_bw, iops=window_iops)
 
 
 def steady_outcome(job: Mapping[str, Any]) -> SteadyOutcome | None:

@@ -119,3 +119,43 @@ def test_a_run_without_a_criterion_says_nothing_of_steadiness() -> None:
     )  # fmt: skip
     assert run.steady is None and "Steady" not in describe_run(run)
     assert RwMode.READ.writes is False
+
+
+def _burst_then_held(directory: Path) -> str:
+    """Real fio writing 64 KiB blocks at 48 a second for 3 s (a drive's write cache taking them), then 16 a
+    second for 9 s (the sustained rate), replayed from a timed I/O log (iolog version 3, microseconds)."""
+    target = directory / "burst.bin"
+    target.write_bytes(b"\0" * (8 << 20))
+    lines = ["fio version 3 iolog", f"0 {target} add", f"0 {target} open"]
+    offset = 0
+    for second in range(12):
+        count = 48 if second < 3 else 16
+        for index in range(count):
+            lines.append(f"{(second * 1000 + index * 1000 // count) * 1000} {target} write {offset % (8 << 20)} 65536")
+            offset += 65536
+    lines.append(f"{12_000_000} {target} close")
+    log = directory / "burst.log"
+    log.write_text("\n".join(lines) + "\n")
+    argv = ["fio", "--name=burst", f"--read_iolog={log}", "--ioengine=psync", "--steadystate=bw_slope:2%",
+            "--steadystate_duration=4", "--steadystate_ramp_time=4", "--output-format=json"]  # fmt: skip
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True, cwd=directory).stdout
+
+
+@needs_fio
+def test_a_steady_figure_is_the_steady_windows_not_the_burst_before_it(tmp_path: Path) -> None:
+    from mdtui.store.fio_import import metrics_from_fio
+
+    output = _burst_then_held(tmp_path)
+    (document,) = parse_fio_output(output).documents
+    job = document["jobs"][0]
+    assert job["steadystate"]["attained"] == 1, job["steadystate"]
+    sustained = 16 * 65536
+    whole_step = job["write"]["bw_bytes"]
+    assert whole_step > 1.15 * sustained  # fio's own mean carries the burst
+    total, _ = document_stats(document)
+    assert total is not None and total.steady is not None and total.steady.attained
+    # Live parse and import read the same figure: the window's, at the sustained rate.
+    assert abs(total.write.bytes_per_s - sustained) < 0.1 * sustained, (total.write.bytes_per_s, whole_step)
+    imported = metrics_from_fio(json.loads(output))
+    assert imported.write_bw_bytes_per_s == total.write.bytes_per_s
+    assert total.write.iops == pytest.approx(16, rel=0.1)
