@@ -172,8 +172,8 @@ WEAKEST_LINK_DOC = (
     "Which member holds the array back? A stripe runs at the slowest member times the member count: "
     "in the field a RAID0 of four NVMe drives read 3,322 MB/s while the raw drives together read 5,645 MB/s, "
     "because one drive sat in a PCIe 1.0 slot and read 832 MB/s (832 × 4 = 3,328). This preset repeats "
-    "that test: 4 MiB sequential direct reads, libaio, iodepth 12, 16 jobs, 30 s, on each member alone, "
-    "on all members at once, then on the array. Read-only."
+    "that test: 4 MiB sequential direct reads, libaio, iodepth 12, 16 jobs, on each member alone, "
+    "on all members at once, then on the array, each step until its figure is steady (30 s at most). Read-only."
 )
 WEAKEST_LINK_BLOCK = 4 * MIB
 WEAKEST_LINK_IODEPTH = 12
