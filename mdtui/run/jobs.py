@@ -236,20 +236,28 @@ def disk_mark(target: str, *, quick: bool = False, steady: bool = False) -> tupl
             else:
                 rw = RwMode.RANDWRITE if writing else RwMode.RANDREAD
             direction = "write" if writing else "read"
-            runtime, criterion = _steady_runtime(rw, fixed, random=not sequential, steady=steady and not quick)
-            spec = JobSpec(
-                name=f"{label}-{direction}",
-                target=target,
-                rw=rw,
-                block_size_bytes=block,
-                iodepth=depth,
-                numjobs=jobs,
-                ioengine=IoEngine.LIBAIO,
-                runtime_s=runtime,
-                steady=criterion,
-            )
+            spec = _libaio_spec(f"{label}-{direction}", target, rw, block, depth, jobs, fixed, steady and not quick)
             steps.append(Step(f"{label} {direction}", (spec,)))
     return tuple(steps)
+
+
+def _libaio_spec(
+    name: str, target: str, rw: RwMode, block: int, depth: int, jobs: int, fixed_s: int, steady: bool
+) -> JobSpec:
+    """One direct libaio job of a matrix preset, steady by its direction's criterion unless ``steady`` is off."""
+    random = rw in (RwMode.RANDREAD, RwMode.RANDWRITE)
+    runtime, criterion = _steady_runtime(rw, fixed_s, random=random, steady=steady)
+    return JobSpec(
+        name=name,
+        target=target,
+        rw=rw,
+        block_size_bytes=block,
+        iodepth=depth,
+        numjobs=jobs,
+        ioengine=IoEngine.LIBAIO,
+        runtime_s=runtime,
+        steady=criterion,
+    )
 
 
 # --- member matrix ---------------------------------------------------------------------------------
@@ -276,20 +284,8 @@ def member_matrix(target: str, *, quick: bool = False, steady: bool = False) -> 
     fixed = _quick_runtime(len(MEMBER_MATRIX_TESTS)) if quick else MEMBER_MATRIX_RUNTIME_S
     steps = []
     for label, rw, block, depth, jobs in MEMBER_MATRIX_TESTS:
-        random = rw in (RwMode.RANDREAD, RwMode.RANDWRITE)
-        runtime, criterion = _steady_runtime(rw, fixed, random=random, steady=steady and not quick)
-        spec = JobSpec(
-            name=f"member-{label.rsplit(' ', 1)[-1]}-{rw.value}",
-            target=target,
-            rw=rw,
-            block_size_bytes=block,
-            iodepth=depth,
-            numjobs=jobs,
-            ioengine=IoEngine.LIBAIO,
-            runtime_s=runtime,
-            steady=criterion,
-        )
-        steps.append(Step(label, (spec,)))
+        name = f"member-{label.rsplit(' ', 1)[-1]}-{rw.value}"
+        steps.append(Step(label, (_libaio_spec(name, target, rw, block, depth, jobs, fixed, steady and not quick),)))
     return tuple(steps)
 
 
