@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from tests.lab.harness import Guest, Machine, boot, nvme
+from tests.lab.harness import Guest, Machine, boot, create_md0, nvme
 
 MEMBER_BPS = 40_000_000  # 40 MB/s per member ...
 MEMBER_IOPS = 1_000  # ... and 1,000 IOPS: both far below what TCG moves, so the throttle binds
@@ -77,17 +77,6 @@ def figures_text(steps: list[dict[str, Any]]) -> str:
     )
 
 
-def create(guest: Guest, level: str, serials: tuple[str, ...]) -> None:
-    devices = [guest.device(serial) for serial in serials]
-    redundant = [] if level == "0" else ["--bitmap=none", "--assume-clean"]
-    guest.run(
-        ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}", f"--raid-devices={len(devices)}",
-         *redundant, *devices],
-        timeout=120,
-    )  # fmt: skip
-    guest.run(["udevadm", "settle"], timeout=60)
-
-
 def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
     first = guest.device(serials[0])
     member = matrix(guest, first)
@@ -100,7 +89,7 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
         prediction = mdtui(
             guest, "predict", "--level", level, "--members", "4", "--member-figures", member_figures, "--json"
         )
-        create(guest, level, serials)
+        create_md0(guest, level, serials)
         try:
             # member-matrix refuses an array (its figures are a member's), so each of its jobs runs as custom.
             steps = [

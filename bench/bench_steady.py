@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any
 
-from tests.lab.harness import Guest, Machine, boot, nvme
+from tests.lab.harness import Guest, Machine, boot, create_md0, nvme
 
 MEMBER_BPS = 40_000_000  # 40 MB/s per member: far below what TCG moves, so the throttle is the bound
 BURST_BPS = 20_000_000  # the burst drives' sustained throttle
@@ -47,17 +47,6 @@ MACHINE = Machine(name="bench-steady", cpus=2, memory_mb=1024, disks=(*MEMBERS, 
 
 # The progress line of a finished step on stderr: "[3/6] label: 40.1 MB/s, 0 IOPS, steady after 7 s".
 _FINISHED = re.compile(r"^\[(\d+)/\d+\] (.*?): .*?(, steady after.*|, NOT steady.*)?$")
-
-
-def create(guest: Guest, level: str, serials: tuple[str, ...]) -> None:
-    devices = [guest.device(serial) for serial in serials]
-    redundant = [] if level == "0" else ["--bitmap=none", "--assume-clean"]
-    guest.run(
-        ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}", f"--raid-devices={len(devices)}",
-         *redundant, *devices],
-        timeout=120,
-    )  # fmt: skip
-    guest.run(["udevadm", "settle"], timeout=60)
 
 
 def bench(guest: Guest, *args: str, timeout: float = 1500) -> tuple[dict[str, Any], float, dict[int, str]]:
@@ -146,12 +135,12 @@ def main() -> None:
         print(f"booted in {guest.boot_seconds:.0f} s")
         guest.run(["rm", "-f", DB, DB + "-wal", DB + "-shm"])
         if "--burst-only" not in sys.argv:
-            create(guest, "0", tuple(d.serial for d in MEMBERS))
+            create_md0(guest, "0", tuple(d.serial for d in MEMBERS))
             # 2 jobs × QD4 × 4 MiB: the preset's 16 × 12 buffers per member do not fit the guest's memory.
             compare(guest, "weakest-link", ("--numjobs", "2", "--iodepth", "4"))
             compare(guest, "disk-mark", ())
             guest.reset_md()
-        create(guest, "1", tuple(d.serial for d in BURSTS))
+        create_md0(guest, "1", tuple(d.serial for d in BURSTS))
         # QEMU's bucket holds bps_max × max-length and drains at bps_total, so at the full burst rate the
         # burst lasts max-length × max / (max - sustained): 1.5 × max-length here.
         for seconds in BURST_LENGTHS:

@@ -1117,6 +1117,22 @@ def boot(machine: Machine, *, boot_timeout: float = 120.0, **kwargs: Any) -> Gue
     return Guest(machine, **kwargs).start(boot_timeout)
 
 
+def create_md0(guest: Guest, level: str, serials: Sequence[str], *extra: str) -> list[str]:
+    """/dev/md0 at ``level`` over the drives with these serials (mdadm's own argv); their device paths.
+
+    raid0 has neither a bitmap nor a resync; redundant levels skip the resync so nothing disturbs the runs.
+    """
+    devices = [guest.device(serial) for serial in serials]
+    redundant = [] if level == "0" else ["--bitmap=none", "--assume-clean"]
+    guest.run(
+        ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}", f"--raid-devices={len(devices)}",
+         *redundant, *extra, *devices],
+        timeout=120,
+    )  # fmt: skip
+    guest.run(["udevadm", "settle"], timeout=60)
+    return devices
+
+
 @dataclass
 class GuestPool:
     """Shares booted guests between tests: one guest per :class:`Machine`, rebooted if it died."""

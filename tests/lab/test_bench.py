@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from .harness import CommandResult, Guest
+from .harness import create_md0 as create
 from .machines import SLOW_BPS, SLOW_NVME, STANDARD_NVME
 
 pytestmark = pytest.mark.lab
@@ -87,19 +88,6 @@ def assert_step_is_fios(step: dict[str, Any], documents: list[dict[str, Any]], w
             f"{where}: step {key} {step[key]} vs fio JSON {value}"
         )
     assert step["bytes_per_s"] > 0, (where, step)
-
-
-def create(guest: Guest, level: str, serials: tuple[str, ...], *extra: str) -> list[str]:
-    devices = [guest.device(serial) for serial in serials]
-    # raid0 has neither a bitmap nor a resync; redundant levels skip the resync so nothing disturbs the runs.
-    redundant = [] if level == "0" else ["--bitmap=none", "--assume-clean"]
-    guest.run(
-        ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}", f"--raid-devices={len(devices)}",
-         *redundant, *extra, *devices],
-        timeout=120,
-    )  # fmt: skip
-    guest.run(["udevadm", "settle"], timeout=60)
-    return devices
 
 
 @pytest.fixture
