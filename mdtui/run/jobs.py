@@ -45,6 +45,25 @@ def fio_filename(path: str) -> str:
     return path.replace(":", "\\:")
 
 
+_SEQUENTIAL = (RwMode.READ, RwMode.WRITE, RwMode.READWRITE)
+
+
+def _own_regions(spec: JobSpec) -> list[str]:
+    """fio options giving each of a sequential step's jobs its own 1/N of the target.
+
+    Without them every job of ``--numjobs=N`` starts at offset 0 (checked with fio 3.33, --debug=io), so N
+    "streams" move through the same blocks at the same moment: on a parity array md then serialises
+    writes to the same stripes and completes each by reading, and a device with a cache serves the other
+    N - 1 readers from it. N streams over N regions is what N sequential writers or readers do. fio takes
+    both as a whole percentage of the target; more than 100 jobs keep fio's default. A time-based job
+    only: a size-based job moves the bytes per job it was given, wherever its user put them.
+    """
+    if spec.numjobs < 2 or spec.rw not in _SEQUENTIAL or spec.offset_bytes or spec.numjobs > 100:
+        return []
+    share = 100 // spec.numjobs
+    return [f"--size={share}%", f"--offset_increment={share}%"]
+
+
 def fio_argv(spec: JobSpec) -> list[str]:
     """The fio command line for ``spec``: argv only, JSON on stdout with one document per interval."""
     if spec.tool is not Tool.FIO:
@@ -64,6 +83,7 @@ def fio_argv(spec: JobSpec) -> list[str]:
         argv.append(f"--offset={spec.offset_bytes}")
     if spec.runtime_s is not None:
         argv += ["--time_based", f"--runtime={spec.runtime_s}"]
+        argv += _own_regions(spec)
     else:
         argv.append(f"--size={_size_arg(spec.size_bytes or 0)}")
     if spec.steady is not None:
