@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args is None:
         from mdtui.cli.main import build_parser
 
-        args = build_parser().parse_args(argv)
+        args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     if args.command == "watch" and not args.json:
         from mdtui.cli.watch import check_watch_args
 
