@@ -156,12 +156,13 @@ def run_experiment(
     root: SystemRoot,
     quick: bool = True,
     cancel: threading.Event | None = None,
+    store: ResultsStore | None = None,
 ) -> ExperimentResult:
-    """One of the guide's experiments on the array it made."""
+    """One of the guide's experiments on the array it made; with ``store`` the sweep stops by sweep_stop's rule."""
     if key == "governor-ab":
         return governor_ab(runner, device, root=root, quick=quick, cancel=cancel)
     if key == "parallelism-sweep":
-        return parallelism_sweep(runner, device, quick=quick, cancel=cancel)
+        return parallelism_sweep(runner, device, quick=quick, cancel=cancel, store=store)
     raise PlanError(f"the guide offers {', '.join(GUIDE_EXPERIMENTS)}, not {key!r}")
 
 

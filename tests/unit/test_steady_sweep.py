@@ -108,3 +108,15 @@ def test_the_cli_takes_full_sweep_and_fixed_time() -> None:
                               "--target", "md0", "--full-sweep"])  # fmt: skip
     assert knob.full_sweep and not knob.fixed_time
     assert parser.parse_args(["experiment", "levels", "sdb", "sdc", "--fixed-time"]).fixed_time
+
+
+def test_the_guides_parallelism_sweep_stops_by_the_same_rule(store: ResultsStore) -> None:
+    # The guide ran every point of its sweep whatever the figures said; it now passes its store.
+    from mdtui.advise.guide import run_experiment
+    from mdtui.probe.root import SystemRoot
+
+    peaked_first = {"numjobs 1": 1800e6, "numjobs 4": 1500e6, "numjobs 16": 1300e6, "numjobs 64": 2e9}
+    runner = FigureRunner(store, peaked_first)
+    result = run_experiment("parallelism-sweep", runner, "/dev/md0", root=SystemRoot("/"), store=store)
+    assert runner.called == ["numjobs 1", "numjobs 4", "numjobs 16"]
+    assert result.notes[1] == "not run (the sweep stopped early): numjobs 64"

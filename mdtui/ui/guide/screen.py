@@ -282,7 +282,9 @@ class GuideScreen(
         try:
             with ResultsStore(self.db_path) as store:
                 runner = self.runner_factory(store, allow_writes_to, self.cancel)
-                result = core.run_experiment(key, runner, device, root=SystemRoot(self.root), cancel=self.cancel)
+                result = core.run_experiment(
+                    key, runner, device, root=SystemRoot(self.root), cancel=self.cancel, store=store
+                )
                 runs = self._stored(store, result.run_ids)
         except Exception as exc:
             self.post_message(GuideFailed("experiment", failure_reason(EXPERIMENT_TITLES[key], exc)))
