@@ -1,64 +1,26 @@
-"""A stored run as a person reads it: describe_run's fields with its values in words, and a chart of its samples."""
+"""A stored run as a person reads it: what `mdtui results show` prints (store.describe), and a chart of its
+samples."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from mdtui.bench.predicted import prediction_lines
 from mdtui.format import duration, plural
 from mdtui.store.describe import describe_run
-from mdtui.store.export import format_metric, format_setting
+from mdtui.store.export import format_metric
 from mdtui.store.records import METRICS_BY_NAME, RunRecord, SamplePoint
 from mdtui.ui.common.render import Palette
-from mdtui.ui.results.render import MISSING, WidthAware, step_text
+from mdtui.ui.results.render import WidthAware
 
 # Sampled series the chart draws, in this order, when a run has them (the store's metric names).
 CHARTED = ("read_bw_bytes_per_s", "write_bw_bytes_per_s", "read_iops", "write_iops")
 CHART_ROWS = 4
 _LEVELS = " ▁▂▃▄▅▆▇█"
-
-
-def device_words(device: dict[str, Any]) -> str:
-    """A recorded disk as a sentence fragment: "loop1 (loop, 1.0 GiB)", "sdb (KPM5XRUG1T92, SAS, 1.9 TB, SSD)"."""
-    parts = [
-        str(device[key]) for key in ("model", "transport") if device.get(key) not in (None, "", "unknown", "other")
-    ]
-    if isinstance(device.get("size_bytes"), (int, float)) and not isinstance(device.get("size_bytes"), bool):
-        parts.append(format_setting("size_bytes", device["size_bytes"]))
-    if isinstance(device.get("rotational"), bool):
-        parts.append("HDD" if device["rotational"] else "SSD")
-    if device.get("link"):
-        parts.append(str(device["link"]))
-    name = str(device.get("name") or "?")
-    return f"{name} ({', '.join(parts)})" if parts else name
-
-
-def words(key: str, value: Any) -> str:
-    """A recorded value as text: yes/no, lists joined with commas, disks by name and kind, never a Python repr."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join(f"{name} {words(name, item)}" for name, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(device_words(item) if isinstance(item, dict) else words(key, item) for item in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return format_setting(key, value)
-
-
-def readable(run: RunRecord) -> RunRecord:
-    """``run`` with its parameters and context as words, for describe_run to print as they are."""
-    params = {key: words(key, value) for key, value in run.params.items() if key not in ("step", "step_index", "steps")}
-    step = step_text(run)
-    if step != MISSING:
-        params = {"step": step, **params}
-    context = {key.replace("_", " "): words(key, value) for key, value in run.context.items()}
-    return dataclasses.replace(run, params=params, context=context)
 
 
 def _binned(samples: Sequence[SamplePoint], name: str, columns: int) -> tuple[list[float | None], float]:
@@ -125,5 +87,5 @@ def samples_chart(run: RunRecord, palette: Palette) -> RenderableType:
 
 
 def run_detail(run: RunRecord, palette: Palette) -> RenderableType:
-    """Everything stored about a run, then its samples as charts."""
-    return Group(Text(describe_run(readable(run))), Text(""), samples_chart(run, palette))
+    """Everything stored about a run, as `mdtui results show` prints it, then its samples as charts."""
+    return Group(Text(describe_run(run, prediction_lines(run))), Text(""), samples_chart(run, palette))

@@ -17,11 +17,11 @@ from rich.text import Text
 
 from mdtui.format import duration
 from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
+from mdtui.store.describe import MISSING, step_text
 from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
 from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
-MISSING = "-"
 MARKED = "●"
 BASELINE = "B"
 
@@ -109,15 +109,6 @@ def shorten_middle(text: str, width: int) -> str:
         start = keep - len(name) - 1
         return text[:start] + "…/" + name
     return "…" + text[-keep:]
-
-
-def step_text(run: RunRecord) -> str:
-    """Which step of its preset a run was: "2/5 seq read 1M", "seq read 1M", or "-"."""
-    title = run.params.get("step")
-    index, count = run.params.get("step_index"), run.params.get("steps")
-    where = f"{index}/{count}" if isinstance(index, int) and isinstance(count, int) and count > 1 else ""
-    words = " ".join(part for part in (where, str(title) if title else "") if part)
-    return words or MISSING
 
 
 def total_iops(run: RunRecord) -> float | None:
