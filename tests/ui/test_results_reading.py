@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, RadioSet, Static
+from textual.widgets.data_table import ColumnKey
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
@@ -25,6 +26,19 @@ from .test_results_screen import history, make_app, mark, open_history, row_text
 # (params from run.record.step_params plus the session's step_index, steps and quick).
 FILE_TARGET = "/var/tmp/mdtui-bench-loops/target.bin"
 STEPS = ("seq read 1M", "seq write 1M", "rand read 4K QD32", "rand write 4K QD32", "rand read 4K QD1")
+# The disk-mark preset's ten step titles (run.jobs.DISK_MARK_TESTS, each read then write).
+DISK_MARK_STEPS = tuple(
+    f"{test} {direction}"
+    for test in ("SEQ1MQ8T8", "SEQ1MQ8T1", "RND4KQ32T8", "RND4KQ32T1", "RND4KQ1T1")
+    for direction in ("read", "write")
+)
+MEMBER_MATRIX_STEPS = (
+    "sequential read SEQ1MQ8T8",
+    "sequential write SEQ1MQ8T8",
+    "random read RND4KQ32T8",
+    "random write RND4KQ32T8",
+    "Q1 read latency RND4KQ1T1",
+)
 LOOP_DEVICE = {"name": "loop1", "transport": "loop", "size_bytes": 1024**3, "rotational": False}
 
 
@@ -81,6 +95,43 @@ async def test_80_columns_show_when_preset_and_step_and_the_file_name(db: Path) 
         detail = static_text(app, "#results-detail")
         assert "complete" in detail and "step 3/5 rand read 4K QD32" in detail and FILE_TARGET in detail
         assert "quick" in detail and "True" not in detail and "step_index" not in detail
+
+
+async def test_80_columns_keep_the_step_of_labelled_array_runs(tmp_path: Path) -> None:
+    # A disk-mark session of ten steps on a RAID5 md0 after a member-matrix on one of its disks, labelled as
+    # `mdtui bench` labels them by default ("<preset> <target>"): the table dropped Step, the column that tells
+    # the rows apart, to keep the label, which says again what Preset and Target say.
+    path = tmp_path / "results.db"
+    array = {"level": "raid5", "raid_disks": 4, "chunk_bytes": 512 * 1024}
+    moment = START
+    sessions = (
+        ("member-matrix", "/dev/sdb", {}, MEMBER_MATRIX_STEPS),
+        ("disk-mark", "/dev/md0", array, DISK_MARK_STEPS),
+    )
+    with ResultsStore(path) as store:
+        for preset, target, geometry, steps in sessions:
+            for index, step in enumerate(steps, start=1):
+                params = {"step": step, "step_index": index, "steps": len(steps)}
+                store.add_run(
+                    RunSetup(preset, params, target, geometry, dict(CONTEXT), label=f"{preset} {target}"),
+                    status=RunStatus.COMPLETE,
+                    started_at=moment,
+                    ended_at=moment + timedelta(seconds=20),
+                    metrics=Metrics(read_bw_bytes_per_s=1234.5e6),
+                )
+                moment += timedelta(seconds=25)
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        table = history(app)
+        shown = [str(column.key.value) for column in table.columns.values()]
+        assert {"when", "preset", "step", "target", "rw"} <= set(shown)
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        # The step reads as which test it was ("10/10 RND4KQ1T1", not "10/10 RN").
+        assert table.columns[ColumnKey("step")].get_render_width(table) - 2 >= len("10/10 RND4KQ1T1")
+        # The label left out is in the line under the table for the highlighted run.
+        await select(pilot, 15)
+        assert "#15 disk-mark /dev/md0" in static_text(app, "#results-detail")
 
 
 async def test_a_wide_terminal_shows_the_whole_file_path(db: Path) -> None:

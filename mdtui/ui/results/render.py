@@ -46,6 +46,10 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
 RIGHT_ALIGNED = frozenset({"id", "read", "write", "iops", "rw"})
 _ALL = ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "read", "write", "iops", "label")
 _NARROW = ("mark", "id", "when", "state", "preset", "step", "target", "geometry", "rw", "label")
+# The label goes before the step where runs have steps: bench labels every step "<preset> <target>" unless told
+# otherwise, which Preset and Target already say, while the step is what tells a preset's rows apart. The
+# highlighted run's label stays in the line under the table (its title). Without steps, the label stays.
+STEP_OVER_LABEL = tuple(key for key in _NARROW if key not in ("geometry", "label"))
 # Layouts from widest to narrowest, each with whether the year is dropped: the table shows the first
 # that fits. What a narrow layout leaves out is in the line under the table for the highlighted run.
 # When and Preset stay longest: which run is which is read from them; the status shrinks to a sign first.
@@ -56,6 +60,7 @@ HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     (True, ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "rw", "label")),
     (True, _NARROW),
     (True, tuple(key for key in _NARROW if key != "geometry")),
+    (True, STEP_OVER_LABEL),
     (True, tuple(key for key in _NARROW if key not in ("geometry", "step"))),
     (True, ("mark", "id", "state", "target", "rw", "label")),
 )
