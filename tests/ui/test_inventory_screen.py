@@ -175,6 +175,22 @@ async def test_a_rescan_of_a_sorted_table_keeps_the_selected_disk_and_the_order(
         assert [sort_key(cell) for cell in column] == sorted(sort_key(cell) for cell in column)
 
 
+async def test_the_kept_line_wraps_under_its_text_at_80_columns(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    # The captured tree's four "not captured" facts are longer than an 80-column pane: the line wraps, and its
+    # continuation starts under the text after "Kept", never at the pane's left edge.
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        body = app.screen.query_one("#detail-body", DetailBody)
+        lines = ["".join(segment.text for segment in line).rstrip() for line in body.content.lines]
+        kept = next(i for i, line in enumerate(lines) if line.startswith("Kept"))
+        indent = len(lines[kept]) - len(lines[kept][len("Kept") :].lstrip())
+        assert lines[kept + 1].startswith(" " * indent) and lines[kept + 1][indent] != " "
+        assert "metrics: not captured" in lines[kept + 1]
+
+
 async def test_missing_root_is_a_message_not_a_traceback(make_app: MakeApp, tmp_path: Path) -> None:
     app = make_app(tmp_path / "no-such-tree")
     async with app.run_test(size=(80, 24)) as pilot:
