@@ -154,9 +154,11 @@ async def test_run_detail_reads_as_words_and_charts_its_samples(db: Path) -> Non
         text = text.replace("\n(", " (")
         assert "{'" not in text and "[{" not in text and "True" not in text and "False" not in text
         assert "devices loop1 (loop, 1.0 GiB, SSD)" in text and "quick=yes" in text
-        # The stored samples, 110 to 200 MB/s over 10 s, as a chart with its top figure and time axis.
-        assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200.0│" in text and "10s" in text
-        assert "█" in text and "▂" in text
+        # The stored samples, 110 to 200 MB/s over 10 s, drawn as the live dashboard draws its lines (one
+        # renderer, ui.watch.chart): round y ticks in the label's unit, a time axis from 0s to the step's end.
+        assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200┤" in text
+        assert "└┬" in text and "0s" in text and "10s" in text
+        assert any("\u2801" <= char <= "\u28ff" for char in text)  # braille dots
 
 
 async def test_compare_prints_enough_digits_for_its_ratio_and_names_noise(db: Path) -> None:
