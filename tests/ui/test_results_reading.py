@@ -3,18 +3,22 @@ with its samples charted, and comparisons whose figures show the change their ra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.widgets import Input, RadioSet, Static
 from textual.widgets.data_table import ColumnKey
 
 from mdtui.store.db import ResultsStore
-from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.ui.common.render import Palette
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.compare import CompareScreen
+from mdtui.ui.results.detail import run_detail
 from mdtui.ui.results.dialogs import ExportScreen
 from mdtui.ui.results.render import shorten_middle
 
@@ -151,7 +155,7 @@ async def test_run_detail_reads_as_words_and_charts_its_samples(db: Path) -> Non
         await settle(pilot)
         assert isinstance(app.screen, DetailScreen)
         text = " ".join(plain(app.screen.query_one("#detail-full-body", Static).content, width=96).split(" "))
-        text = text.replace("\n(", " (")
+        text = re.sub(r"\n +", " ", text)  # a long field wraps under its value
         assert "{'" not in text and "[{" not in text and "True" not in text and "False" not in text
         assert "devices loop1 (loop, 1.0 GiB, SSD)" in text and "quick=yes" in text
         # The stored samples, 110 to 200 MB/s over 10 s, drawn as the live dashboard draws its lines (one
@@ -159,6 +163,33 @@ async def test_run_detail_reads_as_words_and_charts_its_samples(db: Path) -> Non
         assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200┤" in text
         assert "└┬" in text and "0s" in text and "10s" in text
         assert any("\u2801" <= char <= "\u28ff" for char in text)  # braille dots
+
+
+def test_a_long_field_of_the_run_detail_wraps_under_its_value() -> None:
+    # A RAID5's Array field is longer than an 80-column dialog: it wrapped to the dialog's left edge, under
+    # the field names, where "left-symmetric, members 4" read as a field of its own.
+    array = {"level": "raid5", "raid_disks": 4, "chunk_bytes": 512 * 1024, "layout": "left-symmetric"}
+    array["members"] = [{"name": f"sd{c}", "model": "KPM5XRUG1T92", "serial": f"S{c}"} for c in "bcde"]
+    run = RunRecord(
+        id=25,
+        status=RunStatus.COMPLETE,
+        started_at=START,
+        ended_at=START + timedelta(seconds=20),
+        preset="disk-mark",
+        params={},
+        target="/dev/md0",
+        array=array,
+        context={},
+        metrics=Metrics(),
+        label="disk-mark md0",
+    )
+    console = Console(width=76, color_system=None, record=True)
+    console.print(run_detail(run, Palette()))
+    lines = console.export_text().splitlines()
+    field = next(i for i, line in enumerate(lines) if line.startswith("  Array "))
+    assert "left-symmetric" not in lines[field]  # it does wrap at this width
+    assert lines[field + 1].startswith(" " * 13) and "members 4" in lines[field + 1]
+    assert all(len(line) <= 76 for line in lines)
 
 
 async def test_compare_prints_enough_digits_for_its_ratio_and_names_noise(db: Path) -> None:

@@ -4,6 +4,7 @@ samples."""
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
@@ -62,6 +63,23 @@ def samples_chart(run: RunRecord, palette: Palette) -> RenderableType:
     return WidthAware(build)
 
 
+# describe_run's field lines: two spaces, the name in ten cells, a space, then the value.
+_VALUE_COLUMN = 13
+
+
+def _hanging(line: str, width: int) -> str:
+    """One line of describe_run wrapped to ``width``, its continuation under its value (a field's, or the text
+    after its own indent), never at the left edge under the field names."""
+    indent = len(line) - len(line.lstrip(" "))
+    if indent == 2 and len(line) > _VALUE_COLUMN and line[_VALUE_COLUMN - 1] == " " and line[_VALUE_COLUMN] != " ":
+        indent = _VALUE_COLUMN
+    if len(line) <= width or width <= indent + 8:
+        return line
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False))
+
+
 def run_detail(run: RunRecord, palette: Palette) -> RenderableType:
     """Everything stored about a run, as `mdtui results show` prints it, then its samples as charts."""
-    return Group(Text(describe_run(run, prediction_lines(run))), Text(""), samples_chart(run, palette))
+    text = describe_run(run, prediction_lines(run))
+    described = WidthAware(lambda width: Text("\n".join(_hanging(line, width) for line in text.splitlines())))
+    return Group(described, Text(""), samples_chart(run, palette))
