@@ -215,13 +215,9 @@ def short_target(target: str, width: int) -> str:
 
 
 def render_run(run: RunRecord) -> str:
-    """`results show`: the same text the app's run detail shows (store.describe), then the figure predicted for
+    """`results show`: the same words the app's run detail shows (store.describe), then the figure predicted for
     the run when it was stored, beside the measured one."""
-    entry = run.params.get("predicted")
-    if not isinstance(entry, dict):
-        return describe_run(run)
-    params = {key: value for key, value in run.params.items() if key != "predicted"}
-    return describe_run(replace(run, params=params)) + "\n\n" + "\n".join(prediction_lines(run))
+    return describe_run(run, prediction_lines(run))
 
 
 # -- commands ----------------------------------------------------------------------------------------

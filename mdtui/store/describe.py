@@ -1,13 +1,73 @@
-"""A stored run described in plain text: the detail the results screen and `mdtui results show` print."""
+"""A stored run described in plain text: the detail the results screen and `mdtui results show` print, its
+parameters and context said in words (yes/no, "2/5 seq write 1M", disks by name and kind), never a Python repr."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from mdtui.format import duration
 from mdtui.store.compare import run_settings
 from mdtui.store.export import format_metric, format_setting
 from mdtui.store.records import METRICS, RunRecord, RunStatus
+
+MISSING = "-"
+# Parameters a run records about its place in a preset: said as one "step" (step_text), not as fio options.
+STEP_PARAMS = ("step", "step_index", "steps")
+
+
+def step_text(run: RunRecord) -> str:
+    """Which step of its preset a run was: "2/5 seq read 1M", "seq read 1M", or "-"."""
+    title = run.params.get("step")
+    index, count = run.params.get("step_index"), run.params.get("steps")
+    where = f"{index}/{count}" if isinstance(index, int) and isinstance(count, int) and count > 1 else ""
+    text = " ".join(part for part in (where, str(title) if title else "") if part)
+    return text or MISSING
+
+
+def device_words(device: dict[str, Any]) -> str:
+    """A recorded disk as a sentence fragment: "loop1 (loop, 1.0 GiB)", "sdb (KPM5XRUG1T92, SAS, 1.9 TB, SSD)"."""
+    parts = [
+        str(device[key]) for key in ("model", "transport") if device.get(key) not in (None, "", "unknown", "other")
+    ]
+    if isinstance(device.get("size_bytes"), (int, float)) and not isinstance(device.get("size_bytes"), bool):
+        parts.append(format_setting("size_bytes", device["size_bytes"]))
+    if isinstance(device.get("rotational"), bool):
+        parts.append("HDD" if device["rotational"] else "SSD")
+    if device.get("link"):
+        parts.append(str(device["link"]))
+    name = str(device.get("name") or "?")
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
+def words(key: str, value: Any) -> str:
+    """A recorded value as text: yes/no, lists joined with commas, disks by name and kind, never a Python repr."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{name} {words(name, item)}" for name, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(device_words(item) if isinstance(item, dict) else words(key, item) for item in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return format_setting(key, value)
+
+
+def readable(run: RunRecord) -> RunRecord:
+    """``run`` with its parameters and context as words. A stored prediction is left out: the caller says it
+    with its measured figure and ratio (mdtui.bench.predicted, a layer above this one)."""
+    params = {
+        key: words(key, value)
+        for key, value in run.params.items()
+        if key not in STEP_PARAMS and not (key == "predicted" and isinstance(value, dict))
+    }
+    step = step_text(run)
+    if step != MISSING:
+        params = {"step": step, **params}
+    context = {key.replace("_", " "): words(key, value) for key, value in run.context.items()}
+    return dataclasses.replace(run, params=params, context=context)
 
 
 def local_time(moment: datetime | None) -> str:
@@ -29,8 +89,10 @@ def steady_text(run: RunRecord) -> str:
     )
 
 
-def describe_run(run: RunRecord) -> str:
-    """Every field of ``run`` worth reading, one a line, then its measured metrics."""
+def describe_run(run: RunRecord, after: Sequence[str] = ()) -> str:
+    """Every field of ``run`` worth reading in words, one a line, then its measured metrics, then ``after`` (the
+    figure predicted for it, when there was one)."""
+    run = readable(run)
     lines = [f"Run {run.title}"]
 
     def field(name: str, value: str) -> None:
@@ -75,4 +137,5 @@ def describe_run(run: RunRecord) -> str:
         lines.append(
             f"  raw fio JSON kept ({len(run.fio_json):,} characters): mdtui results export {run.id} --format json --raw"
         )
-    return "\n".join(lines).rstrip()
+    text = "\n".join(lines).rstrip()
+    return text + "\n\n" + "\n".join(after) if after else text

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import Static
+from textual.widgets.data_table import ColumnKey
 
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.model.inventory import Inventory
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.messages import InventoryScanned
+from mdtui.ui.common.table import sort_key
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.help.screen import HelpScreen
 from mdtui.ui.inventory import screen as inventory_screen
@@ -130,6 +134,61 @@ async def test_rescan_posts_a_new_inventory_and_keeps_the_selection(
         assert sum(isinstance(m, InventoryScanned) for m in scanned) == before + 1
         assert app.screen.query_one("#disks", DiskTable).selected_key == selected.name
         assert selected.dev_path in detail_text(app)
+
+
+@pytest.mark.parametrize("rescan", ["same", "one-gone", "selected-moves"])
+async def test_a_rescan_of_a_sorted_table_keeps_the_selected_disk_and_the_order(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch, rescan: str
+) -> None:
+    # Sorted by model, the selected disk is not at its scan-order row. A rescan finds the same disks (cells
+    # updated in place), one disk fewer (the table rebuilt), or the selected disk's model changed so that it
+    # sorts first: updated in place, the table kept the old order, the disk no longer where its model sorts.
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        disks = app.screen.query_one("#disks", DiskTable)
+        disks.sort_by(ColumnKey("ident"))
+        await settle(pilot)
+        scan_order = [disk.name for disk in tree_inventory.disks]
+        shown = [str(disks.coordinate_to_cell_key((row, 0)).row_key.value) for row in range(disks.row_count)]
+        row = [i for i, name in enumerate(shown) if scan_order.index(name) != i][-1]
+        disks.move_cursor(row=row)
+        await settle(pilot)
+        chosen = shown[row]
+        assert disks.selected_key == chosen
+        found = tree_inventory
+        if rescan == "one-gone":
+            gone = next(d.name for d in reversed(tree_inventory.disks) if d.name != chosen)
+            found = dataclasses.replace(found, disks=tuple(d for d in found.disks if d.name != gone))
+        elif rescan == "selected-moves":
+            found = dataclasses.replace(
+                found,
+                disks=tuple(dataclasses.replace(d, model="A") if d.name == chosen else d for d in found.disks),
+            )
+        monkeypatch.setattr(inventory_screen, "scan", lambda root, *, privileged=None: found)
+        await pilot.press("r")
+        await settle(pilot)
+        await settle(pilot)
+        assert disks.selected_key == chosen
+        assert f"{chosen}  /dev/{chosen}" in detail_text(app)
+        column = [disks.get_cell_at(Coordinate(row, 5)) for row in range(disks.row_count)]
+        assert [sort_key(cell) for cell in column] == sorted(sort_key(cell) for cell in column)
+
+
+async def test_the_kept_line_wraps_under_its_text_at_80_columns(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    # The captured tree's four "not captured" facts are longer than an 80-column pane: the line wraps, and its
+    # continuation starts under the text after "Kept", never at the pane's left edge.
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        body = app.screen.query_one("#detail-body", DetailBody)
+        lines = ["".join(segment.text for segment in line).rstrip() for line in body.content.lines]
+        kept = next(i for i, line in enumerate(lines) if line.startswith("Kept"))
+        indent = len(lines[kept]) - len(lines[kept][len("Kept") :].lstrip())
+        assert lines[kept + 1].startswith(" " * indent) and lines[kept + 1][indent] != " "
+        assert "metrics: not captured" in lines[kept + 1]
 
 
 async def test_missing_root_is_a_message_not_a_traceback(make_app: MakeApp, tmp_path: Path) -> None:

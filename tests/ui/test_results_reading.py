@@ -3,17 +3,22 @@ with its samples charted, and comparisons whose figures show the change their ra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.widgets import Input, RadioSet, Static
+from textual.widgets.data_table import ColumnKey
 
 from mdtui.store.db import ResultsStore
-from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.ui.common.render import Palette
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.compare import CompareScreen
+from mdtui.ui.results.detail import run_detail
 from mdtui.ui.results.dialogs import ExportScreen
 from mdtui.ui.results.render import shorten_middle
 
@@ -25,6 +30,19 @@ from .test_results_screen import history, make_app, mark, open_history, row_text
 # (params from run.record.step_params plus the session's step_index, steps and quick).
 FILE_TARGET = "/var/tmp/mdtui-bench-loops/target.bin"
 STEPS = ("seq read 1M", "seq write 1M", "rand read 4K QD32", "rand write 4K QD32", "rand read 4K QD1")
+# The disk-mark preset's ten step titles (run.jobs.DISK_MARK_TESTS, each read then write).
+DISK_MARK_STEPS = tuple(
+    f"{test} {direction}"
+    for test in ("SEQ1MQ8T8", "SEQ1MQ8T1", "RND4KQ32T8", "RND4KQ32T1", "RND4KQ1T1")
+    for direction in ("read", "write")
+)
+MEMBER_MATRIX_STEPS = (
+    "sequential read SEQ1MQ8T8",
+    "sequential write SEQ1MQ8T8",
+    "random read RND4KQ32T8",
+    "random write RND4KQ32T8",
+    "Q1 read latency RND4KQ1T1",
+)
 LOOP_DEVICE = {"name": "loop1", "transport": "loop", "size_bytes": 1024**3, "rotational": False}
 
 
@@ -83,6 +101,43 @@ async def test_80_columns_show_when_preset_and_step_and_the_file_name(db: Path) 
         assert "quick" in detail and "True" not in detail and "step_index" not in detail
 
 
+async def test_80_columns_keep_the_step_of_labelled_array_runs(tmp_path: Path) -> None:
+    # A disk-mark session of ten steps on a RAID5 md0 after a member-matrix on one of its disks, labelled as
+    # `mdtui bench` labels them by default ("<preset> <target>"): the table dropped Step, the column that tells
+    # the rows apart, to keep the label, which says again what Preset and Target say.
+    path = tmp_path / "results.db"
+    array = {"level": "raid5", "raid_disks": 4, "chunk_bytes": 512 * 1024}
+    moment = START
+    sessions = (
+        ("member-matrix", "/dev/sdb", {}, MEMBER_MATRIX_STEPS),
+        ("disk-mark", "/dev/md0", array, DISK_MARK_STEPS),
+    )
+    with ResultsStore(path) as store:
+        for preset, target, geometry, steps in sessions:
+            for index, step in enumerate(steps, start=1):
+                params = {"step": step, "step_index": index, "steps": len(steps)}
+                store.add_run(
+                    RunSetup(preset, params, target, geometry, dict(CONTEXT), label=f"{preset} {target}"),
+                    status=RunStatus.COMPLETE,
+                    started_at=moment,
+                    ended_at=moment + timedelta(seconds=20),
+                    metrics=Metrics(read_bw_bytes_per_s=1234.5e6),
+                )
+                moment += timedelta(seconds=25)
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        table = history(app)
+        shown = [str(column.key.value) for column in table.columns.values()]
+        assert {"when", "preset", "step", "target", "rw"} <= set(shown)
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        # The step reads as which test it was ("10/10 RND4KQ1T1", not "10/10 RN").
+        assert table.columns[ColumnKey("step")].get_render_width(table) - 2 >= len("10/10 RND4KQ1T1")
+        # The label left out is in the line under the table for the highlighted run.
+        await select(pilot, 15)
+        assert "#15 disk-mark /dev/md0" in static_text(app, "#results-detail")
+
+
 async def test_a_wide_terminal_shows_the_whole_file_path(db: Path) -> None:
     app = make_app(db)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -100,12 +155,41 @@ async def test_run_detail_reads_as_words_and_charts_its_samples(db: Path) -> Non
         await settle(pilot)
         assert isinstance(app.screen, DetailScreen)
         text = " ".join(plain(app.screen.query_one("#detail-full-body", Static).content, width=96).split(" "))
-        text = text.replace("\n(", " (")
+        text = re.sub(r"\n +", " ", text)  # a long field wraps under its value
         assert "{'" not in text and "[{" not in text and "True" not in text and "False" not in text
         assert "devices loop1 (loop, 1.0 GiB, SSD)" in text and "quick=yes" in text
-        # The stored samples, 110 to 200 MB/s over 10 s, as a chart with its top figure and time axis.
-        assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200.0│" in text and "10s" in text
-        assert "█" in text and "▂" in text
+        # The stored samples, 110 to 200 MB/s over 10 s, drawn as the live dashboard draws its lines (one
+        # renderer, ui.watch.chart): round y ticks in the label's unit, a time axis from 0s to the step's end.
+        assert "Read MB/s over" in text and "step=2/5 seq write 1M" in text and "200┤" in text
+        assert "└┬" in text and "0s" in text and "10s" in text
+        assert any("\u2801" <= char <= "\u28ff" for char in text)  # braille dots
+
+
+def test_a_long_field_of_the_run_detail_wraps_under_its_value() -> None:
+    # A RAID5's Array field is longer than an 80-column dialog: it wrapped to the dialog's left edge, under
+    # the field names, where "left-symmetric, members 4" read as a field of its own.
+    array = {"level": "raid5", "raid_disks": 4, "chunk_bytes": 512 * 1024, "layout": "left-symmetric"}
+    array["members"] = [{"name": f"sd{c}", "model": "KPM5XRUG1T92", "serial": f"S{c}"} for c in "bcde"]
+    run = RunRecord(
+        id=25,
+        status=RunStatus.COMPLETE,
+        started_at=START,
+        ended_at=START + timedelta(seconds=20),
+        preset="disk-mark",
+        params={},
+        target="/dev/md0",
+        array=array,
+        context={},
+        metrics=Metrics(),
+        label="disk-mark md0",
+    )
+    console = Console(width=76, color_system=None, record=True)
+    console.print(run_detail(run, Palette()))
+    lines = console.export_text().splitlines()
+    field = next(i for i, line in enumerate(lines) if line.startswith("  Array "))
+    assert "left-symmetric" not in lines[field]  # it does wrap at this width
+    assert lines[field + 1].startswith(" " * 13) and "members 4" in lines[field + 1]
+    assert all(len(line) <= 76 for line in lines)
 
 
 async def test_compare_prints_enough_digits_for_its_ratio_and_names_noise(db: Path) -> None:

@@ -141,12 +141,17 @@ class InventoryTable(SizedTable[Text]):
                 width = shown_column.content_width if shown_column.auto_width else shown_column.width
                 if cell_len(cell.plain) > width:
                     return False
+        resort = False
         for key, cells, new in changed:
             for (column, _, _), cell, was, now in zip(columns, cells, looks[key], new, strict=True):
                 if was != now:
                     self.update_cell(key, column, cell)
+                    resort = resort or ColumnKey(column) == self.sort_column
             looks[key] = new
             shown_cells[key] = cells
+        if resort:
+            # A changed cell in the sorted column moves its row; the cursor stays on its disk (by key).
+            self._apply_sort()
         return True
 
 

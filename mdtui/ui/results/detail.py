@@ -1,110 +1,49 @@
-"""A stored run as a person reads it: describe_run's fields with its values in words, and a chart of its samples."""
+"""A stored run as a person reads it: what `mdtui results show` prints (store.describe), and a chart of its
+samples."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import textwrap
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mdtui.format import duration, plural
+from mdtui.bench.predicted import prediction_lines
+from mdtui.format import plural
 from mdtui.store.describe import describe_run
-from mdtui.store.export import format_metric, format_setting
 from mdtui.store.records import METRICS_BY_NAME, RunRecord, SamplePoint
 from mdtui.ui.common.render import Palette
-from mdtui.ui.results.render import MISSING, WidthAware, step_text
+from mdtui.ui.results.render import WidthAware
+from mdtui.ui.watch.chart import draw
 
 # Sampled series the chart draws, in this order, when a run has them (the store's metric names).
 CHARTED = ("read_bw_bytes_per_s", "write_bw_bytes_per_s", "read_iops", "write_iops")
-CHART_ROWS = 4
-_LEVELS = " ▁▂▃▄▅▆▇█"
+CHART_ROWS = 6  # four of dots, the time axis and its labels
 
 
-def device_words(device: dict[str, Any]) -> str:
-    """A recorded disk as a sentence fragment: "loop1 (loop, 1.0 GiB)", "sdb (KPM5XRUG1T92, SAS, 1.9 TB, SSD)"."""
-    parts = [
-        str(device[key]) for key in ("model", "transport") if device.get(key) not in (None, "", "unknown", "other")
-    ]
-    if isinstance(device.get("size_bytes"), (int, float)) and not isinstance(device.get("size_bytes"), bool):
-        parts.append(format_setting("size_bytes", device["size_bytes"]))
-    if isinstance(device.get("rotational"), bool):
-        parts.append("HDD" if device["rotational"] else "SSD")
-    if device.get("link"):
-        parts.append(str(device["link"]))
-    name = str(device.get("name") or "?")
-    return f"{name} ({', '.join(parts)})" if parts else name
-
-
-def words(key: str, value: Any) -> str:
-    """A recorded value as text: yes/no, lists joined with commas, disks by name and kind, never a Python repr."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join(f"{name} {words(name, item)}" for name, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(device_words(item) if isinstance(item, dict) else words(key, item) for item in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return format_setting(key, value)
-
-
-def readable(run: RunRecord) -> RunRecord:
-    """``run`` with its parameters and context as words, for describe_run to print as they are."""
-    params = {key: words(key, value) for key, value in run.params.items() if key not in ("step", "step_index", "steps")}
-    step = step_text(run)
-    if step != MISSING:
-        params = {"step": step, **params}
-    context = {key.replace("_", " "): words(key, value) for key, value in run.context.items()}
-    return dataclasses.replace(run, params=params, context=context)
-
-
-def _binned(samples: Sequence[SamplePoint], name: str, columns: int) -> tuple[list[float | None], float]:
-    """The series ``name`` averaged into ``columns`` equal slices of the run's time, and the last sample's time."""
-    points = [(p.t_s, v) for p in samples if isinstance(v := p.values.get(name), (int, float)) and math.isfinite(v)]
-    end = max((t for t, _ in points), default=0.0)
-    sums = [0.0] * columns
-    counts = [0] * columns
-    for t_s, value in points:
-        index = min(columns - 1, int(t_s / end * columns)) if end > 0 else 0
-        sums[index] += value
-        counts[index] += 1
-    binned: list[float | None] = []
-    for index in range(columns):
-        if counts[index]:
-            binned.append(sums[index] / counts[index])
-        else:
-            # Fewer samples than columns: a slice between two samples holds the earlier one's figure.
-            binned.append(binned[-1] if binned else None)
-    return binned, end
+# Each charted figure in the unit its label names (store.export.format_metric's units).
+_DISPLAY_SCALE = {"bytes/s": 1e-6, "ns": 1e-3}
 
 
 def series_chart(samples: Sequence[SamplePoint], name: str, width: int, style: str) -> Text:
-    """One sampled series as CHART_ROWS rows of eighth-blocks, its top figure and unit on the axis, time below."""
+    """One sampled series drawn as the live dashboard draws its lines (ui.watch.chart, its whole-run time axis:
+    0s to the step's end), in the unit its label names, under a title naming it and its sample count."""
     metric = METRICS_BY_NAME[name]
-    axis = 10
-    columns = max(8, width - axis - 1)
-    values, end = _binned(samples, name, columns)
-    top = max((v for v in values if v is not None), default=0.0)
+    scale = _DISPLAY_SCALE.get(metric.unit, 1.0)
+    points = [(p.t_s, v * scale) for p in samples if isinstance(v := p.values.get(name), (int, float))]
+    points = [(t_s, value) for t_s, value in points if math.isfinite(t_s) and math.isfinite(value)]
+    end = max((t_s for t_s, _ in points), default=0.0)
+    top = max((value for _, value in points), default=0.0)
     text = Text()
     text.append(f"{metric.label}", style="bold")
-    text.append(f" over the step's time, {plural(len(samples), 'sample')}\n", style="dim")
-    for row in range(CHART_ROWS, 0, -1):
-        label = format_metric(metric, top) if row == CHART_ROWS else ("0" if row == 1 else "")
-        text.append(f"{label:>{axis}}│")
-        cells = []
-        for value in values:
-            if value is None or top <= 0:
-                cells.append(" ")
-                continue
-            eighths = round(value / top * CHART_ROWS * 8) - (row - 1) * 8
-            cells.append(_LEVELS[max(0, min(8, eighths))])
-        text.append("".join(cells), style=style)
+    text.append(f" over the step's time, {plural(len(samples), 'sample')}", style="dim")
+    rows = draw([t_s - end for t_s, _ in points], [[v for _, v in points]], width, CHART_ROWS, end, top, elapsed=True)
+    for row in rows:
         text.append("\n")
-    right = f"{duration(end)}"
-    text.append(f"{'':>{axis}}└{'0 s'.ljust(columns - len(right))}{right}")
+        for run, series in row:
+            text.append(run, style=style if series is not None else "")
     return text
 
 
@@ -124,6 +63,23 @@ def samples_chart(run: RunRecord, palette: Palette) -> RenderableType:
     return WidthAware(build)
 
 
+# describe_run's field lines: two spaces, the name in ten cells, a space, then the value.
+_VALUE_COLUMN = 13
+
+
+def _hanging(line: str, width: int) -> str:
+    """One line of describe_run wrapped to ``width``, its continuation under its value (a field's, or the text
+    after its own indent), never at the left edge under the field names."""
+    indent = len(line) - len(line.lstrip(" "))
+    if indent == 2 and len(line) > _VALUE_COLUMN and line[_VALUE_COLUMN - 1] == " " and line[_VALUE_COLUMN] != " ":
+        indent = _VALUE_COLUMN
+    if len(line) <= width or width <= indent + 8:
+        return line
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False))
+
+
 def run_detail(run: RunRecord, palette: Palette) -> RenderableType:
-    """Everything stored about a run, then its samples as charts."""
-    return Group(Text(describe_run(readable(run))), Text(""), samples_chart(run, palette))
+    """Everything stored about a run, as `mdtui results show` prints it, then its samples as charts."""
+    text = describe_run(run, prediction_lines(run))
+    described = WidthAware(lambda width: Text("\n".join(_hanging(line, width) for line in text.splitlines())))
+    return Group(described, Text(""), samples_chart(run, palette))

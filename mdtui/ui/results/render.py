@@ -17,11 +17,11 @@ from rich.text import Text
 
 from mdtui.format import duration
 from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
+from mdtui.store.describe import MISSING, step_text
 from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
 from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
-MISSING = "-"
 MARKED = "●"
 BASELINE = "B"
 
@@ -46,6 +46,10 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
 RIGHT_ALIGNED = frozenset({"id", "read", "write", "iops", "rw"})
 _ALL = ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "read", "write", "iops", "label")
 _NARROW = ("mark", "id", "when", "state", "preset", "step", "target", "geometry", "rw", "label")
+# The label goes before the step where runs have steps: bench labels every step "<preset> <target>" unless told
+# otherwise, which Preset and Target already say, while the step is what tells a preset's rows apart. The
+# highlighted run's label stays in the line under the table (its title). Without steps, the label stays.
+STEP_OVER_LABEL = tuple(key for key in _NARROW if key not in ("geometry", "label"))
 # Layouts from widest to narrowest, each with whether the year is dropped: the table shows the first
 # that fits. What a narrow layout leaves out is in the line under the table for the highlighted run.
 # When and Preset stay longest: which run is which is read from them; the status shrinks to a sign first.
@@ -56,6 +60,7 @@ HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
     (True, ("mark", "id", "when", "status", "preset", "step", "target", "geometry", "rw", "label")),
     (True, _NARROW),
     (True, tuple(key for key in _NARROW if key != "geometry")),
+    (True, STEP_OVER_LABEL),
     (True, tuple(key for key in _NARROW if key not in ("geometry", "step"))),
     (True, ("mark", "id", "state", "target", "rw", "label")),
 )
@@ -109,15 +114,6 @@ def shorten_middle(text: str, width: int) -> str:
         start = keep - len(name) - 1
         return text[:start] + "…/" + name
     return "…" + text[-keep:]
-
-
-def step_text(run: RunRecord) -> str:
-    """Which step of its preset a run was: "2/5 seq read 1M", "seq read 1M", or "-"."""
-    title = run.params.get("step")
-    index, count = run.params.get("step_index"), run.params.get("steps")
-    where = f"{index}/{count}" if isinstance(index, int) and isinstance(count, int) and count > 1 else ""
-    words = " ".join(part for part in (where, str(title) if title else "") if part)
-    return words or MISSING
 
 
 def total_iops(run: RunRecord) -> float | None:

@@ -16,7 +16,9 @@ from mdtui.ui.results.render import (
     FLEX_COLUMNS,
     HISTORY_COLUMNS,
     HISTORY_LAYOUTS,
+    MISSING,
     RIGHT_ALIGNED,
+    STEP_OVER_LABEL,
     history_cells,
     mark_cell,
     shorten_middle,
@@ -115,7 +117,10 @@ class HistoryTable(SizedTable[Text]):
         available = self.size.width - self.styles.scrollbar_size_vertical
         titles = dict(HISTORY_COLUMNS)
         widths: dict[bool, dict[str, int]] = {}
+        has_steps = any(row["step"].plain != MISSING for row in self._cells(True))
         for short_time, shown in HISTORY_LAYOUTS:
+            if shown == STEP_OVER_LABEL and not has_steps:
+                continue
             if short_time not in widths:
                 rows = self._cells(short_time)
                 widths[short_time] = {
