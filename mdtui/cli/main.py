@@ -10,6 +10,7 @@ from typing import NoReturn, cast
 from mdtui.cli.advise import add_advise_parser, run_advise
 from mdtui.cli.alerts import add_alerts_parser, cmd_alerts
 from mdtui.cli.bench import add_bench_parser, run_bench_cli
+from mdtui.cli.calibrate import add_calibrate_parser, cmd_calibrate
 from mdtui.cli.common import run_verb
 from mdtui.cli.create import add_create_parsers, cmd_create, cmd_destroy
 from mdtui.cli.doctor import add_doctor_parser, cmd_doctor
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_repair_parsers(sub)
     add_tune_parser(sub)
     add_predict_parser(sub)
+    add_calibrate_parser(sub)
     add_doctor_parser(sub)
     add_metrics_parser(sub)
     add_alerts_parser(sub)
@@ -82,6 +84,7 @@ COMMANDS = {
     "scrub": cmd_scrub,
     "tune": cmd_tune,
     "predict": cmd_predict,
+    "calibrate": cmd_calibrate,
     "doctor": cmd_doctor,
     "metrics": cmd_metrics,
     "alerts": cmd_alerts,
