@@ -35,7 +35,7 @@ from mdtui.store.fio_read import fio_documents
 PREFIX = "mdtui-cal-"
 MEMBERS = 4
 CHUNK_KIB = 512
-MEMBER_MIB = 256
+MEMBER_MIB = 128
 RUNTIME_S = 4
 _OURS = re.compile(r"^mdtui-cal-(\d+)-(\d+)$")
 
@@ -136,12 +136,14 @@ class CalibrationPlan:
     leftovers: tuple[str, ...] = ()
 
     def create_argv(self, level: str, members: list[str]) -> list[str]:
-        argv = ["mdadm", "--create", self.md_device, "--run", "--assume-clean", "--bitmap=none", "--metadata=1.2"]
+        argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
+        if level != "raid0":  # mdadm refuses a bitmap option for raid0, which has no resync to skip either
+            argv += ["--assume-clean", "--bitmap=none"]
         argv += [f"--level={level}", f"--raid-devices={len(members)}", f"--chunk={CHUNK_KIB}", *members]
         return argv
 
     def lines(self) -> list[str]:
-        members = [f"/dev/nullb<{name}>" for name in self.names]
+        members = [f"/dev/{name}" for name in self.names]
         lines = ["mdtui calibrate: md's own ceilings over RAM-backed null_blk members (no disk is touched)", ""]
         if self.leftovers:
             lines.append(f"remove what a killed calibration left: {', '.join(self.leftovers)}")
@@ -229,12 +231,29 @@ def plan_calibration(paths: Paths = Paths(), pid: int | None = None, member_mib:
     module_loaded = (paths.sys_block.parent / "module" / "null_blk").exists()
     if not module_loaded and not _module_available():
         raise MdtuiError("null_blk is not available (no null_blk module for this kernel): calibrate needs it")
-    if not paths.configfs.is_dir() or (module_loaded and not paths.nullb.is_dir()):
+    # configfs may itself be a module null_blk pulls in: without null_blk loaded it is checked after modprobe.
+    if module_loaded:
+        _require_configfs(paths)
+    names = tuple(f"{PREFIX}{pid}-{i}" for i in range(MEMBERS))
+    return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, tuple(leftover_names(paths, pid)))
+
+
+def _require_configfs(paths: Paths) -> None:
+    if not _configfs_mounted(paths) or not paths.nullb.is_dir():
         raise MdtuiError(
             f"configfs is not mounted at {paths.configfs} (mount -t configfs none {paths.configfs}): calibrate needs it"
         )
-    names = tuple(f"{PREFIX}{pid}-{i}" for i in range(MEMBERS))
-    return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, tuple(leftover_names(paths, pid)))
+
+
+def _configfs_mounted(paths: Paths) -> bool:
+    try:
+        mounts = (paths.proc / "self" / "mounts").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(
+        len(fields) > 2 and fields[2] == "configfs" and fields[1] == str(paths.configfs)
+        for fields in (line.split() for line in mounts.splitlines())
+    )
 
 
 def _module_available() -> bool:
@@ -258,13 +277,19 @@ def _write(path: Path, value: str) -> None:
 
 
 def _device_of(paths: Paths, name: str) -> str | None:
-    """/dev/nullbN of one of our configfs directories, from its own index; None when it is not powered."""
+    """The block device of one of our configfs directories; None when it is not powered.
+
+    Kernels since 5.19 name the disk after the directory (/dev/mdtui-cal-…, "null_blk: disk x created" on
+    the lab's 6.1); older ones nullbN after its index.
+    """
     try:
         power = (paths.nullb / name / "power").read_text().strip()
         index = int((paths.nullb / name / "index").read_text().strip())
     except (OSError, ValueError):
         return None
-    return f"/dev/nullb{index}" if power == "1" else None
+    if power != "1":
+        return None
+    return f"/dev/{name}" if (paths.sys_block / name).exists() else f"/dev/nullb{index}"
 
 
 def _arrays_over(paths: Paths, device: str) -> list[str]:
@@ -322,7 +347,7 @@ def _stop_on_signals() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(f"calibration stopped by signal {signal.Signals(signum).name}; what it made is removed")
 
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, handler)
@@ -331,8 +356,8 @@ def _stop_on_signals() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 @dataclass
@@ -378,6 +403,7 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
         if plan.load_module:
             run_command(["modprobe", "null_blk", "nr_devices=0"], timeout_s=60, check=True)
             report("modprobe null_blk nr_devices=0")
+            _require_configfs(paths)
         try:
             try:
                 members = _make_devices(plan, paths, report)

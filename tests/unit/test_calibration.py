@@ -236,6 +236,8 @@ def fake_kernel(tmp_path: Path) -> Paths:
     (paths.nullb).mkdir(parents=True)
     paths.sys_block.mkdir(parents=True)
     (tmp_path / "sys" / "module" / "null_blk").mkdir(parents=True)
+    (paths.proc / "self").mkdir(parents=True)
+    (paths.proc / "self" / "mounts").write_text(f"sysfs /sys sysfs rw 0 0\nconfigfs {paths.configfs} configfs rw 0 0\n")
     return paths
 
 
@@ -259,6 +261,7 @@ def test_plan_names_only_our_own_devices_and_the_predictions_jobs(tmp_path: Path
     assert not plan.load_module
     argv = plan.create_argv("raid5", ["/dev/nullb1", "/dev/nullb2", "/dev/nullb3", "/dev/nullb4"])
     assert argv[:3] == ["mdadm", "--create", plan.md_device]
+    assert "--bitmap=none" not in plan.create_argv("raid0", ["/dev/a", "/dev/b", "/dev/c", "/dev/d"])
     for option in ("--run", "--assume-clean", "--bitmap=none", "--metadata=1.2", "--chunk=512", "--raid-devices=4"):
         assert option in argv
     seq = calibrate.measurements(plan.md_device, "/dev/nullb1", "raid5")[0].spec
@@ -270,8 +273,9 @@ def test_plan_names_only_our_own_devices_and_the_predictions_jobs(tmp_path: Path
 
 
 def test_plan_refuses_without_configfs_in_one_line(tmp_path: Path) -> None:
-    paths = Paths(configfs=tmp_path / "none", sys_block=tmp_path / "sys" / "block")
-    (tmp_path / "sys" / "module" / "null_blk").mkdir(parents=True)
+    paths = fake_kernel(tmp_path)
+    # The directory is there (configfs is built in) but nothing is mounted on it.
+    (paths.proc / "self" / "mounts").write_text("sysfs /sys sysfs rw 0 0\n")
     with pytest.raises(calibrate.MdtuiError, match="configfs is not mounted"):
         plan_calibration(paths)
 
