@@ -323,3 +323,61 @@ def test_calibrate_is_refused_without_root(monkeypatch: pytest.MonkeyPatch, caps
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert main(["calibrate", "--dry-run"]) == 2
     assert "run it as root" in capsys.readouterr().err
+
+
+def test_the_device_is_named_after_its_directory_on_new_kernels(tmp_path: Path) -> None:
+    paths = fake_kernel(tmp_path)
+    ours = paths.nullb / "mdtui-cal-7-0"
+    ours.mkdir()
+    (ours / "power").write_text("1\n")
+    (ours / "index").write_text("0\n")
+    # 4.x-5.18: nullb<index>; 6.1 (the lab's): the directory's name ("null_blk: disk x created").
+    assert calibrate._device_of(paths, "mdtui-cal-7-0") == "/dev/nullb0"
+    (paths.sys_block / "mdtui-cal-7-0").mkdir()
+    assert calibrate._device_of(paths, "mdtui-cal-7-0") == "/dev/mdtui-cal-7-0"
+    (ours / "power").write_text("0\n")
+    assert calibrate._device_of(paths, "mdtui-cal-7-0") is None
+
+
+@pytest.mark.parametrize("how", ["error", "sigterm"])
+def test_everything_made_is_removed_on_error_and_on_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    import signal
+
+    paths = fake_kernel(tmp_path)
+    theirs = paths.nullb / "nullb0"
+    theirs.mkdir()
+    real_write = calibrate._write
+
+    def kernel_write(path: Path, value: str) -> None:
+        real_write(path, value)
+        if path.name == "power" and value == "1":
+            real_write(path.parent / "index", str(len(os.listdir(paths.nullb))))
+
+    def fake_run(argv: list[str], **_: Any) -> CommandResult:
+        if argv[:2] == ["mdadm", "--create"]:
+            if how == "sigterm":
+                os.kill(os.getpid(), signal.SIGTERM)
+            raise calibrate.MdtuiError("mdadm exited with code 1")
+        return CommandResult(tuple(argv), 0, "", "", 0.0)
+
+    monkeypatch.setattr(calibrate, "_write", kernel_write)
+    monkeypatch.setattr(calibrate, "run_command", fake_run)
+    real_rmdir = os.rmdir
+
+    def configfs_rmdir(path: Path) -> None:
+        # configfs removes a device's attribute files with its directory; a plain directory needs them gone.
+        for child in Path(path).iterdir():
+            child.unlink()
+        real_rmdir(path)
+
+    monkeypatch.setattr(calibrate.os, "rmdir", configfs_rmdir)
+    monkeypatch.setattr(calibrate.time, "sleep", lambda seconds: None)
+    plan = plan_calibration(paths, pid=4242)
+    lines: list[str] = []
+    with pytest.raises(calibrate.MdtuiError, match="SIGTERM" if how == "sigterm" else "mdadm exited"):
+        calibrate.execute(plan, paths, lines.append)
+    assert sorted(os.listdir(paths.nullb)) == ["nullb0"]
+    assert sum(line.startswith("made ") for line in lines) == 4
+    assert signal.getsignal(signal.SIGTERM) is not None
