@@ -11,7 +11,7 @@ from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.probe.root import live_refusal
-from mdtui.run.calibrate import execute, plan_calibration
+from mdtui.run.calibrate import RUNTIME_S, execute, plan_calibration
 from mdtui.store.calibration import save_calibration
 
 
@@ -28,6 +28,19 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument("--json", action="store_true", help="print the calibration as JSON")
     parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     parser.add_argument("--dry-run", action="store_true", help="show the plan and stop")
+    parser.add_argument(
+        "--seconds", type=_seconds, default=RUNTIME_S, metavar="S", help=f"each fio run's length (default {RUNTIME_S})"
+    )
+
+
+def _seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 1 <= value <= 60:
+        raise argparse.ArgumentTypeError("give 1 to 60 seconds")
+    return value
 
 
 def _mb(value: float | None) -> str:
@@ -40,7 +53,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise MdtuiError(refusal)
     if os.geteuid() != 0:
         raise MdtuiError("calibrate makes null_blk devices and md arrays: run it as root")
-    plan = plan_calibration()
+    plan = plan_calibration(runtime_s=args.seconds)
     lines = plan.lines()
     if not args.json:
         print("\n".join(lines))

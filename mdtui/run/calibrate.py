@@ -134,6 +134,7 @@ class CalibrationPlan:
     load_module: bool
     member_mib: int = MEMBER_MIB
     leftovers: tuple[str, ...] = ()
+    runtime_s: int = RUNTIME_S
 
     def create_argv(self, level: str, members: list[str]) -> list[str]:
         argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
@@ -156,37 +157,37 @@ class CalibrationPlan:
             )
         for level in ("raid0", "raid5", "raid6"):
             lines.append(" ".join(self.create_argv(level, members)))
-            for measurement in measurements(self.md_device, members[0], level):
+            for measurement in measurements(self.md_device, members[0], level, self.runtime_s):
                 lines.append(f"  {measurement.key}: {' '.join(fio_argv(measurement.spec))}")
             lines.append(f"mdadm --stop {self.md_device}")
         lines.append(f"power=0 and rmdir each /sys/kernel/config/nullb/{PREFIX}{self.pid}-N")
-        lines.append(f"needs up to {MEMBERS * self.member_mib} MiB of RAM while it runs; about 30 s")
+        lines.append(f"needs up to {MEMBERS * self.member_mib} MiB of RAM while it runs; {self.runtime_s} s a fio run")
         return lines
 
 
-def measurements(md_device: str, first_member: str, level: str) -> list[Measurement]:
+def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
     if level == "raid0":
         return [
-            Measurement("member Q1 read", _q1(first_member, "cal-member-q1")),
-            Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1")),
+            Measurement("member Q1 read", _q1(first_member, "cal-member-q1", runtime_s)),
+            Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1", runtime_s)),
         ]
     return [
         # The predictions' own jobs: SEQ1MQ8T8 (each job its own region, run.jobs) and RND4KQ32T8.
         Measurement(
             f"{level} seq write",
-            JobSpec(f"cal-{level}-seq", md_device, MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=RUNTIME_S),
+            JobSpec(f"cal-{level}-seq", md_device, MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=runtime_s),
         ),
         Measurement(
             f"{level} random write",
             JobSpec(
-                f"cal-{level}-rand", md_device, 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=RUNTIME_S
+                f"cal-{level}-rand", md_device, 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=runtime_s
             ),
         ),
     ]
 
 
-def _q1(target: str, name: str) -> JobSpec:
-    return JobSpec(name, target, 4 * KIB, rw=RwMode.RANDREAD, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=RUNTIME_S)
+def _q1(target: str, name: str, runtime_s: int) -> JobSpec:
+    return JobSpec(name, target, 4 * KIB, rw=RwMode.RANDREAD, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -225,7 +226,9 @@ def free_md(paths: Paths) -> str:
     raise MdtuiError("no free /dev/mdN for the calibration arrays")
 
 
-def plan_calibration(paths: Paths = Paths(), pid: int | None = None, member_mib: int = MEMBER_MIB) -> CalibrationPlan:
+def plan_calibration(
+    paths: Paths = Paths(), pid: int | None = None, member_mib: int = MEMBER_MIB, runtime_s: int = RUNTIME_S
+) -> CalibrationPlan:
     """What `mdtui calibrate` will do; MdtuiError (one line) when it cannot run here."""
     pid = os.getpid() if pid is None else pid
     module_loaded = (paths.sys_block.parent / "module" / "null_blk").exists()
@@ -235,7 +238,8 @@ def plan_calibration(paths: Paths = Paths(), pid: int | None = None, member_mib:
     if module_loaded:
         _require_configfs(paths)
     names = tuple(f"{PREFIX}{pid}-{i}" for i in range(MEMBERS))
-    return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, tuple(leftover_names(paths, pid)))
+    leftovers = tuple(leftover_names(paths, pid))
+    return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, leftovers, runtime_s)
 
 
 def _require_configfs(paths: Paths) -> None:
@@ -413,7 +417,7 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
                 run_command(plan.create_argv(level, members), timeout_s=120, check=True)
                 report(f"created {plan.md_device} ({level} over {', '.join(members)})")
                 try:
-                    for measurement in measurements(plan.md_device, members[0], level):
+                    for measurement in measurements(plan.md_device, members[0], level, plan.runtime_s):
                         job = _fio(measurement.spec)
                         if measurement.spec.rw is RwMode.RANDREAD:
                             ns = _number(job, "read", "lat_ns", "mean")

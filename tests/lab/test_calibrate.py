@@ -44,7 +44,10 @@ def test_calibrate_measures_stores_and_leaves_only_what_it_found(standard_guest:
     env = {"MDTUI_STATE_DIR": STATE}
     try:
         result = guest.run(
-            [guest.python_exe, "-m", "mdtui", "calibrate", "--yes", "--json"], env=env, timeout=300, check=False
+            [guest.python_exe, "-m", "mdtui", "calibrate", "--yes", "--json", "--seconds", "1"],
+            env=env,
+            timeout=300,
+            check=False,
         )
         assert result.rc == 0, f"rc {result.rc}\n{result.stderr[-3000:]}"
         document = json.loads(result.stdout)

@@ -381,3 +381,16 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
     assert sorted(os.listdir(paths.nullb)) == ["nullb0"]
     assert sum(line.startswith("made ") for line in lines) == 4
     assert signal.getsignal(signal.SIGTERM) is not None
+
+
+def test_seconds_out_of_range_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["calibrate", "--dry-run", "--seconds", "0"])
+    err = capsys.readouterr().err
+    assert "1 to 60 seconds" in err and "Traceback" not in err
+
+
+def test_the_plan_runs_each_fio_for_the_seconds_asked(tmp_path: Path) -> None:
+    plan = plan_calibration(fake_kernel(tmp_path), pid=1, runtime_s=2)
+    fio_lines = [line for line in plan.lines() if " fio --" in line]
+    assert len(fio_lines) == 6 and all("--runtime=2" in line for line in fio_lines)
