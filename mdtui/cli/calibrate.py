@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
@@ -64,7 +65,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not confirm(args, "make 4 null_blk RAM devices and md arrays over them", "calibrate"):
         print("Cancelled; nothing was run.")
         return 1
-    report = (lambda line: print(line, file=sys.stderr)) if args.json else print
+    started = time.monotonic()
+
+    def report(line: str) -> None:
+        # Each step with the seconds since the start: where a slow host spends them.
+        print(f"{time.monotonic() - started:6.1f} s  {line}", file=sys.stderr if args.json else sys.stdout)
+
     calibration = execute(plan, report=report)
     where = save_calibration(calibration)
     if args.json:

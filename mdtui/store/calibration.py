@@ -209,7 +209,15 @@ def choose_ceilings(calibration: Calibration | None, host: HostId, now: datetime
             note=f"md's ceilings are field figures: calibrated for {why}, not this one: run `mdtui calibrate`"
         )
     basis = f"calibrated here {calibration.age(now)}"
-    by_level = {name: calibration.ceilings(name, basis) for name in CALIBRATED_LEVELS}
+    by_level: dict[str, MdCeilings] = {}
+    for name in CALIBRATED_LEVELS:
+        figures = calibration.levels.get(name)
+        # A level the calibration could not measure keeps the field's ceiling rather than none at all.
+        complete = figures is not None and None not in (
+            figures.stripe_write_bytes_per_s,
+            figures.stripe_small_write_iops,
+        )
+        by_level[name] = calibration.ceilings(name, basis) if complete else FIELD_CEILINGS
     by_level["raid4"] = by_level["raid5"]  # the same raid5d thread and xor routine
     default = calibration.ceilings("", basis)
     return CeilingsChoice(by_level=by_level, default=default, note="")

@@ -1,7 +1,8 @@
 """`mdtui calibrate` on the lab kernel: md's ceilings over null_blk RAM members, stored and used by predict; only
 what it made is removed, and someone else's RAM disk (made here first) keeps its bytes.
 
-On the shared standard guest: about 40 s of guest time (six 4 s fio runs under TCG, three array creations).
+On the shared standard guest: about 150 s of guest time under TCG (calibrate --seconds 1 itself ~47 s: six
+fio runs and three array creations; each of the two mdtui starts ~25 s).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def test_calibrate_measures_stores_and_leaves_only_what_it_found(standard_guest:
             check=False,
         )
         assert result.rc == 0, f"rc {result.rc}\n{result.stderr[-3000:]}"
+        print(result.stderr)
         document = json.loads(result.stdout)
         print(json.dumps(document, indent=2))
         for level in ("raid5", "raid6"):

@@ -394,3 +394,11 @@ def test_the_plan_runs_each_fio_for_the_seconds_asked(tmp_path: Path) -> None:
     plan = plan_calibration(fake_kernel(tmp_path), pid=1, runtime_s=2)
     fio_lines = [line for line in plan.lines() if " fio --" in line]
     assert len(fio_lines) == 6 and all("--runtime=2" in line for line in fio_lines)
+
+
+def test_a_level_not_measured_keeps_the_field_ceiling() -> None:
+    stored = calibration()
+    stored.levels["raid6"] = LevelCeilings(None, 70e3, None)
+    choice = choose_ceilings(stored, this_host())
+    assert choice.for_level("raid6") == FIELD_CEILINGS
+    assert choice.for_level("raid5").stripe_write_bytes_per_s == pytest.approx(1.5e9)
