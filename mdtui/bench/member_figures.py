@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mdtui.model.disk import Disk
-from mdtui.plan.forecast import FORECAST_NAMES, MemberSource
+from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource
 from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
+from mdtui.store.calibration import host_ceilings
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus
@@ -124,13 +125,17 @@ def load_member_runs(db: str | None) -> list[RunRecord]:
         return []
 
 
-def member_sources(runs: Sequence[RunRecord], disks: Sequence[Disk]) -> list[MemberSource]:
-    """Each planned member's stored figures for the model, or what is missing and how to measure it."""
+def member_sources(
+    runs: Sequence[RunRecord], disks: Sequence[Disk], md: CeilingsChoice | None = None
+) -> list[MemberSource]:
+    """Each planned member's stored figures for the model, or what is missing and how to measure it; md's
+    ceilings are this host's calibration when there is one for it (store.calibration), else the field's."""
+    choice = md if md is not None else host_ceilings()
     sources = []
     for disk in disks:
         stored = stored_member(runs, disk.name, disk.rotational)
         if stored.missing:
-            sources.append(MemberSource(disk.name, None, stored.missing_text(), not stored.run_ids))
+            sources.append(MemberSource(disk.name, None, stored.missing_text(), not stored.run_ids, choice))
         else:
-            sources.append(MemberSource(disk.name, stored.figures, stored.age()))
+            sources.append(MemberSource(disk.name, stored.figures, stored.age(), md=choice))
     return sources

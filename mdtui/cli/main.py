@@ -30,6 +30,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "scrub": ("mdtui.cli.keep", "add_repair_parsers", "cmd_scrub"),
     "tune": ("mdtui.cli.tune", "add_tune_parser", "cmd_tune"),
     "predict": ("mdtui.cli.predict", "add_predict_parser", "cmd_predict"),
+    "calibrate": ("mdtui.cli.calibrate", "add_calibrate_parser", "cmd_calibrate"),
     "doctor": ("mdtui.cli.doctor", "add_doctor_parser", "cmd_doctor"),
     "metrics": ("mdtui.cli.metrics", "add_metrics_parser", "cmd_metrics"),
     "alerts": ("mdtui.cli.alerts", "add_alerts_parser", "cmd_alerts"),

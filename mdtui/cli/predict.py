@@ -19,6 +19,7 @@ from mdtui.plan.md_model import (
     predict,
 )
 from mdtui.probe.inventory import scan
+from mdtui.store.calibration import host_ceilings
 from mdtui.store.database import default_db_path
 
 _WORKLOADS = (
@@ -138,7 +139,7 @@ def _value(figure: Figure, key: str) -> str:
     return f"{value * 1e6:,.0f} µs"
 
 
-def render(prediction: Prediction, sources: list[str] | None = None) -> str:
+def render(prediction: Prediction, sources: list[str] | None = None, md_note: str = "") -> str:
     shape = f"{prediction.level}, {prediction.members} members"
     if prediction.layout:
         shape += f", layout {prediction.layout}"
@@ -155,9 +156,10 @@ def render(prediction: Prediction, sources: list[str] | None = None) -> str:
         lines.append(
             f"  {name:<{width}}  {job:<{job_width}}  {value:>{value_width}}  bound: {figure.bound} ({figure.basis})"
         )
-    if prediction.notes:
+    notes = [*prediction.notes, md_note] if md_note else list(prediction.notes)
+    if notes:
         lines.append("")
-        lines += [f"note: {note}" for note in prediction.notes]
+        lines += [f"note: {note}" for note in notes]
     if sources:
         lines.append("")
         lines += [f"member {source}" for source in dict.fromkeys(sources)]
@@ -170,14 +172,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise MdtuiError(str(exc)) from None
     members, sources = _members(args)
+    md = host_ceilings()
+    ceilings = md.for_level(level.name)
     prediction = predict(
         level,
         members,
         layout=args.layout,
         chunk_bytes=args.chunk * 1024 if args.chunk else None,
+        ceilings=ceilings,
     )
     if args.json:
         print(json.dumps(prediction.as_json(), indent=2))
     else:
-        sys.stdout.write(render(prediction, sources) + "\n")
+        sys.stdout.write(render(prediction, sources, md.note) + "\n")
     return 0

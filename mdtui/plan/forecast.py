@@ -8,12 +8,12 @@ claims fewer): "2,200 MB/s", never "2,213 MB/s".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from mdtui.format import rate_mb_s
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.md_model import Figure, MemberFigures, Prediction, predict
+from mdtui.plan.md_model import FIELD_CEILINGS, Figure, MdCeilings, MemberFigures, Prediction, predict
 
 # Shown predictions claim no more than this many significant figures, whatever their basis.
 SHOWN_DIGITS = 2
@@ -29,6 +29,22 @@ FORECAST_NAMES = {key: name for name, key, _ in WORKLOADS}
 
 
 @dataclass(frozen=True)
+class CeilingsChoice:
+    """md's ceilings a prediction uses: per parity level when calibrated on this host (store.calibration),
+    else the field figures, with a note saying why."""
+
+    by_level: Mapping[str, MdCeilings] = field(default_factory=dict)
+    default: MdCeilings = FIELD_CEILINGS
+    note: str = ""
+
+    def for_level(self, level: str) -> MdCeilings:
+        return self.by_level.get(level, self.default)
+
+
+FIELD_CHOICE = CeilingsChoice()
+
+
+@dataclass(frozen=True)
 class MemberSource:
     """One planned member: its figures (None when it has none to predict from) and where they come from."""
 
@@ -36,6 +52,8 @@ class MemberSource:
     figures: MemberFigures | None
     note: str  # "measured 3 d ago", or why there are no figures and how to measure them
     never_measured: bool = False  # no figure of any workload stored
+    # The same for every member of a plan: member_sources reads it once per prediction.
+    md: CeilingsChoice = FIELD_CHOICE
 
 
 def significant(value: float, digits: int = SHOWN_DIGITS) -> float:
@@ -65,7 +83,10 @@ def forecast(
     figures = [m.figures for m in members]
     if not figures or any(f is None for f in figures):
         return None
-    return predict(level, [f for f in figures if f is not None], layout=layout, chunk_bytes=chunk_bytes)
+    ceilings = members[0].md.for_level(level.name)
+    return predict(
+        level, [f for f in figures if f is not None], layout=layout, chunk_bytes=chunk_bytes, ceilings=ceilings
+    )
 
 
 def forecast_lines(
@@ -95,6 +116,8 @@ def forecast_lines(
         figure: Figure = getattr(prediction, key)
         lines.append(f"  {name:<16}  {job:<11}  {value:>{width}}  bound: {figure.bound} ({figure.basis})")
     lines += [f"  note: {note}" for note in prediction.notes]
+    if members[0].md.note:
+        lines.append(f"  note: {members[0].md.note}")
     lines.append("  members: " + "; ".join(f"{m.name} {m.note}" for m in members))
     return lines
 
@@ -129,7 +152,8 @@ def level_table(
     for level in levels:
         if len(figures) < level.min_members:
             continue
-        prediction = predict(level, figures, chunk_bytes=chunk_bytes if level.uses_chunk else None)
+        ceilings = members[0].md.for_level(level.name) if members else FIELD_CEILINGS
+        prediction = predict(level, figures, chunk_bytes=chunk_bytes if level.uses_chunk else None, ceilings=ceilings)
         cells = tuple(_short(getattr(prediction, key), key) for _, key, _ in WORKLOADS)
         bounds = tuple(getattr(prediction, key).bound for _, key, _ in WORKLOADS)
         rows.append(LevelRow(level.name, cells, bounds))

@@ -1,0 +1,474 @@
+"""`mdtui calibrate`: md's own ceilings measured on this host over RAM-backed members, no disk touched.
+
+Four null_blk devices (configfs, memory backed) of our own, md arrays over them (raid0, raid5, raid6;
+4 members, 512 KiB chunk, no bitmap, --assume-clean), and short fio runs: with members that cost
+nothing, what is left is md's stripe thread and parity routine (the figures a prediction caps raid4/5/6
+with) and md's own latency per Q1 request (a raid0 over the devices against one device alone).
+
+Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` and the md
+devices it created over them. Everything is torn down on success, on error and on SIGTERM or Ctrl-C; what
+a killed run left (our prefix, its pid gone) is found and removed at the next start, and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from mdtui.command import run_command
+from mdtui.errors import MdtuiError
+from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
+from mdtui.run.jobs import fio_argv
+from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
+from mdtui.store.fio_read import fio_documents
+
+PREFIX = "mdtui-cal-"
+MEMBERS = 4
+CHUNK_KIB = 512
+MEMBER_MIB = 128
+RUNTIME_S = 4
+_OURS = re.compile(r"^mdtui-cal-(\d+)-(\d+)$")
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where the kernel's interfaces are; tests point these at a temporary tree."""
+
+    configfs: Path = Path("/sys/kernel/config")
+    sys_block: Path = Path("/sys/block")
+    proc: Path = Path("/proc")
+
+    @property
+    def nullb(self) -> Path:
+        return self.configfs / "nullb"
+
+
+# --- the kernel's boot benchmark of its parity routines ----------------------------------------------
+
+# lib/raid6/algos.c prints MiB/s ("raid6: using algorithm avx2x4 gen() 17190 MB/s", or one line per
+# candidate "raid6: avx2x4   gen() 17190 MB/s" on older kernels); crypto/xor.c prints its speed in
+# units of 1000 KiB/s ("xor: using function: avx (24000 MB/sec)", older kernels "   avx : 24000.000 MB/sec").
+_RAID6_USING = re.compile(r"raid6: using algorithm \S+ gen\(\)\s+(\d+) MB/s")
+_RAID6_GEN = re.compile(r"raid6: \S+\s+gen\(\)\s+(\d+) MB/s")
+_XOR_USING = re.compile(r"xor: using function: \S+ \((\d+(?:\.\d+)?) MB/sec\)")
+_XOR_OLD = re.compile(r"^\s*\S+\s*:\s*(\d+(?:\.\d+)?) MB/sec", re.MULTILINE)
+_XOR_OLD_BEST = re.compile(r"xor: using function: (\S+)")
+
+
+def parity_speeds(log: str) -> tuple[float | None, float | None]:
+    """(xor bytes/s for raid4/5, raid6 gen() bytes/s) from the kernel's log; None for what it does not say."""
+    xor: float | None = None
+    if (match := _XOR_USING.search(log)) is not None:
+        xor = float(match.group(1)) * 1000 * KIB
+    else:
+        speeds = [float(m.group(1)) for m in _XOR_OLD.finditer(log)]
+        if speeds and _XOR_OLD_BEST.search(log):
+            xor = max(speeds) * 1000 * KIB
+    raid6: float | None = None
+    if (match := _RAID6_USING.search(log)) is not None:
+        raid6 = float(match.group(1)) * MIB
+    else:
+        gens = [float(m.group(1)) for m in _RAID6_GEN.finditer(log)]
+        raid6 = max(gens) * MIB if gens else None
+    # A routine the kernel timed at 0 says nothing about its speed: not measured, not 0.
+    return (xor or None, raid6 or None)
+
+
+def kernel_log(paths: Paths = Paths()) -> str:
+    """The kernel's log from /dev/kmsg (non-blocking: its records so far), else `dmesg`; '' when neither reads."""
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        records: list[str] = []
+        try:
+            while True:
+                try:
+                    record = os.read(fd, 8192)
+                except BlockingIOError:
+                    break
+                except OSError as exc:
+                    if exc.errno == errno.EPIPE:  # overwritten while reading: go on with the next
+                        continue
+                    break
+                if not record:
+                    break
+                # "6,123,456789,-;raid6: ..." : the text follows the first ';'.
+                records.append(record.decode(errors="replace").split(";", 1)[-1])
+        finally:
+            os.close(fd)
+        if records:
+            return "".join(records)
+    try:
+        result = run_command(["dmesg"], timeout_s=10)
+    except MdtuiError:
+        return ""
+    return result.stdout if result.ok else ""
+
+
+# --- the plan ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    key: str  # "raid5 seq write", ...
+    spec: JobSpec
+
+
+@dataclass
+class CalibrationPlan:
+    pid: int
+    names: tuple[str, ...]  # configfs directories
+    md_device: str
+    load_module: bool
+    member_mib: int = MEMBER_MIB
+    leftovers: tuple[str, ...] = ()
+    runtime_s: int = RUNTIME_S
+
+    def create_argv(self, level: str, members: list[str]) -> list[str]:
+        argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
+        if level != "raid0":  # mdadm refuses a bitmap option for raid0, which has no resync to skip either
+            argv += ["--assume-clean", "--bitmap=none"]
+        argv += [f"--level={level}", f"--raid-devices={len(members)}", f"--chunk={CHUNK_KIB}", *members]
+        return argv
+
+    def lines(self) -> list[str]:
+        members = [f"/dev/{name}" for name in self.names]
+        lines = ["mdtui calibrate: md's own ceilings over RAM-backed null_blk members (no disk is touched)", ""]
+        if self.leftovers:
+            lines.append(f"remove what a killed calibration left: {', '.join(self.leftovers)}")
+        if self.load_module:
+            lines.append("modprobe null_blk nr_devices=0")
+        for name in self.names:
+            lines.append(
+                f"mkdir {PREFIX}… /sys/kernel/config/nullb/{name}: memory_backed=1 blocksize=4096 "
+                f"size={self.member_mib} (MiB) power=1"
+            )
+        for level in ("raid0", "raid5", "raid6"):
+            lines.append(" ".join(self.create_argv(level, members)))
+            for measurement in measurements(self.md_device, members[0], level, self.runtime_s):
+                lines.append(f"  {measurement.key}: {' '.join(fio_argv(measurement.spec))}")
+            lines.append(f"mdadm --stop {self.md_device}")
+        lines.append(f"power=0 and rmdir each /sys/kernel/config/nullb/{PREFIX}{self.pid}-N")
+        lines.append(f"needs up to {MEMBERS * self.member_mib} MiB of RAM while it runs; {self.runtime_s} s a fio run")
+        return lines
+
+
+def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
+    if level == "raid0":
+        return [
+            Measurement("member Q1 read", _q1(first_member, "cal-member-q1", runtime_s)),
+            Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1", runtime_s)),
+        ]
+    return [
+        # The predictions' own jobs: SEQ1MQ8T8 (each job its own region, run.jobs) and RND4KQ32T8.
+        Measurement(
+            f"{level} seq write",
+            JobSpec(f"cal-{level}-seq", md_device, MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=runtime_s),
+        ),
+        Measurement(
+            f"{level} random write",
+            JobSpec(
+                f"cal-{level}-rand", md_device, 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=runtime_s
+            ),
+        ),
+    ]
+
+
+def _q1(target: str, name: str, runtime_s: int) -> JobSpec:
+    return JobSpec(name, target, 4 * KIB, rw=RwMode.RANDREAD, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def leftover_names(paths: Paths, own_pid: int) -> list[str]:
+    """configfs directories a killed calibration left: our prefix, and its pid no longer running."""
+    try:
+        entries = sorted(os.listdir(paths.nullb))
+    except OSError:
+        return []
+    found = []
+    for name in entries:
+        match = _OURS.match(name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        if pid != own_pid and not _pid_alive(pid):
+            found.append(name)
+    return found
+
+
+def free_md(paths: Paths) -> str:
+    """/dev/mdN for the highest N below 127 no array or device uses (mdadm hands out 127 and down itself)."""
+    for number in range(126, 0, -1):
+        name = f"md{number}"
+        if not (paths.sys_block / name).exists() and not os.path.lexists(f"/dev/{name}"):
+            return f"/dev/{name}"
+    raise MdtuiError("no free /dev/mdN for the calibration arrays")
+
+
+def plan_calibration(
+    paths: Paths = Paths(), pid: int | None = None, member_mib: int = MEMBER_MIB, runtime_s: int = RUNTIME_S
+) -> CalibrationPlan:
+    """What `mdtui calibrate` will do; MdtuiError (one line) when it cannot run here."""
+    pid = os.getpid() if pid is None else pid
+    module_loaded = (paths.sys_block.parent / "module" / "null_blk").exists()
+    if not module_loaded and not _module_available():
+        raise MdtuiError("null_blk is not available (no null_blk module for this kernel): calibrate needs it")
+    # configfs may itself be a module null_blk pulls in: without null_blk loaded it is checked after modprobe.
+    if module_loaded:
+        _require_configfs(paths)
+    names = tuple(f"{PREFIX}{pid}-{i}" for i in range(MEMBERS))
+    leftovers = tuple(leftover_names(paths, pid))
+    return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, leftovers, runtime_s)
+
+
+def _require_configfs(paths: Paths) -> None:
+    if not _configfs_mounted(paths) or not paths.nullb.is_dir():
+        raise MdtuiError(
+            f"configfs is not mounted at {paths.configfs} (mount -t configfs none {paths.configfs}): calibrate needs it"
+        )
+
+
+def _configfs_mounted(paths: Paths) -> bool:
+    try:
+        mounts = (paths.proc / "self" / "mounts").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(
+        len(fields) > 2 and fields[2] == "configfs" and fields[1] == str(paths.configfs)
+        for fields in (line.split() for line in mounts.splitlines())
+    )
+
+
+def _module_available() -> bool:
+    try:
+        result = run_command(["modprobe", "-n", "null_blk"], timeout_s=20)
+    except MdtuiError:
+        return False
+    return result.ok
+
+
+# --- running it --------------------------------------------------------------------------------------
+
+
+class Interrupted(MdtuiError):
+    pass
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(value)
+
+
+def _device_of(paths: Paths, name: str) -> str | None:
+    """The block device of one of our configfs directories; None when it is not powered.
+
+    Kernels since 5.19 name the disk after the directory (/dev/mdtui-cal-…, "null_blk: disk x created" on
+    the lab's 6.1); older ones nullbN after its index.
+    """
+    try:
+        power = (paths.nullb / name / "power").read_text().strip()
+        index = int((paths.nullb / name / "index").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if power != "1":
+        return None
+    return f"/dev/{name}" if (paths.sys_block / name).exists() else f"/dev/nullb{index}"
+
+
+def _arrays_over(paths: Paths, device: str) -> list[str]:
+    kernel = device.rsplit("/", 1)[-1]
+    try:
+        return sorted(
+            e
+            for e in os.listdir(paths.sys_block)
+            if e.startswith("md") and (paths.sys_block / e / "slaves" / kernel).exists()
+        )
+    except OSError:
+        return []
+
+
+def remove_devices(paths: Paths, names: list[str] | tuple[str, ...], report: Callable[[str], None]) -> list[str]:
+    """Stop the md arrays built only of these devices of ours, then power them off and remove them.
+
+    An array with any member that is not one of ``names`` is someone else's and is left alone (and so is
+    that device of ours it holds: configfs refuses to power off a device in use). The problems, as lines.
+    """
+    devices = {name: _device_of(paths, name) for name in names}
+    kernels = {d.rsplit("/", 1)[-1] for d in devices.values() if d}
+    problems = []
+    arrays = sorted({a for d in devices.values() if d for a in _arrays_over(paths, d)})
+    for array in arrays:
+        try:
+            members = set(os.listdir(paths.sys_block / array / "slaves"))
+        except OSError:
+            continue
+        if not members <= kernels:
+            problems.append(f"/dev/{array} holds devices that are not ours; left running")
+            continue
+        result = run_command(["mdadm", "--stop", f"/dev/{array}"], timeout_s=60)
+        report(f"mdadm --stop /dev/{array}")
+        if not result.ok:
+            problems.append(f"mdadm --stop /dev/{array} failed: {result.stderr.strip()[:200]}")
+    for name in names:
+        directory = paths.nullb / name
+        if not directory.is_dir():
+            continue
+        try:
+            if (directory / "power").read_text().strip() == "1":
+                _write(directory / "power", "0")
+            os.rmdir(directory)
+            report(f"rmdir {directory}")
+        except OSError as exc:
+            problems.append(f"cannot remove {directory}: {exc.strerror or exc}")
+    return problems
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) end the run like Ctrl-C, so the teardown in the finally below still runs."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(f"calibration stopped by signal {signal.Signals(signum).name}; what it made is removed")
+
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: the caller's own handling stays
+        pass
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+@dataclass
+class CalibrationRun:
+    figures: dict[str, float | None] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+
+def _fio(spec: JobSpec) -> dict[str, Any]:
+    argv = fio_argv(spec)
+    result = run_command(argv, timeout_s=spec.runtime_s + 60 if spec.runtime_s else 120)
+    documents = fio_documents(result.stdout)
+    if not result.ok or not documents:
+        raise MdtuiError(f"fio failed on {spec.target}: {(result.stderr or 'no JSON output').strip()[:200]}")
+    jobs = documents[-1].get("jobs")
+    if not isinstance(jobs, list) or not jobs or not isinstance(jobs[0], dict):
+        raise MdtuiError(f"fio gave no job figures for {spec.target}")
+    return jobs[0]
+
+
+def _number(job: dict[str, Any], direction: str, *keys: str) -> float | None:
+    value: Any = job.get(direction)
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)
+
+
+def layer_latency(member_s: float | None, array_s: float | None) -> float | None:
+    """What md adds to a Q1 read: the array's latency less one member's; never negative, None if unknown."""
+    if member_s is None or array_s is None:
+        return None
+    return max(0.0, array_s - member_s)
+
+
+def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str], None] = print) -> Calibration:
+    run = CalibrationRun()
+    with _stop_on_signals():
+        if plan.leftovers:
+            for problem in remove_devices(paths, plan.leftovers, report):
+                report(f"warning: {problem}")
+        if plan.load_module:
+            run_command(["modprobe", "null_blk", "nr_devices=0"], timeout_s=60, check=True)
+            report("modprobe null_blk nr_devices=0")
+            _require_configfs(paths)
+        try:
+            try:
+                members = _make_devices(plan, paths, report)
+            except OSError as exc:
+                raise MdtuiError(f"cannot make a null_blk device: {exc.strerror or exc}") from None
+            for level in ("raid0", "raid5", "raid6"):
+                run_command(plan.create_argv(level, members), timeout_s=120, check=True)
+                report(f"created {plan.md_device} ({level} over {', '.join(members)})")
+                try:
+                    for measurement in measurements(plan.md_device, members[0], level, plan.runtime_s):
+                        job = _fio(measurement.spec)
+                        if measurement.spec.rw is RwMode.RANDREAD:
+                            ns = _number(job, "read", "lat_ns", "mean")
+                            run.figures[measurement.key] = None if ns is None else ns * 1e-9
+                        elif measurement.spec.rw is RwMode.RANDWRITE:
+                            run.figures[measurement.key] = _number(job, "write", "iops")
+                        else:
+                            run.figures[measurement.key] = _number(job, "write", "bw_bytes")
+                        report(f"  {measurement.key}: {run.figures[measurement.key]}")
+                finally:
+                    run_command(["mdadm", "--stop", plan.md_device], timeout_s=60)
+                    _settle()
+        except KeyboardInterrupt:
+            raise Interrupted("calibration interrupted; what it made is removed") from None
+        finally:
+            problems = remove_devices(paths, plan.names, report)
+            if problems:
+                report("warning: " + "; ".join(problems))
+    xor, raid6 = parity_speeds(kernel_log(paths))
+    mdadm = run_command(["mdadm", "--version"], timeout_s=10)
+    version = (mdadm.stderr or mdadm.stdout).strip().splitlines()
+    host: HostId = this_host(version[0][:200] if version else None)
+    levels = {
+        "raid5": LevelCeilings(run.figures.get("raid5 seq write"), run.figures.get("raid5 random write"), xor),
+        "raid6": LevelCeilings(run.figures.get("raid6 seq write"), run.figures.get("raid6 random write"), raid6),
+    }
+    latency = layer_latency(run.figures.get("member Q1 read"), run.figures.get("raid0 Q1 read"))
+    return Calibration(host, datetime.now(UTC), levels, latency)
+
+
+def _settle() -> None:
+    with contextlib.suppress(MdtuiError):
+        run_command(["udevadm", "settle", "--timeout=10"], timeout_s=20)
+
+
+def _make_devices(plan: CalibrationPlan, paths: Paths, report: Callable[[str], None]) -> list[str]:
+    members = []
+    for name in plan.names:
+        directory = paths.nullb / name
+        os.mkdir(directory, 0o755)  # FileExistsError if it exists: never reuse a directory we did not make
+        _write(directory / "memory_backed", "1")
+        _write(directory / "blocksize", "4096")
+        _write(directory / "size", str(plan.member_mib))
+        _write(directory / "power", "1")
+        device = _device_of(paths, name)
+        if device is None:
+            raise MdtuiError(f"null_blk did not power on {directory}")
+        for _ in range(50):  # udev makes the node
+            if os.path.exists(device):
+                break
+            time.sleep(0.1)
+        report(f"made {device} ({name}, {plan.member_mib} MiB in RAM)")
+        members.append(device)
+    return members
