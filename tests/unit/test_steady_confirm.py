@@ -22,6 +22,8 @@ from mdtui.bench.progress import StepOutcome, steady_note
 from mdtui.model.job import CONFIRM_SUFFIX, JobResult, JobSpec, JobStatus, RwMode, SteadyState
 from mdtui.run.fio import FioProgressTracker, document_stats, parse_fio_output
 from mdtui.run.jobs import READ_STEADY_BW, WRITE_CEILING_S, WRITE_STEADY_BW, Step, fio_argv, parity_cost
+from mdtui.store.describe import describe_run
+from mdtui.store.export import steady_words
 from mdtui.store.fio_import import metrics_from_fio
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 
@@ -92,6 +94,7 @@ def test_a_write_that_falls_after_looking_steady_is_not_steady_and_keeps_the_low
         metrics=metrics_from_fio(final), fio_json=json.dumps(final),
     )  # fmt: skip
     assert run.steady is not None and run.steady.fell and not run.steady.attained
+    assert "NO: fell 7" in describe_run(run) and steady_words(run).startswith("not reached (fell 7")
     spec = JobSpec("w", "/dev/md0", 64 << 10, rw=RwMode.WRITE, runtime_s=24, steady=QUICK)
     result = JobResult(spec, JobStatus.COMPLETE, (), 0, 12.0, total=total, jobs=jobs)
     outcome = StepOutcome(0, Step("64k write", (spec,)), (result,), JobStatus.COMPLETE, 0.0, 12.0)
