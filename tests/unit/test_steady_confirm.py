@@ -18,8 +18,8 @@ import pytest
 
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.steady import rule_unsteady_steps
-from mdtui.bench.progress import StepOutcome, steady_note
-from mdtui.model.job import CONFIRM_SUFFIX, JobResult, JobSpec, JobStatus, RwMode, SteadyState
+from mdtui.bench.progress import StepOutcome, StepProgress, steady_note
+from mdtui.model.job import CONFIRM_SUFFIX, JobResult, JobSpec, JobStatus, Progress, RwMode, SteadyState
 from mdtui.run.fio import FioProgressTracker, document_stats, parse_fio_output
 from mdtui.run.jobs import READ_STEADY_BW, WRITE_CEILING_S, WRITE_STEADY_BW, Step, fio_argv, parity_cost
 from mdtui.store.describe import describe_run
@@ -142,3 +142,15 @@ def test_a_run_stored_before_confirmations_reads_as_before() -> None:
     assert total is not None and total.steady is not None and total.steady.attained
     assert total.steady.fell_percent is None and total.write.bytes_per_s == 2e6
     assert Metrics.from_dict({}).write_bw_bytes_per_s is None
+
+
+def test_a_write_steps_live_line_says_confirming_once_its_second_job_runs() -> None:
+    write = parity_cost("/dev/md0", steady=True)[0]
+    tracker = StepProgress([write], 0)
+    spec = write.jobs[0]
+    judging = tracker.update(spec, Progress(17.0, 0, 17 * MIB, 0.0, MIB, 0.0, 16.0))
+    assert judging is not None and judging.steady_note is not None
+    assert not judging.steady_note.startswith("confirming")
+    confirming = tracker.update(spec, Progress(21.0, 0, 21 * MIB, 0.0, MIB, 0.0, 16.0, confirming_s=3.0))
+    assert confirming is not None and confirming.steady_note is not None
+    assert confirming.steady_note.startswith("confirming steady: 3 s of 10 s"), confirming.steady_note
