@@ -154,3 +154,12 @@ def test_a_write_steps_live_line_says_confirming_once_its_second_job_runs() -> N
     confirming = tracker.update(spec, Progress(21.0, 0, 21 * MIB, 0.0, MIB, 0.0, 16.0, confirming_s=3.0))
     assert confirming is not None and confirming.steady_note is not None
     assert confirming.steady_note.startswith("confirming steady: 3 s of 10 s"), confirming.steady_note
+
+
+def test_a_remote_hosts_job_file_keeps_the_confirmation_a_job_of_its_own() -> None:
+    from mdtui.fleet.client import job_file
+
+    text = job_file(parity_cost("/dev/md0", steady=True)[0].jobs[0])
+    first, second = text.split(f"[parity-write{CONFIRM_SUFFIX}]\n")
+    assert first.startswith("[parity-write]\n") and "runtime=90\n" in first and "stonewall" not in first
+    assert second.startswith("stonewall\n") and "runtime=30\n" in second and "steadystate_ramp_time=0\n" in second
