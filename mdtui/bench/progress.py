@@ -62,16 +62,26 @@ def window_movement(steady: SteadyState, values: Sequence[float]) -> float | Non
     return 100 * slope / mean
 
 
-def steady_note(steady: SteadyState, elapsed_s: float, ceiling_s: float, values: Sequence[float]) -> str:
+def steady_note(
+    steady: SteadyState, elapsed_s: float, ceiling_s: float, values: Sequence[float], confirming_s: float | None = None
+) -> str:
     """What a step that ends once steady shows in place of a countdown to a fixed end.
 
     ``values`` are the step's figures (fio's metric: bytes/s or IOPS) once a second after its ramp. Before a
     whole window fio cannot judge: the earliest end is ramp + window. Then the same test fio applies says
     whether the last window would pass now (fio ends the step at its next check, about a second later) or by
-    how much it still moves.
+    how much it still moves. A write step fio has called steady then runs on to confirm it
+    (``confirming_s`` into that), judged again over a window of its own.
     """
     ceiling = f"ceiling {ceiling_s:.0f} s"
-    if elapsed_s < steady.floor_s:
+    if confirming_s is not None:
+        if confirming_s < steady.window_s:
+            return f"confirming steady: {confirming_s:.0f} s of {steady.window_s} s, {ceiling}"
+        movement = window_movement(steady, values)
+        how = "slope" if steady.kind == "slope" else "deviation"
+        moved = "" if movement is None else f": last {steady.window_s} s {how} {movement:+.1f}%"
+        return f"confirming steady{moved}, {ceiling}, {max(0.0, ceiling_s - elapsed_s):.0f} s left"
+    if elapsed_s < steady.ramp_s + steady.window_s:
         return f"steady in ~{math.ceil(steady.floor_s - elapsed_s)} s if it holds, {ceiling}"
     movement = window_movement(steady, values)
     if movement is None:
@@ -146,6 +156,9 @@ class StepOutcome:
         seconds = f" {after:.0f} s" if after is not None else ""
         if all(o.attained for o in outcomes):
             return f", steady after{seconds}"
+        fell = max((o.fell_percent for o in outcomes if o.fell and o.fell_percent is not None), default=None)
+        if fell is not None:
+            return f", NOT steady: fell {fell:.0f}% after looking steady (a write cache running out?)"
         return f", NOT steady at its{seconds} ceiling (still moving: not the sustained figure)"
 
     def target_rates(self) -> dict[str, float]:
@@ -234,7 +247,8 @@ class StepProgress:
             if elapsed > steady.ramp_s:
                 rates = (read_rate + write_rate) if steady.metric == "bw" else sum(p.iops for p in latest)
                 self._figures.append(rates)
-            note = steady_note(steady, elapsed, runtime, self._figures)
+            confirming = max((p.confirming_s for p in latest if p.confirming_s is not None), default=None)
+            note = steady_note(steady, elapsed, runtime, self._figures, confirming)
         return StepUpdate(
             index=self.index,
             count=len(self.steps),

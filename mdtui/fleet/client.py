@@ -55,9 +55,13 @@ def job_file(spec: JobSpec) -> str:
     """The fio job file of ``spec``: fio_argv's job options as `key=value` lines under `[name]`."""
     if spec.tool is not Tool.FIO:
         raise PlanError(f"{spec.name} is a {spec.tool.value} job; only fio jobs run on remote hosts")
-    lines = [f"[{spec.name}]"]
+    lines: list[str] = []
     for arg in fio_argv(spec)[1:]:
-        if arg.startswith("--name=") or arg.startswith(_CLIENT_ONLY):
+        if arg.startswith("--name="):
+            # Each job of the argv its own section: a confirmed write step has two (run.jobs._confirmation).
+            lines.append(f"[{arg.removeprefix('--name=')}]")
+            continue
+        if arg.startswith(_CLIENT_ONLY):
             continue
         key, sep, value = arg.removeprefix("--").partition("=")
         if any(c in value for c in "\n\r[]") or any(c in key for c in "\n\r[]="):

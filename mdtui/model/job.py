@@ -39,6 +39,14 @@ class RwMode(StrEnum):
         return self not in (RwMode.READ, RwMode.RANDREAD)
 
 
+# A write step's confirmation: the fio job that runs on after fio first called the step steady is named like it
+# with this suffix. The step is steady only when the confirmation is steady too and its mean is at most this many
+# percent below the window fio first called steady: repeated runs of one step differ by a percent or two, and a
+# write cache running out takes a drive's figure down by tens of percent.
+CONFIRM_SUFFIX = "-confirm"
+CONFIRM_FALL_PERCENT = 5.0
+
+
 @dataclass(frozen=True)
 class SteadyState:
     """When a time-based fio job may end early: its figure is steady by fio's own criterion (--steadystate).
@@ -54,6 +62,9 @@ class SteadyState:
     limit_percent: float = 2.0
     window_s: int = 5
     ramp_s: int = 2
+    # Once fio calls the job steady, the same job runs on as a second fio job (CONFIRM_SUFFIX) judged by the same
+    # criterion without a ramp; see CONFIRM_FALL_PERCENT.
+    confirm: bool = False
 
     def __post_init__(self) -> None:
         if self.metric not in ("bw", "iops") or self.kind not in ("slope", "deviation"):
@@ -63,8 +74,16 @@ class SteadyState:
 
     @property
     def floor_s(self) -> int:
-        """The shortest a step can be: the ramp, then one whole window."""
-        return self.ramp_s + self.window_s
+        """The shortest a step can be: the ramp, then one whole window (and one more to confirm it)."""
+        return self.ramp_s + self.window_s + (self.window_s if self.confirm else 0)
+
+    def confirm_s(self, runtime_s: int) -> int:
+        """The confirmation's share of a step's ceiling ``runtime_s``: a quarter of it, one window at least.
+
+        More than one window so that a figure that fell during it can settle again and be judged on what it
+        fell to; the first part's ceiling is the rest, so the step never runs past ``runtime_s``.
+        """
+        return max(self.window_s, runtime_s // 4) if self.confirm else 0
 
     @property
     def fio_criterion(self) -> str:
@@ -86,6 +105,14 @@ class SteadyOutcome:
     criterion: str  # fio's own spelling, "bw_slope:2.000000%"
     measured: str  # what the window showed at the end, "-0.698066%"
     after_s: float | None  # the job's runtime when it ended (the ceiling when not attained)
+    # How far the confirmation's figure fell below the window fio had called steady, in percent (negative: it
+    # rose); None without a confirmation or where fio never called the first part steady.
+    fell_percent: float | None = None
+
+    @property
+    def fell(self) -> bool:
+        """Looked steady, then fell by more than CONFIRM_FALL_PERCENT: a write cache running out, most likely."""
+        return self.fell_percent is not None and self.fell_percent > CONFIRM_FALL_PERCENT
 
 
 @dataclass(frozen=True)
@@ -134,7 +161,9 @@ class JobSpec:
         if self.steady is not None:
             if self.tool is not Tool.FIO or self.runtime_s is None:
                 raise PlanError(f"job {self.name}: only a time-based fio job can end on steady state")
-            if self.runtime_s < self.steady.floor_s:
+            if self.runtime_s < self.steady.floor_s or (
+                self.runtime_s - self.steady.confirm_s(self.runtime_s) < self.steady.ramp_s + self.steady.window_s
+            ):
                 raise PlanError(
                     f"job {self.name}: a runtime of {self.runtime_s} s is shorter than the steady-state ramp and "
                     f"window ({self.steady.floor_s} s)"
@@ -189,6 +218,7 @@ class Progress(SummedRates):
     write_bytes_per_s: float
     read_iops: float
     write_iops: float
+    confirming_s: float | None = None  # seconds into a write step's confirmation (SteadyState.confirm), once begun
 
 
 @dataclass(frozen=True)

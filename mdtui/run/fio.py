@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
-from mdtui.store.fio_read import job_direction, number, read_direction, steady_outcome
+from mdtui.store.fio_read import fold_confirmations, job_direction, number, read_direction, steady_outcome
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -163,7 +163,7 @@ def _dict(value: Any) -> Mapping[str, Any]:
 def _jobs(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The document's job entries; a "jobs" that is not a list of objects (not fio's shape) has none."""
     jobs = document.get("jobs")
-    return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+    return fold_confirmations([job for job in jobs if isinstance(job, dict)]) if isinstance(jobs, list) else []
 
 
 def _direction_runtime_s(job: Mapping[str, Any]) -> float:
@@ -194,6 +194,12 @@ def _totals(document: Mapping[str, Any]) -> tuple[int, int, int, int]:
     return read_bytes, write_bytes, read_ios, write_ios
 
 
+def _confirm_runtime_s(job: Mapping[str, Any]) -> float:
+    """Seconds a folded job's confirmation (fold_confirmations) has run; 0 before it begins or without one."""
+    confirm = job.get("confirm")
+    return _number(confirm.get("runtime_ms")) / 1000 if isinstance(confirm, dict) else 0.0
+
+
 class FioProgressTracker:
     """Turns consecutive cumulative documents into Progress with per-interval rates."""
 
@@ -202,6 +208,7 @@ class FioProgressTracker:
 
     def update(self, document: Mapping[str, Any]) -> Progress:
         elapsed = document_elapsed_s(document)
+        confirming = max((_confirm_runtime_s(job) for job in _jobs(document)), default=0.0)
         read_bytes, write_bytes, read_ios, write_ios = _totals(document)
         prev_elapsed, prev_rb, prev_wb, prev_ri, prev_wi = self._previous
         interval = elapsed - prev_elapsed
@@ -209,7 +216,7 @@ class FioProgressTracker:
         if interval <= 0:
             # Two documents for the same instant (the final one right after a status one): nothing
             # new happened, so report no rate rather than divide by zero.
-            return Progress(elapsed, read_bytes, write_bytes, 0.0, 0.0, 0.0, 0.0)
+            return Progress(elapsed, read_bytes, write_bytes, 0.0, 0.0, 0.0, 0.0, confirming or None)
         return Progress(
             elapsed_s=elapsed,
             read_bytes=read_bytes,
@@ -218,6 +225,7 @@ class FioProgressTracker:
             write_bytes_per_s=(write_bytes - prev_wb) / interval,
             read_iops=(read_ios - prev_ri) / interval,
             write_iops=(write_ios - prev_wi) / interval,
+            confirming_s=confirming or None,
         )
 
 
@@ -291,6 +299,7 @@ def total_stats(jobs: Iterable[JobStats], name: str = "total") -> JobStats | Non
             criterion=steadies[0].criterion,
             measured="; ".join(o.measured for o in steadies),
             after_s=max((o.after_s for o in steadies if o.after_s is not None), default=None),
+            fell_percent=max((o.fell_percent for o in steadies if o.fell_percent is not None), default=None),
         )
         if steadies
         else None

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mdtui.errors import PlanError
-from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, SteadyState, Tool
+from mdtui.model.job import CONFIRM_SUFFIX, GIB, KIB, MIB, IoEngine, JobSpec, RwMode, SteadyState, Tool
 
 # A quick first look must finish in under a minute whatever the preset; steps share this budget.
 QUICK_BUDGET_S = 45
@@ -82,7 +82,8 @@ def fio_argv(spec: JobSpec) -> list[str]:
     if spec.offset_bytes:
         argv.append(f"--offset={spec.offset_bytes}")
     if spec.runtime_s is not None:
-        argv += ["--time_based", f"--runtime={spec.runtime_s}"]
+        confirm_s = spec.steady.confirm_s(spec.runtime_s) if spec.steady is not None else 0
+        argv += ["--time_based", f"--runtime={spec.runtime_s - confirm_s}"]
         argv += _own_regions(spec)
     else:
         argv.append(f"--size={_size_arg(spec.size_bytes or 0)}")
@@ -98,8 +99,32 @@ def fio_argv(spec: JobSpec) -> list[str]:
         argv.append("--readonly")
     # Threads, not processes: fio's job processes leave the process group (setsid), so a cancel that
     # had to kill fio would orphan them still doing I/O; as threads they die with it.
-    argv += ["--thread", "--group_reporting", "--output-format=json", f"--status-interval={spec.status_interval_s}"]
+    argv += ["--thread", "--group_reporting"]
+    argv += _confirmation(spec, argv)
+    argv += ["--output-format=json", f"--status-interval={spec.status_interval_s}"]
     return argv
+
+
+def _confirmation(spec: JobSpec, job: list[str]) -> list[str]:
+    """A confirmed steady step's second fio job: ``job``'s options again, run once the first has ended.
+
+    The first job runs until steady, at most the runtime less the confirmation's share (SteadyState.confirm_s),
+    so the step never runs past its ceiling. The second stands behind ``--stonewall``: it starts when the
+    first ends, in the same fio process and JSON document, and is reported apart (group_reporting groups per
+    stonewall group; checked with fio 3.33). It is judged by the same criterion without a ramp: the I/O has
+    been running all along. mdtui.store.fio_read.fold_confirmations reads the two as one step.
+    """
+    steady = spec.steady
+    if steady is None or spec.runtime_s is None or not (confirm_s := steady.confirm_s(spec.runtime_s)):
+        return []
+    options = [arg for arg in job[1:] if not arg.startswith(("--name=", "--runtime=", "--steadystate_ramp_time="))]
+    return [
+        f"--name={spec.name}{CONFIRM_SUFFIX}",
+        "--stonewall",
+        *options,
+        f"--runtime={confirm_s}",
+        "--steadystate_ramp_time=0",
+    ]
 
 
 def dd_argv(spec: JobSpec) -> list[str]:
@@ -160,8 +185,10 @@ def _quick_runtime(step_count: int) -> int:
 # figure twice the sustained one for tens of seconds, and only a window that long sees it still falling.
 READ_STEADY_BW = SteadyState("bw", "slope", 2.0, window_s=5, ramp_s=2)
 READ_STEADY_IOPS = SteadyState("iops", "slope", 2.0, window_s=5, ramp_s=2)
-WRITE_STEADY_BW = SteadyState("bw", "slope", 1.0, window_s=10, ramp_s=5)
-WRITE_STEADY_IOPS = SteadyState("iops", "slope", 1.0, window_s=10, ramp_s=5)
+# A write step is also confirmed (SteadyState.confirm): a cache burst longer than ramp + window is flat while
+# fio judges it, so fio alone calls the burst steady.
+WRITE_STEADY_BW = SteadyState("bw", "slope", 1.0, window_s=10, ramp_s=5, confirm=True)
+WRITE_STEADY_IOPS = SteadyState("iops", "slope", 1.0, window_s=10, ramp_s=5, confirm=True)
 WRITE_CEILING_S = 120
 
 

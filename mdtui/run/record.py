@@ -169,6 +169,8 @@ def job_params(spec: JobSpec) -> dict[str, Any]:
         params["steady"] = spec.steady.fio_criterion
         params["steady_window"] = spec.steady.window_s
         params["steady_ramp"] = spec.steady.ramp_s
+        if spec.runtime_s is not None and (confirm_s := spec.steady.confirm_s(spec.runtime_s)):
+            params["steady_confirm"] = confirm_s  # at most, of the ceiling: see run.jobs._confirmation
     return params
 
 

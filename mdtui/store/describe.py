@@ -83,6 +83,11 @@ def steady_text(run: RunRecord) -> str:
     after = f"{outcome.after_s:.0f} s" if outcome.after_s is not None else "an unknown time"
     if outcome.attained:
         return f"yes, after {after} ({outcome.criterion})"
+    if outcome.fell:
+        return (
+            f"NO: fell {outcome.fell_percent:.0f}% after looking steady (a write cache running out?); the figure "
+            f"is the one after the fall ({after}, {outcome.criterion})"
+        )
     return (
         f"NO: still moving when it reached its {after} ceiling ({outcome.criterion}; the last window: "
         f"{outcome.measured}); the figure is not the sustained one"

@@ -85,6 +85,8 @@ def steady_words(run: RunRecord) -> str:
     if state is Steadiness.REACHED:
         return f"reached after {after}" if after else "reached"
     if state is Steadiness.NOT_REACHED:
+        if outcome is not None and outcome.fell:
+            return f"not reached (fell {outcome.fell_percent:.0f}% after looking steady)"
         return f"not reached ({after} ceiling)" if after else "not reached"
     return "not judged (fixed time)"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
-from mdtui.store.fio_read import PERCENTILES, fio_documents, job_direction, number, read_direction
+from mdtui.store.fio_read import PERCENTILES, fio_documents, fold_confirmations, job_direction, number, read_direction
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import read_bounded_text
 
@@ -55,7 +55,12 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _jobs(document: dict[str, Any]) -> list[dict[str, Any]]:
     jobs = document.get("jobs")
-    return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+    # A confirmed write step's two fio jobs are one figure (fold_confirmations).
+    return (
+        [dict(job) for job in fold_confirmations([j for j in jobs if isinstance(j, dict)])]
+        if isinstance(jobs, list)
+        else []
+    )
 
 
 def _client_entries(document: dict[str, Any]) -> list[dict[str, Any]]:

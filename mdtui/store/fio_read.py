@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdtui.ascii_numbers import FLOAT_MAX
-from mdtui.model.job import SteadyOutcome
+from mdtui.model.job import CONFIRM_FALL_PERCENT, CONFIRM_SUFFIX, SteadyOutcome
 
 # Each document fio prints starts with "{" in column 0; nested objects are indented.
 _DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
@@ -227,6 +227,86 @@ def job_direction(job: Mapping[str, Any], name: str) -> DirectionFigures:
     return dataclasses.replace(figures, bytes_per_s=window_bw, iops=window_iops)
 
 
+def fold_confirmations(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Job entries with each confirmed write step (a job followed by its ``<name>-confirm``, see
+    mdtui.run.jobs) read as one entry, as every other reading of fio's jobs then takes it.
+
+    The folded entry's figures are the confirmation's, never the first part's: the confirmation's steady
+    window where it reached steady state, else its own mean. Volumes and runtimes are both parts' sums. Its
+    ``steadystate`` is reached only when the confirmation reached it and, where fio had called the first part
+    steady, the confirmation fell at most CONFIRM_FALL_PERCENT below that window; ``confirm`` says by how much.
+    """
+    folded: list[Mapping[str, Any]] = []
+    for job in jobs:
+        name = job.get("jobname")
+        previous = folded[-1] if folded else None
+        if (
+            isinstance(name, str)
+            and name.endswith(CONFIRM_SUFFIX)
+            and previous is not None
+            and previous.get("jobname") == name[: -len(CONFIRM_SUFFIX)]
+            and "confirm" not in previous
+        ):
+            folded[-1] = _folded(previous, job)
+        else:
+            folded.append(job)
+    return folded
+
+
+def _window_means(section: Any) -> tuple[float, float] | None:
+    """(bytes/s, IOPS) of a steadystate section's window, when fio reached steady state and gave both."""
+    if not isinstance(section, Mapping) or section.get("attained") not in (1, True):
+        return None
+    data = _dict(section.get("data"))
+    bw, iops = number(data.get("bw_mean")), number(data.get("iops_mean"))
+    return (bw, iops) if bw is not None and bw > 0 and iops is not None and iops > 0 else None
+
+
+def _folded(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    second_ss = _dict(second.get("steadystate"))
+    started = any(read_direction(second.get(d)).used for d in ("read", "write"))
+    if not started:  # a status report from before the confirmation began
+        return {**first, "confirm": {"runtime_ms": 0}}
+    first_ss = _dict(first.get("steadystate"))
+    later = _window_means(second_ss)
+    job: dict[str, Any] = {**second, "jobname": first.get("jobname")}
+    for name in ("read", "write", "trim"):
+        a, b = _dict(first.get(name)), _dict(second.get(name))
+        if not b:
+            continue
+        section = dict(b)
+        for key in ("io_bytes", "io_kbytes", "total_ios", "runtime"):
+            if number(a.get(key)) is not None and number(b.get(key)) is not None:
+                section[key] = a[key] + b[key]
+        if later is not None and read_direction(b).used:
+            section["bw_bytes"], section["iops"] = later
+            section["bw"] = later[0] / 1024
+        job[name] = section
+    metric = 1 if str(first_ss.get("ss", "")).startswith("iops") else 0
+    looked = _window_means(first_ss)
+    confirmed = later if later is not None else _mean_rates(second)
+    fell = None
+    if looked is not None and confirmed is not None and looked[metric] > 0:
+        fell = (1 - confirmed[metric] / looked[metric]) * 100
+    attained = later is not None and not (fell is not None and fell > CONFIRM_FALL_PERCENT)
+    job["steadystate"] = {
+        "ss": first_ss.get("ss", second_ss.get("ss")),
+        "attained": int(attained),
+        "criterion": second_ss.get("criterion", ""),
+    }
+    runtime_ms = max(_runtime_ms(second.get(d)) for d in ("read", "write"))
+    job["confirm"] = {"runtime_ms": runtime_ms, "fell_percent": fell}
+    return job
+
+
+def _mean_rates(job: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(bytes/s, IOPS) of a job's one used direction, by fio's own mean."""
+    used = [f for d in ("read", "write") if (f := read_direction(job.get(d))).used]
+    if len(used) != 1 or used[0].bytes_per_s is None or used[0].iops is None:
+        return None
+    return used[0].bytes_per_s, used[0].iops
+
+
 def steady_outcome(job: Mapping[str, Any]) -> SteadyOutcome | None:
     """fio's ``steadystate`` section of a job: None when the job had no criterion (or the section is damaged)."""
     section = job.get("steadystate")
@@ -242,6 +322,7 @@ def steady_outcome(job: Mapping[str, Any]) -> SteadyOutcome | None:
         criterion=section["ss"],
         measured=str(section.get("criterion", "")),
         after_s=runtime_ms / 1000 if runtime_ms > 0 else None,
+        fell_percent=number(_dict(job.get("confirm")).get("fell_percent")),
     )
 
 
@@ -253,9 +334,8 @@ def _runtime_ms(section: Any) -> float:
 def document_steady(document: Mapping[str, Any]) -> SteadyOutcome | None:
     """A whole fio document's steady state: reached only when every job with a criterion reached it."""
     jobs = document.get("jobs")
-    return _combined(
-        [o for job in jobs if isinstance(job, Mapping) and (o := steady_outcome(job))] if isinstance(jobs, list) else []
-    )
+    entries = fold_confirmations([job for job in jobs if isinstance(job, Mapping)]) if isinstance(jobs, list) else []
+    return _combined([o for job in entries if (o := steady_outcome(job))])
 
 
 def text_steady(text: str | None) -> SteadyOutcome | None:
@@ -268,8 +348,11 @@ def text_steady(text: str | None) -> SteadyOutcome | None:
     latest: dict[tuple[object, int], SteadyOutcome] = {}
     for document in fio_documents(text):
         jobs = document.get("jobs")
-        for position, job in enumerate(jobs if isinstance(jobs, list) else []):
-            if isinstance(job, Mapping) and (outcome := steady_outcome(job)) is not None:
+        entries = (
+            fold_confirmations([job for job in jobs if isinstance(job, Mapping)]) if isinstance(jobs, list) else []
+        )
+        for position, job in enumerate(entries):
+            if (outcome := steady_outcome(job)) is not None:
                 latest[(job.get("jobname"), position)] = outcome
     return _combined(list(latest.values()))
 
@@ -282,6 +365,7 @@ def _combined(outcomes: list[SteadyOutcome]) -> SteadyOutcome | None:
         criterion=outcomes[0].criterion,
         measured="; ".join(o.measured for o in outcomes),
         after_s=max((o.after_s for o in outcomes if o.after_s is not None), default=None),
+        fell_percent=max((o.fell_percent for o in outcomes if o.fell_percent is not None), default=None),
     )
 
 

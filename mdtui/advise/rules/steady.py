@@ -3,7 +3,8 @@
 fio judges each step of the steady-state presets (--steadystate); a step still moving at its ceiling stored
 a figure that is not the sustained one. Writes that are still falling are the classic case: a drive's (or a
 controller's) write cache takes them at its own speed until it fills, so the figure overstates what the
-drive sustains. The newest such step per target and direction speaks; steps run for a fixed time were
+drive sustains. So is a write step whose confirmation fell after fio had called it steady (its cache held
+longer than fio's window). The newest such step per target and direction speaks; steps run for a fixed time were
 never judged and say nothing here.
 """
 
@@ -20,6 +21,11 @@ WRITE_WHY = (
     "disk's burst allowance) takes writes at its own speed until it is full; the figure measured while it "
     "fills can be twice the sustained one. fio watched the figure over its window and it was still moving "
     "when the step reached its ceiling, so the stored figure is an upper bound."
+)
+FELL_WHY = (
+    "fio called the step steady after a window whose figure was flat, and the same writes, run on for a "
+    "confirmation, then came in lower. A write cache that holds longer than fio's ramp and window looks flat "
+    "while it lasts: the window saw the cache's speed, the confirmation saw it run out."
 )
 READ_WHY = (
     "A read figure that never settles is usually something else sharing the device (a resync, another "
@@ -74,6 +80,23 @@ def _finding(run: RunRecord, outcome: SteadyOutcome, target: str, writes: bool) 
     ]
     if figure is not None:
         evidence.append(Evidence("stored figure", mbps(figure), "MB/s"))
+    if outcome.fell:
+        evidence.append(Evidence("fell after looking steady", round(outcome.fell_percent or 0.0, 1), "%"))
+        return Finding(
+            id=f"unsteady-write:{target}",
+            severity=Severity.WARNING,
+            title=(
+                f"{target}: writes fell {outcome.fell_percent:.0f}% after looking steady ({run.title} {step}): "
+                "a write cache running out, most likely; the stored figure is the one after the fall"
+            ),
+            evidence=tuple(evidence),
+            why=FELL_WHY,
+            what_to_do=(
+                "Read the stored (later, lower) figure as closer to the drive's sustained speed than the one fio "
+                "first called steady, and still an upper bound if it had not settled again. To measure the "
+                "sustained one, fill the cache first (write the whole target once) and run the step again."
+            ),
+        )
     if writes:
         cache = "the figure is not the sustained one"
         if movement == "falling":
