@@ -48,7 +48,7 @@ def fio_filename(path: str) -> str:
 _SEQUENTIAL = (RwMode.READ, RwMode.WRITE, RwMode.READWRITE)
 
 
-def _own_regions(spec: JobSpec) -> list[str]:
+def _own_regions(spec: JobSpec, target_bytes: int | None) -> list[str]:
     """fio options giving each of a sequential step's jobs its own 1/N of the target.
 
     Without them every job of ``--numjobs=N`` starts at offset 0 (checked with fio 3.33, --debug=io), so N
@@ -57,15 +57,24 @@ def _own_regions(spec: JobSpec) -> list[str]:
     N - 1 readers from it. N streams over N regions is what N sequential writers or readers do. fio takes
     both as a whole percentage of the target; more than 100 jobs keep fio's default. A time-based job
     only: a size-based job moves the bytes per job it was given, wherever its user put them.
+
+    ``target_bytes`` is the target's size when the caller knows it (the local runner, just before it runs
+    fio): a region smaller than one block is refused by fio ("blocksize is larger than data set range"),
+    so a target too small to split keeps fio's default. Unknown (a plan shown before the run, a remote
+    host's job file), the regions are written as they would be on a target large enough.
     """
     if spec.numjobs < 2 or spec.rw not in _SEQUENTIAL or spec.offset_bytes or spec.numjobs > 100:
         return []
     share = 100 // spec.numjobs
+    if target_bytes is not None and target_bytes * share // 100 < spec.block_size_bytes:
+        return []
     return [f"--size={share}%", f"--offset_increment={share}%"]
 
 
-def fio_argv(spec: JobSpec) -> list[str]:
-    """The fio command line for ``spec``: argv only, JSON on stdout with one document per interval."""
+def fio_argv(spec: JobSpec, *, target_bytes: int | None = None) -> list[str]:
+    """The fio command line for ``spec``: argv only, JSON on stdout with one document per interval.
+
+    ``target_bytes``: the target's size if known (see _own_regions)."""
     if spec.tool is not Tool.FIO:
         raise PlanError(f"job {spec.name} is a {spec.tool} job, not a fio job")
     argv = [
@@ -84,7 +93,7 @@ def fio_argv(spec: JobSpec) -> list[str]:
     if spec.runtime_s is not None:
         confirm_s = spec.steady.confirm_s(spec.runtime_s) if spec.steady is not None else 0
         argv += ["--time_based", f"--runtime={spec.runtime_s - confirm_s}"]
-        argv += _own_regions(spec)
+        argv += _own_regions(spec, target_bytes)
     else:
         argv.append(f"--size={_size_arg(spec.size_bytes or 0)}")
     if spec.steady is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +21,27 @@ from mdtui.run.process import INTERRUPT_GRACE_S, TERMINATE_GRACE_S, ProcessRun, 
 STALL_INTERVALS = 30
 
 ProgressCallback = Callable[[Progress], None]
+
+
+def target_size(path: str) -> int | None:
+    """A fio target's size in bytes: a regular file's length, a block device's from sysfs; None if not known.
+
+    Nothing is opened: a block device's size is read from /sys/dev/block/MAJ:MIN/size (512-byte sectors).
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        return info.st_size
+    if not stat.S_ISBLK(info.st_mode):
+        return None
+    sysfs = f"/sys/dev/block/{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}/size"
+    try:
+        with open(sysfs, encoding="ascii") as handle:
+            return int(handle.read().strip()) * 512
+    except (OSError, ValueError):
+        return None
 
 
 def default_timeout_s(spec: JobSpec) -> float | None:
@@ -147,7 +170,7 @@ async def run_fio(
 
     timeout_s = default_timeout_s(spec) if timeout_s is None else timeout_s
     limits = _Limits(cancel, timeout_s, stall_timeout_s, interrupt_grace_s, terminate_grace_s)
-    run = await _run_tool(spec, fio_argv(spec), "stdout", feed, limits)
+    run = await _run_tool(spec, fio_argv(spec, target_bytes=target_size(spec.target)), "stdout", feed, limits)
     output = fio_parse.parse_fio_output(run.stdout.decode("utf-8", "replace"))
     stderr = run.stderr_text
     final = output.final

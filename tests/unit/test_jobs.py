@@ -270,3 +270,18 @@ def test_a_multi_job_sequential_step_gives_each_job_its_own_region(tmp_path: Pat
     for shape in ({"rw": RwMode.RANDWRITE, "numjobs": 4}, {"rw": RwMode.WRITE, "numjobs": 1}):
         other = fio_argv(JobSpec(name="o", target=str(target), block_size_bytes=MIB, runtime_s=1, **shape))
         assert not any(a.startswith("--offset_increment") for a in other)
+
+
+def test_a_target_too_small_to_split_keeps_one_region(tmp_path: Path) -> None:
+    # fio refuses a region smaller than a block ("blocksize is larger than data set range"): the parallelism
+    # sweep's 4 MiB reads with 4 jobs on an 8 MiB file failed so.
+    from mdtui.run.runners import target_size
+
+    small = tmp_path / "small.img"
+    small.write_bytes(b"\0" * (8 * MIB))
+    spec = JobSpec(name="p", target=str(small), block_size_bytes=4 * MIB, numjobs=4, runtime_s=1)
+    assert target_size(str(small)) == 8 * MIB
+    assert not any(a.startswith("--offset_increment") for a in fio_argv(spec, target_bytes=8 * MIB))
+    assert "--offset_increment=25%" in fio_argv(spec, target_bytes=16 * MIB)
+    assert "--offset_increment=25%" in fio_argv(spec)  # size unknown (a plan shown before the run)
+    assert target_size(str(tmp_path / "missing")) is None and target_size("/dev/null") is None
