@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mdtui.advise.findings import Workload
-from mdtui.advise.kernel_log import read_kernel_log, read_parity_routines
 from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
 from mdtui.advise.rules.resync import device_name
 from mdtui.keep.boot import read_boot_state
@@ -14,6 +13,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
 from mdtui.probe.inventory import scan
+from mdtui.probe.kernel_log import read_kernel_log, read_parity_routines
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
 from mdtui.store.records import RunRecord

@@ -11,7 +11,6 @@ from pathlib import Path
 from mdtui.advise.experiments import ExperimentResult, RunPreset, governor_ab, parallelism_sweep
 from mdtui.advise.findings import EXPERIMENT_TITLES, Finding, Severity, Workload
 from mdtui.advise.gather import weakest_link_figures
-from mdtui.advise.kernel_log import read_parity_routines
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.resync import rule_resync
@@ -22,6 +21,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
 from mdtui.plan.levels import RAID0, RAID1, RAID5, RAID6, RAID10, RaidLevel, level_from_name
 from mdtui.plan.rejected import PlanRejected
+from mdtui.probe.kernel_log import read_parity_routines
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.safefile import StateDir

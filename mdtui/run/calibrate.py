@@ -13,7 +13,6 @@ a killed run left (our prefix, its pid gone) is found and removed at the next st
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import signal
@@ -28,6 +27,8 @@ from typing import Any
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
+from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
+from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import fio_argv
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
@@ -55,66 +56,19 @@ class Paths:
 
 # --- the kernel's boot benchmark of its parity routines ----------------------------------------------
 
-# lib/raid6/algos.c prints MiB/s ("raid6: using algorithm avx2x4 gen() 17190 MB/s", or one line per
-# candidate "raid6: avx2x4   gen() 17190 MB/s" on older kernels); crypto/xor.c prints its speed in
-# units of 1000 KiB/s ("xor: using function: avx (24000 MB/sec)", older kernels "   avx : 24000.000 MB/sec").
-_RAID6_USING = re.compile(r"raid6: using algorithm \S+ gen\(\)\s+(\d+) MB/s")
-_RAID6_GEN = re.compile(r"raid6: \S+\s+gen\(\)\s+(\d+) MB/s")
-_XOR_USING = re.compile(r"xor: using function: \S+ \((\d+(?:\.\d+)?) MB/sec\)")
-_XOR_OLD = re.compile(r"^\s*\S+\s*:\s*(\d+(?:\.\d+)?) MB/sec", re.MULTILINE)
-_XOR_OLD_BEST = re.compile(r"xor: using function: (\S+)")
 
+def parity_speeds(routines: ParityRoutines | None) -> tuple[float | None, float | None]:
+    """(xor bytes/s for raid4/5, raid6 gen() bytes/s) from the kernel's boot benchmark; None where it says nothing.
 
-def parity_speeds(log: str) -> tuple[float | None, float | None]:
-    """(xor bytes/s for raid4/5, raid6 gen() bytes/s) from the kernel's log; None for what it does not say."""
-    xor: float | None = None
-    if (match := _XOR_USING.search(log)) is not None:
-        xor = float(match.group(1)) * 1000 * KIB
-    else:
-        speeds = [float(m.group(1)) for m in _XOR_OLD.finditer(log)]
-        if speeds and _XOR_OLD_BEST.search(log):
-            xor = max(speeds) * 1000 * KIB
-    raid6: float | None = None
-    if (match := _RAID6_USING.search(log)) is not None:
-        raid6 = float(match.group(1)) * MIB
-    else:
-        gens = [float(m.group(1)) for m in _RAID6_GEN.finditer(log)]
-        raid6 = max(gens) * MIB if gens else None
-    # A routine the kernel timed at 0 says nothing about its speed: not measured, not 0.
-    return (xor or None, raid6 or None)
-
-
-def kernel_log(paths: Paths = Paths()) -> str:
-    """The kernel's log from /dev/kmsg (non-blocking: its records so far), else `dmesg`; '' when neither reads."""
-    try:
-        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        fd = -1
-    if fd >= 0:
-        records: list[str] = []
-        try:
-            while True:
-                try:
-                    record = os.read(fd, 8192)
-                except BlockingIOError:
-                    break
-                except OSError as exc:
-                    if exc.errno == errno.EPIPE:  # overwritten while reading: go on with the next
-                        continue
-                    break
-                if not record:
-                    break
-                # "6,123,456789,-;raid6: ..." : the text follows the first ';'.
-                records.append(record.decode(errors="replace").split(";", 1)[-1])
-        finally:
-            os.close(fd)
-        if records:
-            return "".join(records)
-    try:
-        result = run_command(["dmesg"], timeout_s=10)
-    except MdtuiError:
-        return ""
-    return result.stdout if result.ok else ""
+    lib/raid6/algos.c prints MiB/s ("raid6: using algorithm avx2x4 gen() 17190 MB/s"; kernels that print no
+    choice list one gen() line per candidate, the fastest then chosen); crypto/xor.c prints units of 1000 KiB/s
+    ("xor: using function: avx (24000 MB/sec)"). A routine timed at 0 says nothing: not measured, not 0.
+    """
+    if routines is None:
+        return (None, None)
+    xor = routines.xor_mb_s * 1000 * KIB if routines.xor_mb_s else None
+    gen = routines.raid6_gen_mb_s or max((speed for _, speed in routines.raid6_candidates), default=None)
+    return (xor, gen * MIB if gen else None)
 
 
 # --- the plan ----------------------------------------------------------------------------------------
@@ -436,7 +390,7 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
             problems = remove_devices(paths, plan.names, report)
             if problems:
                 report("warning: " + "; ".join(problems))
-    xor, raid6 = parity_speeds(kernel_log(paths))
+    xor, raid6 = parity_speeds(read_parity_routines(SystemRoot("/")))
     mdadm = run_command(["mdadm", "--version"], timeout_s=10)
     version = (mdadm.stderr or mdadm.stdout).strip().splitlines()
     host: HostId = this_host(version[0][:200] if version else None)

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 # Real-format kernel lines and /proc files the parser and sampler tests already hold.
-from test_advise_kernel_log import BENCHMARKED
+from test_kernel_log import BENCHMARKED
 from test_sample_sampler import MDSTAT_CLEAN, MDSTAT_RESYNC, stat_line
 
 from mdtui.advise.findings import Finding, Severity, workload
 from mdtui.advise.gather import read_stripe_cache_pages, weakest_link_figures
-from mdtui.advise.kernel_log import parse_kernel_log
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
@@ -33,6 +32,7 @@ from mdtui.model.link import pcie_lane_bytes_per_s
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
 from mdtui.probe.inventory import scan
+from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore

@@ -17,6 +17,7 @@ from mdtui.command import CommandResult
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import FIELD, FIELD_CEILINGS, MemberFigures
+from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.run.calibrate import Paths, layer_latency, parity_speeds, plan_calibration, remove_devices
 from mdtui.run.jobs import fio_argv
 from mdtui.store.calibration import (
@@ -76,20 +77,21 @@ def calibration(host: HostId | None = None, days: float = 3) -> Calibration:
 
 
 def test_parity_speeds_new_kernel() -> None:
-    xor, raid6 = parity_speeds(LOG_NEW)
+    xor, raid6 = parity_speeds(parse_kernel_log(LOG_NEW))
     assert xor == pytest.approx(24000 * 1000 * 1024)
     assert raid6 == pytest.approx(17190 * (1 << 20))
 
 
 def test_parity_speeds_old_kernel_takes_the_chosen_or_best() -> None:
-    xor, raid6 = parity_speeds(LOG_OLD)
+    xor, raid6 = parity_speeds(parse_kernel_log(LOG_OLD))
     assert xor == pytest.approx(11436 * 1000 * 1024)
     assert raid6 == pytest.approx(9510 * (1 << 20))
 
 
 def test_parity_speeds_not_in_the_log_are_none_never_zero() -> None:
-    assert parity_speeds("") == (None, None)
-    assert parity_speeds("raid6: using algorithm avx2x4 gen() 0 MB/s\nxor: using function: avx (0 MB/sec)\n") == (
+    assert parity_speeds(None) == (None, None) and parity_speeds(parse_kernel_log("")) == (None, None)
+    zeros = "raid6: using algorithm avx2x4 gen() 0 MB/s\nxor: using function: avx (0 MB/sec)\n"
+    assert parity_speeds(parse_kernel_log(zeros)) == (
         None,
         None,
     )

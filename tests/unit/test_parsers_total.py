@@ -23,13 +23,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from whole_parse import parse_dd_stderr, progress_series
 
-from mdtui.advise.kernel_log import parse_kernel_log
 from mdtui.ascii_numbers import MAX_DIGITS, parse_counters, parse_float, parse_int
 from mdtui.errors import MdtuiError, ParseError
 from mdtui.model.link import Link, LinkKind
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.cpu import CpufreqReader, parse_proc_stat
 from mdtui.probe.diskstats import parse_block_stat, parse_diskstats
+from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.links import parse_rate, parse_width
 from mdtui.probe.mdstat import parse_mdstat
 from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mdtui.advise.findings import Workload
-from mdtui.advise.kernel_log import ParityRoutines
 from mdtui.keep.boot import BootState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
@@ -16,6 +15,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.probe.kernel_log import ParityRoutines
 from mdtui.store.records import RunRecord
 
 _MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")

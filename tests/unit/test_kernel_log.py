@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdtui.advise.kernel_log import parse_kernel_log, read_kernel_log, read_parity_routines
+from mdtui.probe.kernel_log import parse_kernel_log, read_kernel_log, read_parity_routines
 from mdtui.probe.root import SystemRoot
 
 # lib/raid6/algos.c and crypto/xor.c since 5.x, with dmesg timestamps and unrelated lines around them.
