@@ -181,3 +181,36 @@ def test_predict_cli_json_and_link_basis_on_a_captured_tree() -> None:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert "(link)" in tree.stdout and "unknown" in tree.stdout  # links bound sequential figures only
+
+
+# The lab's member (bench/bench_levels.py): an NVMe throttled by QEMU to 20 MB/s and 500 IOPS, measured by
+# member-matrix at its steady state.
+THROTTLED = MemberFigures(
+    seq_read_bytes_per_s=20.0e6,
+    seq_write_bytes_per_s=20.0e6,
+    rand_read_iops=495,
+    rand_write_iops=497,
+    q1_read_latency_s=1931e-6,
+    rotational=False,
+    basis=GIVEN,
+)
+
+
+@pytest.mark.parametrize("level", ["raid5", "raid6"])
+def test_a_stripe_cache_too_small_for_the_streams_is_the_bound_not_the_members(level: str) -> None:
+    """In the lab, raid5 over four such members wrote 19 MB/s sequentially (members 60) with md's default
+    stripe_cache_size 256, its members reading 83 MB for 164 MB written and idle half the step; at 4096 it
+    wrote 47 MB/s. 8 streams need 8 × 128 heads (a 512 KiB chunk row each) to write full stripes."""
+    default = predict(level_from_name(level), [THROTTLED] * 4)
+    assert default.seq_write_bytes_per_s.value is None
+    assert default.seq_write_bytes_per_s.bound == "md stripe cache (stripe_cache_size 256)"
+    assert any("1024 or more" in note for note in default.notes)
+    raised = predict(level_from_name(level), [THROTTLED] * 4, stripe_cache_size=4096)
+    assert raised.seq_write_bytes_per_s.bound.startswith("members")
+    assert raised.seq_write_bytes_per_s.value == pytest.approx((4 - (2 if level == "raid6" else 1)) * 20e6)
+    # A smaller chunk needs fewer heads: 8 × 16 for 64 KiB fits the default cache.
+    small_chunk = predict(level_from_name(level), [THROTTLED] * 4, chunk_bytes=64 * KIB)
+    assert small_chunk.seq_write_bytes_per_s.bound.startswith("members")
+    # Reads and the mirrored levels never go through the stripe cache.
+    assert default.seq_read_bytes_per_s.bound.startswith("members")
+    assert predict(level_from_name("raid10"), [THROTTLED] * 4).seq_write_bytes_per_s.value == pytest.approx(40e6)
