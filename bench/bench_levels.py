@@ -11,8 +11,11 @@ bitmap, and stopped after). Each array step also prints what the members did (th
 before and after): MB read and written, and requests, so a parity write that reads shows it. raid5 and raid6
 repeat the sequential write with stripe_cache_size raised from md's 256 to 4096.
 
-Run: ``.venv/bin/python -m bench.bench_levels [--throttled-only]`` (the throttled set alone takes about 25
-minutes on a busy 2-core host under TCG, most of it mdtui and fio starting). Absolute
+Run: ``.venv/bin/python -m bench.bench_levels [--throttled-only] [--steady] [--levels 0,5]
+[--workloads rand_write_iops,...]`` (the throttled set alone takes about 25 minutes on a busy 2-core host
+under TCG, most of it mdtui and fio starting). ``--steady``: each array step runs up to 20 s and ends once
+fio calls it steady, reporting the steady window's mean as the member figures do (a fixed 5 s step's mean
+carries the ramp of 8 jobs starting under TCG). Absolute
 speeds mean little under emulation: read measured / predicted within one run.
 """
 
@@ -24,6 +27,8 @@ import sys
 import time
 from typing import Any
 
+from mdtui.plan import md_model
+from mdtui.plan.levels import level_from_name
 from tests.lab.harness import Guest, Machine, boot, create_md0, nvme
 
 MEMBER_BPS = 20_000_000  # 20 MB/s per member ...
@@ -31,6 +36,7 @@ MEMBER_IOPS = 500  # ... and 500 IOPS: both far below what TCG moves with 8 jobs
 DB = "/tmp/mdtui-bench-levels.db"
 LEVELS = ("0", "1", "5", "6", "10")
 STEP_S = 5  # seconds per measured array step: five steps per level (each mdtui start costs more under TCG)
+STEADY_STEP_S = 20  # with --steady: the step's ceiling; it ends once steady
 BIG_STRIPE_CACHE = 4096  # pages per member; md's default is 256
 THROTTLED = tuple(
     dataclasses.replace(nvme(f"PACED{i}", "256M", bps_total=MEMBER_BPS), iops_total=MEMBER_IOPS) for i in range(4)
@@ -83,10 +89,16 @@ def member_traffic(before: list[list[int]], after: list[list[int]]) -> str:
     return f"members read {read_mb:.1f} MB in {reads} req, wrote {write_mb:.1f} MB in {writes} req"
 
 
+def option(name: str) -> str | None:
+    """The value after ``name`` on the command line, if given."""
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv[:-1] else None
+
+
 def array_step(guest: Guest, devices: list[str], job: tuple[str, ...]) -> tuple[dict[str, Any], str]:
     before = member_stat(guest, devices)
+    timing = ("--runtime", str(STEADY_STEP_S)) if "--steady" in sys.argv else ("--runtime", str(STEP_S))
     step: dict[str, Any] = mdtui(
-        guest, "bench", "--preset", "custom", "--target", "/dev/md0", *job, "--runtime", str(STEP_S), "--json", "--yes"
+        guest, "bench", "--preset", "custom", "--target", "/dev/md0", *job, *timing, "--json", "--yes"
     )["steps"][0]
     return step, member_traffic(before, member_stat(guest, devices))
 
@@ -114,7 +126,10 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
     for step in member:
         print(f"  member {step['label']}: {step['duration_s']:.0f} s")
     print(f"  {'level':<6} {'workload':<18} {'predicted':>10} {'measured':>10} {'meas/pred':>9}  bound")
-    for level in LEVELS:
+    levels = (option("--levels") or ",".join(LEVELS)).split(",")
+    keys = (option("--workloads") or ",".join(key for key, _, _, _ in WORKLOADS)).split(",")
+    chosen = [workload for workload in WORKLOADS if workload[0] in keys]
+    for level in levels:
         prediction = mdtui(
             guest, "predict", "--level", level, "--members", "4", "--member-figures", member_figures, "--json"
         )
@@ -122,17 +137,24 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
         extra: list[str] = []
         try:
             # member-matrix refuses an array (its figures are a member's), so each of its jobs runs as custom.
-            steps = [array_step(guest, devices, job) for _, _, job, _ in WORKLOADS]
-            if level in ("5", "6"):
+            steps = [array_step(guest, devices, job) for _, _, job, _ in chosen]
+            if level in ("5", "6") and "seq_write_mb_s" in keys:
                 guest.sh(f"echo {BIG_STRIPE_CACHE} > /sys/block/md0/md/stripe_cache_size")
                 step, traffic = array_step(guest, devices, WORKLOADS[1][2])
+                model = md_model.predict(
+                    level_from_name(level),
+                    [md_model.parse_member_figures(member_figures)] * len(serials),
+                    stripe_cache_size=BIG_STRIPE_CACHE,
+                ).seq_write_bytes_per_s
+                value = measured(step, "seq_write_mb_s") or 0
+                expected = (model.value or 0) / 1e6
                 extra.append(
-                    f"  raid{level:<2} seq write, stripe_cache_size {BIG_STRIPE_CACHE}: "
-                    f"{measured(step, 'seq_write_mb_s') or 0:.1f} MB/s; {traffic}"
+                    f"  raid{level:<2} seq write, stripe_cache_size {BIG_STRIPE_CACHE}: predicted {expected:.1f}, "
+                    f"measured {value:.1f} MB/s, {value / expected if expected else 0:.2f}, {model.bound}; {traffic}"
                 )
         finally:
             guest.reset_md()
-        for (key, _, _, unit), (step, traffic) in zip(WORKLOADS, steps, strict=True):
+        for (key, _, _, unit), (step, traffic) in zip(chosen, steps, strict=True):
             predicted = prediction["predicted"][key]
             value = measured(step, key)
             ratio = f"{value / predicted:9.2f}" if predicted and value is not None else "        -"
