@@ -11,8 +11,9 @@ The model follows what md itself does, not a fixed penalty per level:
   data: D - k reads), whichever reads less, then k + p writes; a write covering a whole stripe
   (chunk × data disks) reads nothing.
 - **md's stripe cache**: raid4/5/6 build every write in the stripe cache, ``stripe_cache_size`` stripe
-  heads of one 4 KiB page per member (256 by default). A sequential stream writes full stripes only while
-  the cache holds a whole chunk row (chunk / 4 KiB heads) for each stream at once; with fewer, md hands
+  heads of one 4 KiB page per member (256 by default). A sequential stream whose writes are smaller than a
+  chunk row (chunk × data disks) writes full stripes only while the cache holds a whole row (chunk / 4 KiB
+  heads) for each stream at once, waiting for the stream's next writes; with fewer, md hands
   the stripes over part-written and completes them by reading (the delayed stripes raid5_activate_delayed
   releases for pre-reading), and writers sleep for free heads (raid5_get_active_stripe). What that gives is
   not a member figure: the sequential write is then not predicted, its bound names the cache and a note
@@ -315,7 +316,16 @@ def predict(
     )
     seq_read = _capped(seq_read_value, link_caps(1.0), members_bound(seq_read_factor), base)
     seq_write = _capped(seq_write_value, stripe_bw + link_caps(write_traffic), members_bound(seq_write_factor), base)
-    if parity and chunk_bytes is not None and stripe_cache_size is not None and seq_write.bound.startswith("members"):
+    # A 1 MiB write that covers a whole chunk row fills every head of it itself; a smaller one leaves the row
+    # waiting in the cache for the stream's next write.
+    partial_rows = chunk_bytes is not None and chunk_bytes * data > SEQ_BLOCK_BYTES
+    if (
+        parity
+        and chunk_bytes
+        and partial_rows
+        and stripe_cache_size is not None
+        and seq_write.bound.startswith("members")
+    ):
         needed = stripe_heads_for_full_stripes(chunk_bytes)
         if stripe_cache_size < needed:
             # Part-written stripes read before they write and writers wait for heads: the members' figure
