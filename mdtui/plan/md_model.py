@@ -10,6 +10,14 @@ The model follows what md itself does, not a fixed penalty per level:
   it: read-modify-write (old data and old parity: 1 + p reads) or reconstruct-write (the stripe's other
   data: D - k reads), whichever reads less, then k + p writes; a write covering a whole stripe
   (chunk × data disks) reads nothing.
+- **md's stripe cache**: raid4/5/6 build every write in the stripe cache, ``stripe_cache_size`` stripe
+  heads of one 4 KiB page per member (256 by default). A sequential stream whose writes are smaller than a
+  chunk row (chunk × data disks) writes full stripes only while the cache holds a whole row (chunk / 4 KiB
+  heads) for each stream at once, waiting for the stream's next writes; with fewer, md hands
+  the stripes over part-written and completes them by reading (the delayed stripes raid5_activate_delayed
+  releases for pre-reading), and writers sleep for free heads (raid5_get_active_stripe). What that gives is
+  not a member figure: the sequential write is then not predicted, its bound names the cache and a note
+  says what size lifts it.
 - **md's own ceilings**: raid4/5/6 do their stripe work in one kernel thread per array (raid5d) unless
   ``group_thread_cnt`` is set, which caps full-stripe write throughput and small-write IOPS whatever
   the members could do; md adds latency to every Q1 request; links members share (an HBA's PCIe link,
@@ -37,6 +45,10 @@ from mdtui.errors import PlanError
 from mdtui.plan.levels import LINEAR, RaidLevel
 
 SEQ_BLOCK_BYTES = 1 << 20
+# Concurrent sequential streams in the workload the figures are for (SEQ1MQ8T8: 8 jobs).
+SEQ_STREAMS = 8
+# md's default stripe_cache_size (stripe heads; one 4 KiB page per member each).
+DEFAULT_STRIPE_CACHE = 256
 RANDOM_BLOCK_BYTES = 4096
 # md handles a raid4/5/6 write in 4 KiB stripe units (one page per member): a 4 KiB write covers one.
 STRIPE_UNIT_BYTES = 4096
@@ -212,6 +224,11 @@ def small_write_ios(
     return (reads, touched + parity)
 
 
+def stripe_heads_for_full_stripes(chunk_bytes: int, streams: int = SEQ_STREAMS) -> int:
+    """Stripe heads md needs so that ``streams`` sequential writers each fill a whole chunk row at once."""
+    return streams * max(1, chunk_bytes // STRIPE_UNIT_BYTES)
+
+
 def predict(
     level: RaidLevel,
     members: Sequence[MemberFigures],
@@ -220,8 +237,12 @@ def predict(
     chunk_bytes: int | None = None,
     ceilings: MdCeilings = FIELD_CEILINGS,
     links: Sequence[SharedLink] = (),
+    stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
 ) -> Prediction:
-    """Each workload's figure for an array of ``members`` at ``level``; see the module docstring."""
+    """Each workload's figure for an array of ``members`` at ``level``; see the module docstring.
+
+    ``stripe_cache_size``: the array's (raid4/5/6), md's default 256 when not given; None when unknown.
+    """
     n = len(members)
     if n < level.min_members:
         raise PlanError(f"{level.name} needs at least {level.min_members} members; {n} given")
@@ -295,6 +316,27 @@ def predict(
     )
     seq_read = _capped(seq_read_value, link_caps(1.0), members_bound(seq_read_factor), base)
     seq_write = _capped(seq_write_value, stripe_bw + link_caps(write_traffic), members_bound(seq_write_factor), base)
+    # A 1 MiB write that covers a whole chunk row fills every head of it itself; a smaller one leaves the row
+    # waiting in the cache for the stream's next write.
+    partial_rows = chunk_bytes is not None and chunk_bytes * data > SEQ_BLOCK_BYTES
+    if (
+        parity
+        and chunk_bytes
+        and partial_rows
+        and stripe_cache_size is not None
+        and seq_write.bound.startswith("members")
+    ):
+        needed = stripe_heads_for_full_stripes(chunk_bytes)
+        if stripe_cache_size < needed:
+            # Part-written stripes read before they write and writers wait for heads: the members' figure
+            # is not what md gives then, and nothing here says how far below it lands.
+            lifted = "" if seq_write.value is None else f" (the members' {seq_write.value / 1e6:.3g} MB/s)"
+            notes.append(
+                f"sequential writes: stripe_cache_size {stripe_cache_size} holds fewer stripe heads than "
+                f"{SEQ_STREAMS} streams × {needed // SEQ_STREAMS} (a {chunk_bytes // 1024} KiB chunk row each) "
+                f"need for full stripes; {needed} or more gives the full-stripe figure{lifted}"
+            )
+            seq_write = Figure(None, f"md stripe cache (stripe_cache_size {stripe_cache_size})", seq_write.basis)
     rand_read = _capped(rand_read_value, link_caps(1.0, RANDOM_BLOCK_BYTES), members_bound(rand_read_factor), base)
     rand_write = _capped(
         rand_write_value, stripe_iops + link_caps(write_traffic, RANDOM_BLOCK_BYTES), rand_write_bound, base

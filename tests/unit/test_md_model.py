@@ -181,3 +181,44 @@ def test_predict_cli_json_and_link_basis_on_a_captured_tree() -> None:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert "(link)" in tree.stdout and "unknown" in tree.stdout  # links bound sequential figures only
+
+
+# The lab's member (bench/bench_levels.py): an NVMe throttled by QEMU to 20 MB/s and 500 IOPS, measured by
+# member-matrix at its steady state.
+THROTTLED = MemberFigures(
+    seq_read_bytes_per_s=20.0e6,
+    seq_write_bytes_per_s=20.0e6,
+    rand_read_iops=495,
+    rand_write_iops=497,
+    q1_read_latency_s=1931e-6,
+    rotational=False,
+    basis=GIVEN,
+)
+
+
+@pytest.mark.parametrize(("level", "members"), [("raid5", 4), ("raid6", 5)])
+def test_a_stripe_cache_too_small_for_the_streams_is_the_bound_not_the_members(level: str, members: int) -> None:
+    """In the lab (steady), raid5 over four such members wrote 34 MB/s sequentially (members 60) with md's
+    default stripe_cache_size 256, its members reading 498 MB for 1,091 MB written; at 4096 it wrote 53 MB/s.
+    8 streams need 8 × 128 heads (a 512 KiB chunk row each) to write full stripes."""
+    default = predict(level_from_name(level), [THROTTLED] * members)
+    assert default.seq_write_bytes_per_s.value is None
+    assert default.seq_write_bytes_per_s.bound == "md stripe cache (stripe_cache_size 256)"
+    assert any("1024 or more" in note for note in default.notes)
+    raised = predict(level_from_name(level), [THROTTLED] * members, stripe_cache_size=4096)
+    assert raised.seq_write_bytes_per_s.bound.startswith("members")
+    assert raised.seq_write_bytes_per_s.value == pytest.approx(3 * 20e6)
+    # A smaller chunk needs fewer heads: 8 × 16 for 64 KiB fits the default cache.
+    small_chunk = predict(level_from_name(level), [THROTTLED] * members, chunk_bytes=64 * KIB)
+    assert small_chunk.seq_write_bytes_per_s.bound.startswith("members")
+    # Reads and the mirrored levels never go through the stripe cache.
+    assert default.seq_read_bytes_per_s.bound.startswith("members")
+    assert predict(level_from_name("raid10"), [THROTTLED] * 4).seq_write_bytes_per_s.value == pytest.approx(40e6)
+
+
+def test_a_write_covering_a_whole_chunk_row_needs_no_room_for_the_next_one() -> None:
+    """raid6 over four: a 1 MiB write is a whole row (512 KiB × 2 data disks) and fills its heads itself. In
+    the lab it wrote 40.0 MB/s at stripe_cache_size 256, the members' 40, reading nothing."""
+    prediction = predict(level_from_name("raid6"), [THROTTLED] * 4)
+    assert prediction.seq_write_bytes_per_s.bound.startswith("members")
+    assert prediction.seq_write_bytes_per_s.value == pytest.approx(40e6)
