@@ -19,6 +19,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import KIB, JobSpec, RwMode
 from mdtui.plan.forecast import FORECAST_NAMES, forecast, significant
 from mdtui.plan.levels import level_from_name
+from mdtui.plan.md_model import DEFAULT_STRIPE_CACHE
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 
 # The model's figures are for saturating jobs (1 MiB Q8T8, 4 KiB Q32T8): a step at least this parallel is
@@ -61,10 +62,16 @@ def _layout(array: MdArray) -> str | None:
 
 
 def predicted_entry(
-    array: MdArray, jobs: Sequence[JobSpec], member_runs: Sequence[RunRecord], inventory: Inventory
+    array: MdArray,
+    jobs: Sequence[JobSpec],
+    member_runs: Sequence[RunRecord],
+    inventory: Inventory,
+    *,
+    stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
 ) -> dict[str, Any] | None:
     """What to store as ``params["predicted"]`` for a step on ``array``; None when the step is no workload
-    the model predicts. ``value`` is None (with ``why``) when a member has no figures."""
+    the model predicts. ``value`` is None (with ``why``) when a member has no figures, or when the model names
+    a bound it cannot put a figure on (the array's stripe cache). ``stripe_cache_size``: the array's own."""
     if len(jobs) != 1 or array.level is None:
         return None
     shape = workload_of(jobs[0])
@@ -87,7 +94,9 @@ def predicted_entry(
         entry["why"] = "; ".join(missing)
         return entry
     try:
-        prediction = forecast(level, sources, layout=_layout(array), chunk_bytes=array.chunk_bytes)
+        prediction = forecast(
+            level, sources, layout=_layout(array), chunk_bytes=array.chunk_bytes, stripe_cache_size=stripe_cache_size
+        )
     except ValueError:
         return None
     if prediction is None:

@@ -245,7 +245,9 @@ class _Session:
         try:
             if self._member_runs is None:
                 self._member_runs = [r for r in self.store.list_runs() if r.preset == MEMBER_MATRIX_PRESET]
-            return predicted_entry(array, step.jobs, self._member_runs, self.inventory)
+            # The array's own stripe cache, which bounds a parity level's sequential writes (None: not readable).
+            cache = self.root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size", lo=1, hi=1 << 20)
+            return predicted_entry(array, step.jobs, self._member_runs, self.inventory, stripe_cache_size=cache)
         except MdtuiError as exc:
             self.notes.append(f"no prediction stored: {exc}")
             return None

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 
 from mdtui.format import rate_mb_s
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.md_model import FIELD_CEILINGS, Figure, MdCeilings, MemberFigures, Prediction, predict
+from mdtui.plan.md_model import (
+    DEFAULT_STRIPE_CACHE,
+    FIELD_CEILINGS,
+    Figure,
+    MdCeilings,
+    MemberFigures,
+    Prediction,
+    predict,
+)
 
 # Shown predictions claim no more than this many significant figures, whatever their basis.
 SHOWN_DIGITS = 2
@@ -77,15 +85,28 @@ def shown(figure: Figure, key: str) -> str:
 
 
 def forecast(
-    level: RaidLevel, members: Sequence[MemberSource], *, layout: str | None, chunk_bytes: int | None
+    level: RaidLevel,
+    members: Sequence[MemberSource],
+    *,
+    layout: str | None,
+    chunk_bytes: int | None,
+    stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
 ) -> Prediction | None:
-    """The model's prediction, or None when a member has no figures."""
+    """The model's prediction, or None when a member has no figures.
+
+    ``stripe_cache_size``: an existing array's own (None when it cannot be read); a planned one gets md's default.
+    """
     figures = [m.figures for m in members]
     if not figures or any(f is None for f in figures):
         return None
     ceilings = members[0].md.for_level(level.name)
     return predict(
-        level, [f for f in figures if f is not None], layout=layout, chunk_bytes=chunk_bytes, ceilings=ceilings
+        level,
+        [f for f in figures if f is not None],
+        layout=layout,
+        chunk_bytes=chunk_bytes,
+        ceilings=ceilings,
+        stripe_cache_size=stripe_cache_size,
     )
 
 

@@ -30,11 +30,11 @@ MEMBER = (
 RND4K_WRITE = JobSpec("w", "/dev/md0", 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=5)
 
 
-def member_runs(db: Path, devices: list[str]) -> list[RunRecord]:
+def member_runs(db: Path, devices: list[str], figures: tuple[Metrics, ...] = MEMBER) -> list[RunRecord]:
     started = datetime.now(UTC) - timedelta(days=1)
     with ResultsStore(db) as store:
         for device in devices:
-            for step, metrics in zip(member_matrix(f"/dev/{device}"), MEMBER, strict=True):
+            for step, metrics in zip(member_matrix(f"/dev/{device}"), figures, strict=True):
                 setup = RunSetup(preset="member-matrix", params={"step": step.label}, target=f"/dev/{device}")
                 store.add_run(setup, metrics=metrics, status=RunStatus.COMPLETE, started_at=started, ended_at=started)
         return store.list_runs()
@@ -156,3 +156,21 @@ def test_a_level_comparison_prints_predicted_beside_measured(tmp_path: Path) -> 
     assert "60,000 IOPS" in table[2] and "21,000 IOPS" in table[2] and "0.35×" in table[2]
     assert "340,000 IOPS" in table[3] and "0.88×" in table[3]
     assert [row["ratio"] for row in document["predicted"]] == [pytest.approx(0.35), pytest.approx(300 / 340)]
+
+
+def test_a_parity_arrays_own_stripe_cache_decides_its_sequential_write_prediction(tmp_path: Path) -> None:
+    # The model bounds a raid5's sequential writes by md's stripe cache; a stored run used md's default (256)
+    # whatever the array had. raid5 over four at 512 KiB: 8 streams need 8 x 128 heads for full stripes.
+    import dataclasses
+
+    inventory = scan(SystemRoot(str(TREE)))
+    md0 = next(a for a in inventory.arrays if a.name == "md0")
+    raid5 = dataclasses.replace(md0, level="raid5", chunk_bytes=512 * KIB)
+    # Members at 100 MB/s each: below one stripe thread's field figure, so the members (or the cache) bind.
+    slow = (MEMBER[0], Metrics(write_bw_bytes_per_s=100e6), *MEMBER[2:])
+    runs = member_runs(tmp_path / "r.db", ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"], slow)
+    seq_write = JobSpec("w", "/dev/md0", MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=5)
+    small = predicted_entry(raid5, (seq_write,), runs, inventory, stripe_cache_size=256)
+    assert small is not None and small["value"] is None and "stripe_cache_size 256" in small["why"]
+    large = predicted_entry(raid5, (seq_write,), runs, inventory, stripe_cache_size=4096)
+    assert large is not None and large["value"] == 300e6 and large["bound"] == "members (slowest × 3)"
