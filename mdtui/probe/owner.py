@@ -54,6 +54,11 @@ def owner_alive(token: str | None) -> bool:
     if ticks:
         # A different start time means the PID was reused by another process.
         return _start_ticks(pid) == ticks
+    return pid_alive(pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID runs (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

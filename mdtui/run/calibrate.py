@@ -28,6 +28,7 @@ from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
 from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
+from mdtui.probe.owner import pid_alive
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import fio_argv
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
@@ -144,16 +145,6 @@ def _q1(target: str, name: str, runtime_s: int) -> JobSpec:
     return JobSpec(name, target, 4 * KIB, rw=RwMode.RANDREAD, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def leftover_names(paths: Paths, own_pid: int) -> list[str]:
     """configfs directories a killed calibration left: our prefix, and its pid no longer running."""
     try:
@@ -166,7 +157,7 @@ def leftover_names(paths: Paths, own_pid: int) -> list[str]:
         if match is None:
             continue
         pid = int(match.group(1))
-        if pid != own_pid and not _pid_alive(pid):
+        if pid != own_pid and not pid_alive(pid):
             found.append(name)
     return found
 
