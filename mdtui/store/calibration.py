@@ -120,11 +120,13 @@ class Calibration:
         )
 
 
-def _figure(value: Any, what: str) -> float | None:
-    """A stored figure: None (not measured) or a positive finite number; anything else is tampering."""
+def _figure(value: Any, what: str, *, zero: bool = False) -> float | None:
+    """A stored figure: None (not measured) or a positive finite number (or 0 where ``zero``); else tampering."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadCalibrationError(f"{what} is {value!r}, not a number")
+    if value < 0 or (value == 0 and not zero):
         raise BadCalibrationError(f"{what} is {value!r}, not a positive number")
     return float(value)
 
@@ -168,7 +170,9 @@ def parse_calibration(document: Any) -> Calibration:
             _figure(figures.get("stripe_small_write_iops"), f"{name}.stripe_small_write_iops"),
             _figure(figures.get("parity_bytes_per_s"), f"{name}.parity_bytes_per_s"),
         )
-    return Calibration(host_id, measured_at, parsed, _figure(document.get("layer_latency_s"), "layer_latency_s"))
+    return Calibration(
+        host_id, measured_at, parsed, _figure(document.get("layer_latency_s"), "layer_latency_s", zero=True)
+    )
 
 
 def calibration_dir(directory: str | os.PathLike[str] | None = None) -> StateDir:

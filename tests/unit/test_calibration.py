@@ -3,6 +3,7 @@ ceilings a prediction uses, and calibrate's plan, leftovers and teardown (never 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -116,6 +117,21 @@ def test_stored_calibration_round_trips(tmp_path: Path) -> None:
     save_calibration(stored, tmp_path)
     assert oct((tmp_path / CALIBRATION_FILE).stat().st_mode & 0o777) == "0o600"
     assert load_calibration(tmp_path) == stored
+
+
+def test_a_layer_latency_of_zero_is_kept_and_used(tmp_path: Path) -> None:
+    # The lab's calibration measured the raid0 a hair faster than one member at Q1 and stored md's layer as 0
+    # (never negative); loading refused 0 as "not a positive number" and every prediction fell back to the
+    # field figures. A stripe figure of 0 is still refused: md cannot write nothing a second.
+    stored = dataclasses.replace(calibration(), layer_latency_s=0.0)
+    save_calibration(stored, tmp_path)
+    assert load_calibration(tmp_path) == stored
+    choice = host_ceilings(tmp_path)
+    assert choice.note == "" and choice.for_level("raid5").layer_latency_s == 0.0
+    document: Any = stored.as_json()
+    document["levels"]["raid5"]["stripe_write_bytes_per_s"] = 0
+    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(document))
+    assert "not a positive number" in host_ceilings(tmp_path).note
 
 
 def test_a_link_in_place_of_the_file_is_not_followed(tmp_path: Path) -> None:
