@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from tests.lab.harness import Guest, Machine, boot, create_md0, nvme
+from tests.lab.harness import Guest, Machine, boot, create_md0, mdtui_json, nvme
 
 DB = "/tmp/mdtui-bench-calibrate.db"
 STATE = "/tmp/mdtui-bench-calibrate-state"
@@ -41,11 +41,7 @@ CASES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 
 
 def mdtui(guest: Guest, *args: str, timeout: float = 900) -> dict[str, Any]:
-    result = guest.run([guest.python_exe, "-m", "mdtui", *args], env=ENV, timeout=timeout, check=False)
-    if result.rc != 0:
-        raise SystemExit(f"mdtui {' '.join(args)}: rc {result.rc}\n{result.stderr[-2000:]}")
-    document: dict[str, Any] = json.loads(result.stdout)
-    return document
+    return mdtui_json(guest, *args, env=ENV, timeout=timeout)
 
 
 def value_of(step: dict[str, Any], key: str) -> float | None:

@@ -22,14 +22,13 @@ speeds mean little under emulation: read measured / predicted within one run.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from typing import Any
 
 from mdtui.plan import md_model
 from mdtui.plan.levels import level_from_name
-from tests.lab.harness import Guest, Machine, boot, create_md0, nvme
+from tests.lab.harness import Guest, Machine, boot, create_md0, mdtui_json, nvme
 
 MEMBER_BPS = 20_000_000  # 20 MB/s per member ...
 MEMBER_IOPS = 500  # ... and 500 IOPS: both far below what TCG moves with 8 jobs x QD32 on md, so the throttle binds
@@ -55,11 +54,7 @@ WORKLOADS: tuple[tuple[str, int, tuple[str, ...], str], ...] = (
 
 
 def mdtui(guest: Guest, *args: str, timeout: float = 900) -> dict[str, Any]:
-    result = guest.run([guest.python_exe, "-m", "mdtui", *args], env={"MDTUI_DB": DB}, timeout=timeout, check=False)
-    if result.rc != 0:
-        raise SystemExit(f"mdtui {' '.join(args)}: rc {result.rc}\n{result.stderr[-2000:]}")
-    document: dict[str, Any] = json.loads(result.stdout)
-    return document
+    return mdtui_json(guest, *args, env={"MDTUI_DB": DB}, timeout=timeout)
 
 
 def measured(step: dict[str, Any], key: str) -> float | None:
@@ -156,10 +151,10 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
             guest.reset_md()
         for (key, _, _, unit), (step, traffic) in zip(chosen, steps, strict=True):
             predicted = prediction["predicted"][key]
-            value = measured(step, key)
-            ratio = f"{value / predicted:9.2f}" if predicted and value is not None else "        -"
+            got = measured(step, key)
+            ratio = f"{got / predicted:9.2f}" if predicted and got is not None else "        -"
             shown = f"{predicted:>10.1f}" if predicted is not None else f"{'unknown':>10}"
-            print(f"  raid{level:<2} {key:<18} {shown} {value or 0:>10.1f} {ratio}  {prediction['bounds'][key]} "
+            print(f"  raid{level:<2} {key:<18} {shown} {got or 0:>10.1f} {ratio}  {prediction['bounds'][key]} "
                   f"[{unit}]; {traffic}")  # fmt: skip
         for line in extra:
             print(line)

@@ -1156,3 +1156,12 @@ class GuestPool:
 
     def __iter__(self) -> Iterator[Guest]:
         return iter(self.guests.values())
+
+
+def mdtui_json(guest: Guest, *args: str, env: Mapping[str, str], timeout: float = 900) -> dict[str, Any]:
+    """`mdtui ARGS` in the guest, whose stdout is one JSON document; a failure ends the calling benchmark."""
+    result = guest.run([guest.python_exe, "-m", "mdtui", *args], env=dict(env), timeout=timeout, check=False)
+    if result.rc != 0:
+        raise SystemExit(f"mdtui {' '.join(args)}: rc {result.rc}\n{result.stderr[-2000:]}")
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document

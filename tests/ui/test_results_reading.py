@@ -7,10 +7,11 @@ import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.widgets import Input, RadioSet, Static
+from textual.widgets import DataTable, Input, RadioSet, Static
 from textual.widgets.data_table import ColumnKey
 
 from mdtui.store.db import ResultsStore
@@ -83,14 +84,19 @@ def test_shorten_middle_keeps_the_start_and_the_file_name() -> None:
     assert shorten_middle("/dev/md0", 8) == "/dev/md0"
 
 
+def assert_fits_80_with_the_step(table: DataTable[Any]) -> None:
+    """The history table at 80 columns: when, preset, step, target and direction shown, all within the width."""
+    shown = [str(column.key.value) for column in table.columns.values()]
+    assert {"when", "preset", "step", "target", "rw"} <= set(shown)
+    assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+
+
 async def test_80_columns_show_when_preset_and_step_and_the_file_name(db: Path) -> None:
     app = make_app(db)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_history(pilot)
         table = history(app)
-        shown = [str(column.key.value) for column in table.columns.values()]
-        assert {"when", "preset", "step", "target", "rw"} <= set(shown)
-        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        assert_fits_80_with_the_step(table)
         rows = [row_text(app, run_id) for run_id in range(1, 6)]
         # Each step tells itself apart; the same preset on the same target no longer reads alike.
         assert len(set(rows)) == 5 and "2/5 seq write" in rows[1]
@@ -128,9 +134,7 @@ async def test_80_columns_keep_the_step_of_labelled_array_runs(tmp_path: Path) -
     async with app.run_test(size=(80, 24)) as pilot:
         await open_history(pilot)
         table = history(app)
-        shown = [str(column.key.value) for column in table.columns.values()]
-        assert {"when", "preset", "step", "target", "rw"} <= set(shown)
-        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        assert_fits_80_with_the_step(table)
         # The step reads as which test it was ("10/10 RND4KQ1T1", not "10/10 RN").
         assert table.columns[ColumnKey("step")].get_render_width(table) - 2 >= len("10/10 RND4KQ1T1")
         # The label left out is in the line under the table for the highlighted run.
