@@ -29,15 +29,21 @@ def base_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def after_root(argv: Sequence[str]) -> list[str]:
+    """The command line after its top-level ``--root DIR`` / ``--root=DIR`` options."""
+    words = list(argv)
+    while words and (words[0] == "--root" or words[0].startswith("--root=")):
+        words = words[1 if "=" in words[0] else 2 :]
+    return words
+
+
 def app_launch_args(argv: Sequence[str]) -> argparse.Namespace | None:
     """argv parsed when it opens the app (`mdtui [--root DIR]`, `mdtui [--root DIR] watch ...` without --json).
 
     None for anything else, and for anything this cannot tell apart quickly (help, an abbreviated
     option): the caller parses it with the full parser, which gives the same result, only slower.
     """
-    words = list(argv)
-    while words and (words[0] == "--root" or words[0].startswith("--root=")):
-        words = words[1 if "=" in words[0] else 2 :]
+    words = after_root(argv)
     if any(word in _HELP for word in words):
         return None
     parser = base_parser()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, cast
 
 from mdtui.cli.common import run_verb
-from mdtui.cli.launch import base_parser
+from mdtui.cli.launch import after_root, base_parser
 
 # Each verb: its module, the function adding its parser (some add two verbs) and the function running it. A verb's
 # module is imported only when that verb runs, or when the whole parser is wanted (help, completion, the man
@@ -76,9 +76,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def verb_of(argv: Sequence[str]) -> str | None:
     """The verb a command line runs (after the top-level --root), or None when it names none mdtui has."""
-    words = list(argv)
-    while words and (words[0] == "--root" or words[0].startswith("--root=")):
-        words = words[1 if "=" in words[0] else 2 :]
+    words = after_root(argv)
     return words[0] if words and words[0] in VERBS else None
 
 
