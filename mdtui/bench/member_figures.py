@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from mdtui.model.disk import Disk
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource
-from mdtui.plan.md_model import MEASURED, MemberFigures
+from mdtui.plan.md_model import LINK, MEASURED, MemberFigures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.db import ResultsStore
@@ -107,6 +107,36 @@ def stored_member(runs: Sequence[RunRecord], device: str, rotational: bool | Non
     missing = tuple(name for name in FIGURE_NAMES if name not in values)
     oldest = min((run.started_at for run in latest.values()), default=None)
     return StoredMember(name, figures, oldest, missing, tuple(sorted(run.id for run in latest.values())))
+
+
+def link_figures(disk: Disk) -> MemberFigures:
+    """A member nobody measured: its link's bandwidth stands for its sequential read and write (an upper
+    bound on what the device does), basis "link"; the figures stay unknown without a link speed."""
+    bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
+    return MemberFigures(
+        seq_read_bytes_per_s=bandwidth, seq_write_bytes_per_s=bandwidth, rotational=disk.rotational, basis=LINK
+    )
+
+
+def sequential_figures(runs: Sequence[RunRecord], name: str, disk: Disk | None) -> MemberFigures | None:
+    """A member's sequential read and write for the sync-time model: the member-matrix's stored figures (its
+    random figures are not needed), else its link's (``link_figures``); None when neither is known.
+
+    ``name`` is the device the figures were stored under (the member, "sdb1", or its disk); ``disk`` the whole
+    disk behind it, whose link stands in."""
+    stored = stored_member(runs, name, disk.rotational if disk is not None else None).figures
+    if stored.seq_read_bytes_per_s is not None and stored.seq_write_bytes_per_s is not None:
+        return stored
+    if disk is not None and disk.name != device_name(name):
+        whole = stored_member(runs, disk.name, disk.rotational).figures
+        if whole.seq_read_bytes_per_s is not None and whole.seq_write_bytes_per_s is not None:
+            return whole
+    if disk is None:
+        return None
+    link = link_figures(disk)
+    if link.seq_read_bytes_per_s is None:
+        return None
+    return link
 
 
 def stored_members(

@@ -150,14 +150,13 @@ def cmd_repair(args: argparse.Namespace) -> int:
     inventory = scan(args.root)
     action, member, disk_text = _action(args)
     disk = find_disk(inventory, disk_text, args.root) if disk_text else None
-    component_kib = system.read_int(f"/sys/block/{array.name}/md/component_size")
     plan = plan_repair(
         array,
         action,
         member=member,
         disk=disk,
         uuid=array_uuid(array.dev_path) if system.is_live else None,
-        component_bytes=component_kib * 1024 if component_kib else None,
+        component_bytes=array.component_bytes,
     )
     report: dict = {"plan": [list(step.argv) for step in plan.steps], "warnings": list(plan.warnings)}
     if show_plan(args, describe_repair(plan), report):

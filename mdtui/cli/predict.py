@@ -6,12 +6,11 @@ import argparse
 import json
 import sys
 
-from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
+from mdtui.bench.member_figures import StoredMember, link_figures, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import (
-    LINK,
     Figure,
     MemberFigures,
     Prediction,
@@ -108,15 +107,7 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
             known = ", ".join(d.name for d in inventory.disks) or "none"
             raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
         # Not measured: the link is an upper bound on sequential speed, nothing more.
-        bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
-        figures.append(
-            MemberFigures(
-                seq_read_bytes_per_s=bandwidth,
-                seq_write_bytes_per_s=bandwidth,
-                rotational=disk.rotational,
-                basis=LINK,
-            )
-        )
+        figures.append(link_figures(disk))
         sources.append(stored.missing_text())
     return figures, sources
 

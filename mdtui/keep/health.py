@@ -78,9 +78,8 @@ def array_health(
 
 
 def _disk_of(inventory: Inventory, name: str) -> str | None:
-    if inventory.disk(name) is not None:
-        return name
-    return next((d.name for d in inventory.disks if name in d.partitions), None)
+    disk = inventory.disk_of(name)
+    return disk.name if disk is not None else None
 
 
 def read_health(

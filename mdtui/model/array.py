@@ -48,6 +48,7 @@ class MdArray:
     members: tuple[ArrayMember, ...] = ()
     raid_disks: int | None = None
     size_bytes: int | None = None
+    component_bytes: int | None = None  # what each member gives the array (md/component_size)
     chunk_bytes: int | None = None
     layout: str | None = None  # left-symmetric, near=2, far=2, ... as mdadm names it
     metadata: str | None = None  # 1.2, 1.0, 0.90, external:imsm, none (built arrays)

@@ -22,5 +22,9 @@ class Inventory:
     def disk(self, name: str) -> Disk | None:
         return next((d for d in self.disks if d.name == name), None)
 
+    def disk_of(self, member: str) -> Disk | None:
+        """The whole disk behind an array member ("sdb1" → sdb, "nvme0n1" → nvme0n1); None when not seen."""
+        return self.disk(member) or next((d for d in self.disks if member in d.partitions), None)
+
     def array(self, name: str) -> MdArray | None:
         return next((a for a in self.arrays if a.name == name), None)

@@ -62,7 +62,7 @@ ACTION_WORDS = {
     RESHAPE: "reshape",
 }
 
-BASIS_READ = "md limit read from this host"
+BASIS_READ = "md's limit as read"
 BASIS_DEFAULT = "md's default limit (not read from this host)"
 
 

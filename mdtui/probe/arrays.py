@@ -362,13 +362,15 @@ def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
     sectors = root.read_int(f"/sys/block/{array.name}/size", hi=MAX_SECTORS)
     if sectors:
         changes["size_bytes"] = sectors * 512
+    if component_kib := root.read_int(f"{md}/component_size", hi=MAX_SECTORS // 2):
+        changes["component_bytes"] = component_kib * 1024
     changes["bitmap"] = _bitmap(root, md, array.bitmap)
     changes["sync"] = _sync(root, md, array.sync)
     if (members := _members(root, md, array.members)) is not None:
         changes["members"] = members
     if changes.get("state") in ("inactive", "clear"):
         # A stopped array has no size, no redundancy to lose and nothing to sync.
-        changes.update(size_bytes=None, degraded=0, sync=None)
+        changes.update(size_bytes=None, component_bytes=None, degraded=0, sync=None)
     return dataclasses.replace(array, **changes)
 
 

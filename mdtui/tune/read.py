@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from mdtui.ascii_numbers import parse_int
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.plan.sync_time import SyncLimits
 from mdtui.probe.root import SystemRoot
-from mdtui.tune.catalogue import KNOBS, ArrayShape, Knob, Scope, Suggestion, Workload
+from mdtui.tune.catalogue import KNOBS, KNOBS_BY_NAME, SPEED_MAX, ArrayShape, Knob, Scope, Suggestion, Workload
 
 
 @dataclass(frozen=True)
@@ -138,3 +140,38 @@ def knob_context(root: SystemRoot, array: MdArray) -> dict[str, str]:
             key = f"{item.knob.scope.value}/{item.knob.attribute}"
         found[key] = item.value.raw
     return found
+
+
+def read_sync_limits(root: SystemRoot, array: str | None = None) -> SyncLimits:
+    """md's sync speed limits for ``array`` (or the system's alone), for the sync-time model.
+
+    The array's ``md/sync_speed_min``/``max`` say the value md uses and whether it is the array's own ("local")
+    or follows the system ("system"); /proc/sys/dev/raid gives the system's. A captured tree without /proc/sys
+    still names the system's through the array's files; what cannot be read at all is md's default, and the
+    limits say so (``read`` False).
+    """
+
+    def number(value: Value | None) -> int | None:
+        return None if value is None else parse_int(value.value, lo=0, hi=SPEED_MAX)
+
+    system: dict[str, int | None] = {}
+    own: dict[str, int | None] = {"min": None, "max": None}
+    for kind in ("min", "max"):
+        system[kind] = number(read_value(root, KNOBS_BY_NAME[f"speed_limit_{kind}"], ""))
+        if array is None:
+            continue
+        value = read_value(root, KNOBS_BY_NAME[f"sync_speed_{kind}"], array)
+        if value is not None and value.restore == "system":
+            # md prints the system's value beside "(system)": a tree without /proc/sys still tells it.
+            system[kind] = system[kind] if system[kind] is not None else number(value)
+        else:
+            own[kind] = number(value)
+    defaults = SyncLimits()
+    return SyncLimits(
+        system_min_kib_s=system["min"] if system["min"] is not None else defaults.system_min_kib_s,
+        system_max_kib_s=system["max"] if system["max"] is not None else defaults.system_max_kib_s,
+        array_min_kib_s=own["min"],
+        array_max_kib_s=own["max"],
+        array=array or "",
+        read=system["min"] is not None and system["max"] is not None,
+    )

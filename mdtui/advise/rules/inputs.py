@@ -119,7 +119,7 @@ def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:
     """The whole disk behind a member ("sdb1" → sdb); None without an inventory."""
     if inventory is None:
         return None
-    return inventory.disk(member_name) or next((d for d in inventory.disks if member_name in d.partitions), None)
+    return inventory.disk_of(member_name)
 
 
 def member_sets(inp: AdviceInput) -> list[MemberSet]:

@@ -287,14 +287,13 @@ class Lifecycle(Widget):
         disk = inventory.disk(choice.disk) if choice.disk else None
 
         def plan() -> RepairPlan:
-            kib = system.read_int(f"/sys/block/{array.name}/md/component_size")
             return plan_repair(
                 array,
                 choice.action,
                 member=choice.member,
                 disk=disk,
                 uuid=array_uuid(array.dev_path) if system.is_live else None,
-                component_bytes=kib * 1024 if kib else None,
+                component_bytes=array.component_bytes,
             )
 
         self.background(f"planning the {choice.action} on {array.dev_path}", plan, self._repair_planned)
