@@ -4,8 +4,10 @@ members' stored figures (bench/member_figures) through the sync-time model (plan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mdtui.bench.member_figures import sequential_figures
+from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
@@ -19,10 +21,14 @@ from mdtui.plan.sync_time import (
     SyncLimits,
     SyncMember,
     SyncTime,
+    about,
+    bound_now,
     create_sync_time,
+    remaining_seconds,
     sync_time,
 )
 from mdtui.probe.root import SystemRoot
+from mdtui.run.mdadm import bitmap_dirty_fraction
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord
 from mdtui.tune.read import read_sync_limits
@@ -108,6 +114,30 @@ def pass_time(
     )
 
 
+def repair_time(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    action: str,
+    *,
+    member: str | None = None,
+    disk: str | None = None,
+) -> SyncTime | None:
+    """The rebuild a repair action starts, predicted: ``add`` to a degraded array and ``replace`` write the whole
+    of ``disk``; ``re-add`` only what the array's write-intent bitmap marks dirty since the member left. None when
+    the action starts no rebuild (fail, remove, a spare added to a whole array)."""
+    if disk is None or action not in ("add", "replace", "re-add"):
+        return None
+    if action == "add" and not array.degraded:
+        return None
+    dirty = None
+    if action == "re-add" and array.bitmap not in (None, "none"):
+        source = next((m.name for m in _in_sync(array)), None)
+        dirty = bitmap_dirty_fraction(root, source) if source is not None else None
+    return pass_time(root, array, inventory, runs, RECOVER, targets=[disk], dirty_fraction=dirty)
+
+
 def running_pass_time(
     root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord]
 ) -> SyncTime | None:
@@ -183,3 +213,87 @@ def create_time(root: SystemRoot, plan: CreatePlan, runs: Sequence[RunRecord]) -
         build=plan.request.build,
         ceilings=host_ceilings().for_level(plan.level.name),
     )
+
+
+@dataclass(frozen=True)
+class SyncView:
+    """A running pass as md reports it beside its prediction, and what holds it now."""
+
+    array: str
+    action: str
+    fraction: float | None
+    rate_bytes_per_s: float | None  # md's sync_speed
+    eta_seconds: float | None  # md's own: what is left at the current rate
+    predicted: SyncTime | None  # the whole pass, predicted as if it started now
+    predicted_left_seconds: float | None
+    bound: str
+
+    def line(self) -> str:
+        """ "recover  42.0% at 120 MB/s, ETA 3m10s · predicted 8m10s in all, 4m44s left · bound: ..."."""
+        done = "?" if self.fraction is None else f"{self.fraction * 100:5.1f}%"
+        text = f"{self.action} {done} at {rate_mb_s(self.rate_bytes_per_s)}, ETA {duration(self.eta_seconds)}"
+        if self.predicted is not None and self.predicted.predicted_seconds is not None:
+            text += f" · predicted {duration(self.predicted.predicted_seconds)} in all"
+            if self.predicted_left_seconds is not None:
+                text += f", {duration(self.predicted_left_seconds)} left"
+        return f"{text} · bound: {self.bound}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "array": self.array,
+            "action": self.action,
+            "progress_ratio": self.fraction,
+            "rate_bytes_per_s": self.rate_bytes_per_s,
+            "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds, 1),
+            "predicted_seconds": None if self.predicted is None else self.predicted.as_json()["predicted_seconds"],
+            "predicted_left_seconds": None
+            if self.predicted_left_seconds is None
+            else round(self.predicted_left_seconds, 1),
+            "bound": self.bound,
+        }
+
+
+def sync_view(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    *,
+    predicted: SyncTime | None = None,
+    foreground_io: bool | None = None,
+) -> SyncView | None:
+    """The pass running on ``array`` now beside its prediction (given, or predicted here); None when none runs."""
+    sync = array.sync
+    if sync is None:
+        return None
+    if predicted is None:
+        predicted = running_pass_time(root, array, inventory, runs)
+    limits = read_sync_limits(root, array.name)
+    rate = float(sync.speed_bytes_per_s) if sync.speed_bytes_per_s is not None else None
+    if sync.state != "running":
+        bound = f"{sync.state}: md has not started it (another array on the same disks syncs first)"
+    else:
+        bound = bound_now(rate, limits, predicted, foreground_io=foreground_io)
+    return SyncView(
+        array.name,
+        sync.action,
+        sync.fraction,
+        rate,
+        sync.eta_seconds,
+        predicted,
+        remaining_seconds(predicted, sync.fraction),
+        bound,
+    )
+
+
+def prediction_words(answer: SyncTime | None, what: str = "") -> str:
+    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details."""
+    if answer is None:
+        return ""
+    head = f"{what or answer.words}: "
+    if answer.predicted_seconds is None:
+        return head + f"not predicted ({answer.bound})"
+    text = head + f"{about(answer.predicted_seconds)} idle (bound: {answer.bound})"
+    if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
+        text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
+    return text
