@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mdtui.errors import MdtuiError
 from mdtui.store.db import default_db_path
+
+if TYPE_CHECKING:
+    from mdtui.keep.metrics import ArrayTimes
+    from mdtui.model.inventory import Inventory
+    from mdtui.probe.root import SystemRoot
+    from mdtui.store.records import RunRecord
 
 # Enough stored runs to find the newest of each array and preset on a host that benchmarks often.
 RECENT_RUNS = 2000
@@ -40,6 +48,29 @@ def _runs(path: str | None) -> list:
         return []
 
 
+def array_times(system: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayTimes]:
+    """Each array's predicted running pass, rebuild and check, from the member-matrix runs among ``runs``."""
+    from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
+    from mdtui.bench.sync_forecast import rebuild_if_one_fails, running_pass_time, scrub_time
+    from mdtui.keep.metrics import ArrayTimes
+
+    members = [run for run in runs if run.preset == MEMBER_MATRIX_PRESET]
+    found = {}
+    for array in inventory.arrays:
+        running = running_pass_time(system, array, inventory, members)
+        rebuild = rebuild_if_one_fails(system, array, inventory, members)
+        check = scrub_time(system, array, inventory, members)
+        found[array.name] = ArrayTimes(
+            running.predicted_seconds if running else None,
+            running.bound if running else "",
+            rebuild[0].predicted_seconds if rebuild else None,
+            rebuild[0].bound if rebuild else "",
+            check.predicted_seconds if check else None,
+            check.bound if check else "",
+        )
+    return found
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from mdtui.keep.metrics import collect, render, write_textfile
     from mdtui.probe.inventory import scan
@@ -52,7 +83,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             "print them instead"
         )
     inventory = scan(system)
-    text = render(collect(system, inventory, smart=not args.no_smart, runs=_runs(args.db)))
+    runs = _runs(args.db)
+    text = render(
+        collect(system, inventory, smart=not args.no_smart, runs=runs, times=array_times(system, inventory, runs))
+    )
     if args.textfile:
         target = write_textfile(args.textfile, text)
         print(f"wrote {target}")
