@@ -306,6 +306,7 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
 def cmd_scrub(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import prediction_words, scrub_time
     from mdtui.keep.scrub import describe_schedule, mismatch_sectors, plan_scrub, read_schedule, start_scrub
+    from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import find_array
@@ -352,16 +353,29 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     ):
         print("Cancelled; nothing was started.")
         return 1
+    history = ScrubHistory()
+    started = time.time()
     start_scrub(plan, confirmed=True, root=system)
+    opened = history.record_start(array, plan.action, started)
     if args.no_follow:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
     args.expect_sync = True
     report["followed"], code = follow_pass(array.dev_path, args, system, predicted=predicted, boost=boost)
+    if code:  # the pass goes on: the row stays open until a later look sees it end
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return code
     report["mismatch_sectors"] = mismatch_sectors(array.name, system)
+    history.record_end(opened, time.time(), report["mismatch_sectors"])
+    passes = history.passes(array)
+    report["trend"] = trend(passes)
+    report["meaning"] = mismatch_meaning(array.level, report["mismatch_sectors"])
     if args.json:
         print(json.dumps(report, indent=2))
-    elif not code:
+    else:
         print(f"{plan.action} of {array.name} finished: mismatch_cnt {report['mismatch_sectors']}")
+        print(f"  {report['meaning']}")
+        print(f"  history: {report['trend']} (mdtui scrub-schedule lists every pass)")
     return code
