@@ -149,10 +149,14 @@ def running_pass_time(
 
 
 def rebuild_if_one_fails(
-    root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord]
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    failing: str | None = None,
 ) -> tuple[SyncTime, str] | None:
     """How long a rebuild takes if a member fails now and a disk like it replaces it: the longest over the
-    members (which one fails is not known), and the member that gives it."""
+    members (which one fails is not known), or for ``failing`` alone; and the member that gives it."""
     context = _context(root, array)
     if context is None:
         return None
@@ -164,6 +168,8 @@ def rebuild_if_one_fails(
     md = host_ceilings().for_level(level.name)
     worst: tuple[SyncTime, str] | None = None
     for failed in members.values():
+        if failing is not None and failed.name != failing:
+            continue
         replacement = SyncMember(f"a disk like {failed.name}", failed.figures)
         answer = sync_time(
             RECOVER,

@@ -108,6 +108,17 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     repair.add_argument("--boost", "--full-speed", action="store_true", help=BOOST_HELP.format(what="rebuild"))
     repair.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
 
+    locate = sub.add_parser(
+        "locate",
+        help="show what identifies a disk (serial, WWN, port, enclosure slot) and blink its LED, then turn it off",
+    )
+    locate.add_argument("disk", metavar="DISK", help="sdc, /dev/sdc or a /dev/disk/by-id path")
+    locate.add_argument(
+        "--seconds", type=float, metavar="S", help="blink for S seconds (default: until Enter, Ctrl-C or SIGTERM)"
+    )
+    locate.add_argument("--dry-run", action="store_true", help="show the disk and how its LED would blink")
+    locate.add_argument("--json", action="store_true", help="print the identity and the plan as JSON")
+
     scrub = sub.add_parser(
         "scrub", help="check (or --repair) an array's redundancy; show mismatch_cnt and the schedule"
     )
@@ -219,6 +230,7 @@ def boost_plan(system: SystemRoot, array: MdArray, predicted: SyncTime | None) -
 def cmd_repair(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import prediction_words, rebuild_if_one_fails, repair_time
     from mdtui.cli.common import find_disk
+    from mdtui.keep.locate import identify
     from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
@@ -245,14 +257,23 @@ def cmd_repair(args: argparse.Namespace) -> int:
         system, array, inventory, runs, action, member=member, disk=disk.name if disk is not None else None
     )
     lines = describe_repair(plan)
+    identity = None
+    named = plan.member if action in ("fail", "remove", "replace") else None
+    acted_on = inventory.disk_of(named) if named is not None else None
+    if acted_on is not None:
+        # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
+        identity = identify(system, acted_on)
+        lines += ["  the drive:", *("    " + line for line in identity.lines())]
+        lines.append(f"    `mdtui locate {acted_on.name}` blinks its LED; the confirmation is the serial on its label")
     if predicted is not None:
         lines.append("  " + prediction_words(predicted))
-    elif action in ("fail", "remove") and (after := rebuild_if_one_fails(system, array, inventory, runs)):
+    elif action == "fail" and (after := rebuild_if_one_fails(system, array, inventory, runs, plan.member)):
         lines.append("  " + prediction_words(after[0], "then a rebuild onto a new disk"))
     report: dict = {
         "plan": [list(step.argv) for step in plan.steps],
         "warnings": list(plan.warnings),
         "predicted": predicted.as_json() if predicted is not None else None,
+        "identity": identity.as_json() if identity is not None else None,
     }
     boost = None
     if args.boost:
@@ -266,6 +287,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if show_plan(args, lines, report):
         return 0
     token = disk.name if disk is not None and action != "re-add" else array.name
+    if identity is not None:
+        token = identity.token
     what = f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else "")
     if not confirm(args, what + (" (boosted)" if boost else ""), token):
         print("Cancelled; nothing was run.")
@@ -283,6 +306,54 @@ def cmd_repair(args: argparse.Namespace) -> int:
             print("recovery finished" + (f"; {array.name} still misses {plural(state, 'member')}" if state else ""))
     if args.json:
         print(json.dumps(report, indent=2))
+    return code
+
+
+def cmd_locate(args: argparse.Namespace) -> int:
+    """Identify a disk and blink its locate LED: on, then off when the time is up, on Enter, Ctrl-C, SIGTERM or
+    SIGHUP (a SIGKILL leaves it blinking: `mdtui locate DISK --seconds 0` turns it off)."""
+    from mdtui.cli.common import StoppedBySignal, find_disk, signal_exit_code, stops_raise
+    from mdtui.keep.locate import Locating, identify, plan_locate
+    from mdtui.probe.inventory import scan
+    from mdtui.probe.root import SystemRoot, require_live
+
+    system = SystemRoot(args.root)
+    disk = find_disk(scan(args.root), args.disk, args.root)
+    identity = identify(system, disk)
+    report: dict = {"identity": identity.as_json()}
+    lines = identity.lines()
+    try:
+        plan = plan_locate(system, disk)
+    except MdtuiError as exc:
+        report["locate"] = None
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            print("\n".join(lines))
+        raise exc
+    report["locate"] = {"how": plan.how, "shown": plan.shown(), "on": list(plan.on_argv), "off": list(plan.off_argv)}
+    lines += [f"locate LED through {plan.how}:", *("  " + line for line in plan.shown())]
+    if show_plan(args, lines, report):
+        return 0
+    require_live(system, "blinking a locate LED")
+    if args.seconds is None and not sys.stdin.isatty():
+        raise MdtuiError("not at a terminal: give --seconds S for how long it blinks")
+    code = 0
+    try:
+        with stops_raise(), Locating(system, plan):
+            if args.seconds is not None:
+                time.sleep(max(args.seconds, 0.0))
+            else:
+                input(f"{disk.name} blinks; press Enter to turn it off ")
+    except KeyboardInterrupt:
+        code = 130
+    except StoppedBySignal as exc:
+        code = signal_exit_code(exc.signal)
+    report["turned_off"] = True
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{disk.name}'s locate LED is off again")
     return code
 
 
