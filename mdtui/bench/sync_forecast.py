@@ -221,6 +221,18 @@ def create_time(root: SystemRoot, plan: CreatePlan, runs: Sequence[RunRecord]) -
     )
 
 
+# Other I/O on the array itself, per second, above which md counts it busy and yields its sync: md's is_mddev_idle
+# calls a member busy past 64 sectors (32 KiB) of I/O that was not its own sync since it last looked.
+FOREGROUND_IO_BYTES_PER_S = 32 * 1024
+
+
+def foreground_io(read_bytes_per_s: float | None, write_bytes_per_s: float | None) -> bool | None:
+    """Whether the array's own traffic (what its users read and write, never the sync) keeps md yielding."""
+    if read_bytes_per_s is None and write_bytes_per_s is None:
+        return None
+    return (read_bytes_per_s or 0.0) + (write_bytes_per_s or 0.0) > FOREGROUND_IO_BYTES_PER_S
+
+
 @dataclass(frozen=True)
 class SyncView:
     """A running pass as md reports it beside its prediction, and what holds it now."""
@@ -235,14 +247,20 @@ class SyncView:
     bound: str
 
     def line(self) -> str:
-        """ "recover  42.0% at 120 MB/s, ETA 3m10s · predicted 8m10s in all, 4m44s left · bound: ..."."""
+        """ "recover  42.0% at 120 MB/s, ETA 3m10s · predicted 8m10s (4m44s left) · bound: ..." """
         done = "?" if self.fraction is None else f"{self.fraction * 100:5.1f}%"
         text = f"{self.action} {done} at {rate_mb_s(self.rate_bytes_per_s)}, ETA {duration(self.eta_seconds)}"
+        return f"{text} · {self.prediction_line()}"
+
+    def prediction_line(self) -> str:
+        """The prediction beside md's figures and what bounds the pass now: "predicted 8m10s (4m44s left) · ..."."""
+        text = ""
         if self.predicted is not None and self.predicted.predicted_seconds is not None:
-            text += f" · predicted {duration(self.predicted.predicted_seconds)} in all"
+            text = f"predicted {duration(self.predicted.predicted_seconds)}"
             if self.predicted_left_seconds is not None:
-                text += f", {duration(self.predicted_left_seconds)} left"
-        return f"{text} · bound: {self.bound}"
+                text += f" ({duration(self.predicted_left_seconds)} left)"
+            text += " · "
+        return f"{text}bound: {self.bound}"
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -292,14 +310,43 @@ def sync_view(
     )
 
 
-def prediction_words(answer: SyncTime | None, what: str = "") -> str:
-    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details."""
+def prediction_words(answer: SyncTime | None, what: str | None = "") -> str:
+    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details;
+    ``what`` names it (the pass's own word when empty, nothing when None)."""
     if answer is None:
         return ""
-    head = f"{what or answer.words}: "
+    head = "" if what is None else f"{what or answer.words}: "
     if answer.predicted_seconds is None:
         return head + f"not predicted ({answer.bound})"
     text = head + f"{about(answer.predicted_seconds)} idle (bound: {answer.bound})"
     if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
         text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
     return text
+
+
+@dataclass(frozen=True)
+class ArrayForecast:
+    """What the sync-time model says of one array now: the pass running (predicted whole), a rebuild if a member
+    failed now (and which member gives the longest), a check pass."""
+
+    running: SyncTime | None = None
+    rebuild: SyncTime | None = None
+    rebuild_member: str | None = None
+    check: SyncTime | None = None
+
+
+def forecast_arrays(root: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayForecast]:
+    """Every array's forecast, from the member-matrix runs among ``runs``."""
+    from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
+
+    members = [run for run in runs if run.preset == MEMBER_MATRIX_PRESET]
+    found = {}
+    for array in inventory.arrays:
+        rebuild = rebuild_if_one_fails(root, array, inventory, members)
+        found[array.name] = ArrayForecast(
+            running_pass_time(root, array, inventory, members),
+            rebuild[0] if rebuild else None,
+            rebuild[1] if rebuild else None,
+            scrub_time(root, array, inventory, members),
+        )
+    return found

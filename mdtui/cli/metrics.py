@@ -13,6 +13,7 @@ from mdtui.store.db import default_db_path
 if TYPE_CHECKING:
     from mdtui.keep.metrics import ArrayTimes
     from mdtui.model.inventory import Inventory
+    from mdtui.plan.sync_time import SyncTime
     from mdtui.probe.root import SystemRoot
     from mdtui.store.records import RunRecord
 
@@ -49,26 +50,17 @@ def _runs(path: str | None) -> list:
 
 
 def array_times(system: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayTimes]:
-    """Each array's predicted running pass, rebuild and check, from the member-matrix runs among ``runs``."""
-    from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
-    from mdtui.bench.sync_forecast import rebuild_if_one_fails, running_pass_time, scrub_time
+    """Each array's predicted running pass, rebuild and check (bench/sync_forecast), as the export takes them."""
+    from mdtui.bench.sync_forecast import forecast_arrays
     from mdtui.keep.metrics import ArrayTimes
 
-    members = [run for run in runs if run.preset == MEMBER_MATRIX_PRESET]
-    found = {}
-    for array in inventory.arrays:
-        running = running_pass_time(system, array, inventory, members)
-        rebuild = rebuild_if_one_fails(system, array, inventory, members)
-        check = scrub_time(system, array, inventory, members)
-        found[array.name] = ArrayTimes(
-            running.predicted_seconds if running else None,
-            running.bound if running else "",
-            rebuild[0].predicted_seconds if rebuild else None,
-            rebuild[0].bound if rebuild else "",
-            check.predicted_seconds if check else None,
-            check.bound if check else "",
-        )
-    return found
+    def seconds(answer: SyncTime | None) -> tuple[float | None, str]:
+        return (answer.predicted_seconds, answer.bound) if answer is not None else (None, "")
+
+    return {
+        name: ArrayTimes(*seconds(found.running), *seconds(found.rebuild), *seconds(found.check))
+        for name, found in forecast_arrays(system, inventory, runs).items()
+    }
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

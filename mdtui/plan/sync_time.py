@@ -605,7 +605,7 @@ def bound_now(
     cap, cap_name = limits.cap()
     floor, floor_name = limits.floor()
     if rate_bytes_per_s >= AT_CAP_RATIO * cap:
-        return f"md's limit: {cap_name}"
+        return cap_name
     free = predicted.free_rate_bytes_per_s if predicted is not None else None
     if free and rate_bytes_per_s >= AT_MEMBERS_RATIO * free:
         return predicted.bound if predicted is not None and predicted.bound.startswith("members") else "the members"

@@ -430,7 +430,7 @@ async def test_resync_view_follows_progress_and_boosts_after_saying_the_cost(
         await pilot.pause(0.05)
         stats = plain(screen.query_one("#resync-stats", Static).content, width=400)
         assert "40.0%" in stats and "1,500 MB/s" in stats and "ETA 1m30s" in stats
-        assert "bound now:" in stats
+        assert "bound:" in stats
         assert screen.query_one("#resync-bar", ProgressBar).progress == pytest.approx(40.0)
         warning = plain(screen.query_one("#resync-warning", Static).content, width=400)
         assert "benchmarks" in warning and "mislead" in warning and warning.strip() == RESYNC_WARNING

@@ -303,7 +303,7 @@ def test_what_bounds_a_running_pass_now() -> None:
     predicted = sync_time(RECOVER, RAID5, members(3, read_mb=100), targets=[member("new", write_mb=100)],
                           component_bytes=GIB, limits=OPEN)  # fmt: skip
     assert bound_now(None, limits, predicted) == "not known yet (md reports no speed)"
-    assert bound_now(199_000 * 1024, limits, predicted) == "md's limit: speed_limit_max (200,000 KiB/s)"
+    assert bound_now(199_000 * 1024, limits, predicted) == "speed_limit_max (200,000 KiB/s)"
     assert bound_now(95e6, limits, predicted) == "members: d0 (reads 100 MB/s)"
     assert bound_now(1.2e6, limits, predicted, foreground_io=True).startswith("foreground I/O: md yields to it")
     assert bound_now(1.2e6, limits, predicted).startswith("near speed_limit_min (1,000 KiB/s)")

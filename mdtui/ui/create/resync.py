@@ -170,13 +170,8 @@ class ResyncScreen(MdtuiScreen[None]):
         if sync is not None and sync.fraction is not None:
             self.query_one("#resync-bar", ProgressBar).update(total=100, progress=sync.fraction * 100)
         text = sync_line(array)
-        view = message.view
-        if view is not None and view.predicted is not None and view.predicted.predicted_seconds is not None:
-            text += f"\npredicted {duration(view.predicted.predicted_seconds)} in all"
-            if view.predicted_left_seconds is not None:
-                text += f", {duration(view.predicted_left_seconds)} left"
-        if view is not None:
-            text += f"\nbound now: {view.bound}"
+        if message.view is not None:
+            text += "\n" + message.view.prediction_line()
         self.query_one("#resync-stats", Static).update(text)
 
     @on(SyncEnded)
