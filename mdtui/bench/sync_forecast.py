@@ -21,7 +21,6 @@ from mdtui.plan.sync_time import (
     SyncLimits,
     SyncMember,
     SyncTime,
-    about,
     bound_now,
     create_sync_time,
     remaining_seconds,
@@ -136,6 +135,28 @@ def repair_time(
         source = next((m.name for m in _in_sync(array)), None)
         dirty = bitmap_dirty_fraction(root, source) if source is not None else None
     return pass_time(root, array, inventory, runs, RECOVER, targets=[disk], dirty_fraction=dirty)
+
+
+def repair_forecast(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    action: str,
+    *,
+    member: str | None = None,
+    disk: str | None = None,
+) -> tuple[SyncTime | None, str]:
+    """What a repair's plan says of time, and how to name it: the rebuild it starts (repair_time), or for a member
+    failed the rebuild onto a new disk that must follow."""
+    started = repair_time(root, array, inventory, runs, action, member=member, disk=disk)
+    if started is not None:
+        return started, started.words
+    if action == "fail" and member is not None:
+        after = rebuild_if_one_fails(root, array, inventory, runs, member)
+        if after is not None:
+            return after[0], "then a rebuild onto a new disk"
+    return None, ""
 
 
 def running_pass_time(
@@ -308,20 +329,6 @@ def sync_view(
         remaining_seconds(predicted, sync.fraction),
         bound,
     )
-
-
-def prediction_words(answer: SyncTime | None, what: str | None = "") -> str:
-    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details;
-    ``what`` names it (the pass's own word when empty, nothing when None)."""
-    if answer is None:
-        return ""
-    head = "" if what is None else f"{what or answer.words}: "
-    if answer.predicted_seconds is None:
-        return head + f"not predicted ({answer.bound})"
-    text = head + f"{about(answer.predicted_seconds)} idle (bound: {answer.bound})"
-    if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
-        text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
-    return text
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,11 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
-    from mdtui.bench.sync_forecast import create_time, prediction_words
+    from mdtui.bench.sync_forecast import create_time
     from mdtui.cli.keep import boost_plan, follow_pass
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
+    from mdtui.plan.sync_time import prediction_words
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, find_array
     from mdtui.store.errors import StoreError

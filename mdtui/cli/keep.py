@@ -228,10 +228,10 @@ def boost_plan(system: SystemRoot, array: MdArray, predicted: SyncTime | None) -
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from mdtui.bench.sync_forecast import prediction_words, rebuild_if_one_fails, repair_time
+    from mdtui.bench.sync_forecast import repair_forecast
     from mdtui.cli.common import find_disk
     from mdtui.keep.locate import identify
-    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
+    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair, repair_token
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import array_uuid, find_array
@@ -252,26 +252,17 @@ def cmd_repair(args: argparse.Namespace) -> int:
         uuid=array_uuid(array.dev_path) if system.is_live else None,
         component_bytes=array.component_bytes,
     )
-    runs = member_runs()
-    predicted = repair_time(
-        system, array, inventory, runs, action, member=member, disk=disk.name if disk is not None else None
+    # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
+    acted_on = inventory.disk_of(plan.member) if plan.member and action in ("fail", "remove", "replace") else None
+    identity = identify(system, acted_on) if acted_on is not None else None
+    predicted, label = repair_forecast(
+        system, array, inventory, member_runs(), action, member=plan.member, disk=disk.name if disk else None
     )
-    lines = describe_repair(plan)
-    identity = None
-    named = plan.member if action in ("fail", "remove", "replace") else None
-    acted_on = inventory.disk_of(named) if named is not None else None
-    if acted_on is not None:
-        # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
-        identity = identify(system, acted_on)
-        lines += ["  the drive:", *("    " + line for line in identity.lines())]
-        lines.append(f"    `mdtui locate {acted_on.name}` blinks its LED; the confirmation is the serial on its label")
-    if predicted is not None:
-        lines.append("  " + prediction_words(predicted))
-    elif action == "fail" and (after := rebuild_if_one_fails(system, array, inventory, runs, plan.member)):
-        lines.append("  " + prediction_words(after[0], "then a rebuild onto a new disk"))
+    lines = describe_repair(plan, identity, predicted, label)
     report: dict = {
         "plan": [list(step.argv) for step in plan.steps],
         "warnings": list(plan.warnings),
+        # The rebuild this repair starts (or, for a failed member, the one that must follow).
         "predicted": predicted.as_json() if predicted is not None else None,
         "identity": identity.as_json() if identity is not None else None,
     }
@@ -286,9 +277,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
     if show_plan(args, lines, report):
         return 0
-    token = disk.name if disk is not None and action != "re-add" else array.name
-    if identity is not None:
-        token = identity.token
+    token = repair_token(plan, identity)
     what = f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else "")
     if not confirm(args, what + (" (boosted)" if boost else ""), token):
         print("Cancelled; nothing was run.")
@@ -375,9 +364,10 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
 
 
 def cmd_scrub(args: argparse.Namespace) -> int:
-    from mdtui.bench.sync_forecast import prediction_words, scrub_time
+    from mdtui.bench.sync_forecast import scrub_time
     from mdtui.keep.scrub import describe_schedule, mismatch_sectors, plan_scrub, read_schedule, start_scrub
     from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
+    from mdtui.plan.sync_time import prediction_words
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import find_array

@@ -624,3 +624,17 @@ def remaining_seconds(predicted: SyncTime | None, done_fraction: float | None) -
     if predicted is None or predicted.predicted_seconds is None or done_fraction is None:
         return None
     return max(0.0, 1.0 - done_fraction) * predicted.predicted_seconds
+
+
+def prediction_words(answer: SyncTime | None, what: str | None = "") -> str:
+    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details;
+    ``what`` names it (the pass's own word when empty, nothing when None)."""
+    if answer is None:
+        return ""
+    head = "" if what is None else f"{what or answer.words}: "
+    if answer.predicted_seconds is None:
+        return head + f"not predicted ({answer.bound})"
+    text = head + f"{about(answer.predicted_seconds)} idle (bound: {answer.bound})"
+    if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
+        text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
+    return text

@@ -59,10 +59,11 @@ def keep_rows(
     """The array's lifecycle line (persisted · monitored · last scrub · metrics), the running pass beside its
     prediction, how long a rebuild and a check take, the kept checks and what their count means, the keys that
     keep it, and a live system's failed members; nothing for what cannot be read."""
-    from mdtui.bench.sync_forecast import prediction_words, sync_view
+    from mdtui.bench.sync_forecast import sync_view
     from mdtui.keep.health import array_health
     from mdtui.keep.scrub_history import mismatch_meaning, trend
     from mdtui.keep.summary import lifecycle
+    from mdtui.plan.sync_time import prediction_words
     from mdtui.ui.inventory.lifecycle import keys_line
 
     system = SystemRoot(root)
