@@ -51,7 +51,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.cli.keep import boost_plan, follow_pass
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
-    from mdtui.plan.sync_time import prediction_words
+    from mdtui.plan.sync_time import initial_sync_line
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, find_array
     from mdtui.store.errors import StoreError
@@ -92,8 +92,8 @@ def cmd_create(args: argparse.Namespace) -> int:
     report: dict = {"plan": create_plan_dict(plan, sources)}
     report["plan"]["initial_sync"] = initial.as_json() if initial is not None else None
     lines = describe_create(plan, sources)
-    if initial is not None:
-        lines.append("initial sync      " + prediction_words(initial, f"{initial.words} after the create"))
+    if (line := initial_sync_line(initial)) is not None:
+        lines.append(line)
     if args.boost and initial is None:
         raise MdtuiError("--boost speeds the initial sync, and this array starts none")
     if args.boost and args.no_follow:

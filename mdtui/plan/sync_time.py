@@ -638,3 +638,10 @@ def prediction_words(answer: SyncTime | None, what: str | None = "") -> str:
     if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
         text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
     return text
+
+
+def initial_sync_line(answer: SyncTime | None) -> str | None:
+    """The create plan's line for the pass mdadm starts (None when it starts none)."""
+    if answer is None:
+        return None
+    return "initial sync      " + prediction_words(answer, f"{answer.words} after the create")

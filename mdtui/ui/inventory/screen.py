@@ -436,10 +436,11 @@ class InventoryScreen(MdtuiScreen[None]):
 
     def _detail_source(self) -> tuple[object, ...]:
         """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
-        whether it is fresh, and the theme's palette."""
+        whether it is fresh, the array's forecast, and the theme's palette."""
         key = self._table(self._pane).selected_key if self.inventory is not None else None
         smart, fresh = self.query_one(SmartReader).kept(key)
-        return (self._pane, key, key in self._pending, smart, fresh, self.palette())
+        forecast = self._forecasts.get(key) if self._pane == "arrays" and key is not None else None
+        return (self._pane, key, key in self._pending, smart, fresh, forecast, self.palette())
 
     def _update_detail(self) -> None:
         # The same row of the same scan is not laid out again: a table fill, a focus change or a
@@ -603,8 +604,7 @@ class InventoryScreen(MdtuiScreen[None]):
 
     def _forecasts_read(self, forecasts: Mapping[str, ArrayForecast]) -> None:
         self._forecasts = forecasts
-        self._detail_shown = None
-        self._update_detail()
+        self._update_detail()  # drawn again only when the array shown now has a forecast to show
 
     def action_alerts(self) -> None:
         array = self.selected_array()
