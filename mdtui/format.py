@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -55,6 +56,48 @@ def duration(seconds: float | None) -> str:
     if minutes:
         return f"{minutes}m{secs:02d}s"
     return f"{secs}s"
+
+
+ELLIPSIS = "…"
+# A serial cut in the middle keeps at most this much of its start (a vendor prefix tells disks of one batch apart
+# least; their ends differ).
+SERIAL_HEAD_MAX = 4
+
+
+def _cut_serial(serial: str, width: int, head: int) -> str:
+    if len(serial) <= width:
+        return serial
+    tail = width - 1 - head
+    return serial[:head] + ELLIPSIS + serial[-tail:]
+
+
+def distinct_serials(serials: Iterable[str], width: int) -> dict[str, str]:
+    """Each serial as shown in at most ``width`` characters, cut in the middle so its end (where disks of one batch
+    differ) stays, and no two different serials shown alike. A serial no cut that short keeps apart is shown
+    whole: a wider column is better than two disks that look the same."""
+    unique = sorted(set(serials))
+    if all(len(s) <= width for s in unique):
+        return {s: s for s in unique}
+    for head in range(min(SERIAL_HEAD_MAX, max(width - 4, 0)), 0, -1):
+        shown = {s: _cut_serial(s, width, head) for s in unique}
+        if width - 1 - head >= 3 and len(set(shown.values())) == len(unique):
+            return shown
+    return {s: s for s in unique}
+
+
+def ident_text(model: str | None, serial: str | None, width: int | None = None, shown: str | None = None) -> str:
+    """ "model / serial" in ``width`` cells: the model gives way first (cut at its end), the serial stays as
+    ``shown`` (distinct_serials' cut, or whole). Longer than ``width`` only when the serial alone is."""
+    serial_text = shown if shown is not None else serial
+    whole = " / ".join(part for part in (model, serial_text) if part) or "-"
+    if width is None or len(whole) <= width:
+        return whole
+    if not serial_text:
+        return (model or "")[: max(width - 1, 0)] + ELLIPSIS
+    room = width - len(serial_text) - len(" / ")
+    if not model or room < 2:
+        return serial_text
+    return model[: room - 1] + ELLIPSIS + " / " + serial_text
 
 
 def to_jsonable(value: Any) -> Any:

@@ -4,8 +4,10 @@ members' stored figures (bench/member_figures) through the sync-time model (plan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mdtui.bench.member_figures import sequential_figures
+from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
@@ -19,10 +21,13 @@ from mdtui.plan.sync_time import (
     SyncLimits,
     SyncMember,
     SyncTime,
+    bound_now,
     create_sync_time,
+    remaining_seconds,
     sync_time,
 )
 from mdtui.probe.root import SystemRoot
+from mdtui.run.mdadm import bitmap_dirty_fraction
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord
 from mdtui.tune.read import read_sync_limits
@@ -108,6 +113,52 @@ def pass_time(
     )
 
 
+def repair_time(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    action: str,
+    *,
+    member: str | None = None,
+    disk: str | None = None,
+) -> SyncTime | None:
+    """The rebuild a repair action starts, predicted: ``add`` to a degraded array and ``replace`` write the whole
+    of ``disk``; ``re-add`` only what the array's write-intent bitmap marks dirty since the member left. None when
+    the action starts no rebuild (fail, remove, a spare added to a whole array)."""
+    if disk is None or action not in ("add", "replace", "re-add"):
+        return None
+    if action == "add" and not array.degraded:
+        return None
+    dirty = None
+    if action == "re-add" and array.bitmap not in (None, "none"):
+        source = next((m.name for m in _in_sync(array)), None)
+        dirty = bitmap_dirty_fraction(root, source) if source is not None else None
+    return pass_time(root, array, inventory, runs, RECOVER, targets=[disk], dirty_fraction=dirty)
+
+
+def repair_forecast(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    action: str,
+    *,
+    member: str | None = None,
+    disk: str | None = None,
+) -> tuple[SyncTime | None, str]:
+    """What a repair's plan says of time, and how to name it: the rebuild it starts (repair_time), or for a member
+    failed the rebuild onto a new disk that must follow."""
+    started = repair_time(root, array, inventory, runs, action, member=member, disk=disk)
+    if started is not None:
+        return started, started.words
+    if action == "fail" and member is not None:
+        after = rebuild_if_one_fails(root, array, inventory, runs, member)
+        if after is not None:
+            return after[0], "then a rebuild onto a new disk"
+    return None, ""
+
+
 def running_pass_time(
     root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord]
 ) -> SyncTime | None:
@@ -119,10 +170,14 @@ def running_pass_time(
 
 
 def rebuild_if_one_fails(
-    root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord]
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    failing: str | None = None,
 ) -> tuple[SyncTime, str] | None:
     """How long a rebuild takes if a member fails now and a disk like it replaces it: the longest over the
-    members (which one fails is not known), and the member that gives it."""
+    members (which one fails is not known), or for ``failing`` alone; and the member that gives it."""
     context = _context(root, array)
     if context is None:
         return None
@@ -134,6 +189,8 @@ def rebuild_if_one_fails(
     md = host_ceilings().for_level(level.name)
     worst: tuple[SyncTime, str] | None = None
     for failed in members.values():
+        if failing is not None and failed.name != failing:
+            continue
         replacement = SyncMember(f"a disk like {failed.name}", failed.figures)
         answer = sync_time(
             RECOVER,
@@ -183,3 +240,120 @@ def create_time(root: SystemRoot, plan: CreatePlan, runs: Sequence[RunRecord]) -
         build=plan.request.build,
         ceilings=host_ceilings().for_level(plan.level.name),
     )
+
+
+# Other I/O on the array itself, per second, above which md counts it busy and yields its sync: md's is_mddev_idle
+# calls a member busy past 64 sectors (32 KiB) of I/O that was not its own sync since it last looked.
+FOREGROUND_IO_BYTES_PER_S = 32 * 1024
+
+
+def foreground_io(read_bytes_per_s: float | None, write_bytes_per_s: float | None) -> bool | None:
+    """Whether the array's own traffic (what its users read and write, never the sync) keeps md yielding."""
+    if read_bytes_per_s is None and write_bytes_per_s is None:
+        return None
+    return (read_bytes_per_s or 0.0) + (write_bytes_per_s or 0.0) > FOREGROUND_IO_BYTES_PER_S
+
+
+@dataclass(frozen=True)
+class SyncView:
+    """A running pass as md reports it beside its prediction, and what holds it now."""
+
+    array: str
+    action: str
+    fraction: float | None
+    rate_bytes_per_s: float | None  # md's sync_speed
+    eta_seconds: float | None  # md's own: what is left at the current rate
+    predicted: SyncTime | None  # the whole pass, predicted as if it started now
+    predicted_left_seconds: float | None
+    bound: str
+
+    def line(self) -> str:
+        """ "recover  42.0% at 120 MB/s, ETA 3m10s · predicted 8m10s (4m44s left) · bound: ..." """
+        done = "?" if self.fraction is None else f"{self.fraction * 100:5.1f}%"
+        text = f"{self.action} {done} at {rate_mb_s(self.rate_bytes_per_s)}, ETA {duration(self.eta_seconds)}"
+        return f"{text} · {self.prediction_line()}"
+
+    def prediction_line(self) -> str:
+        """The prediction beside md's figures and what bounds the pass now: "predicted 8m10s (4m44s left) · ..."."""
+        text = ""
+        if self.predicted is not None and self.predicted.predicted_seconds is not None:
+            text = f"predicted {duration(self.predicted.predicted_seconds)}"
+            if self.predicted_left_seconds is not None:
+                text += f" ({duration(self.predicted_left_seconds)} left)"
+            text += " · "
+        return f"{text}bound: {self.bound}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "array": self.array,
+            "action": self.action,
+            "progress_ratio": self.fraction,
+            "rate_bytes_per_s": self.rate_bytes_per_s,
+            "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds, 1),
+            "predicted_seconds": None if self.predicted is None else self.predicted.as_json()["predicted_seconds"],
+            "predicted_left_seconds": None
+            if self.predicted_left_seconds is None
+            else round(self.predicted_left_seconds, 1),
+            "bound": self.bound,
+        }
+
+
+def sync_view(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    *,
+    predicted: SyncTime | None = None,
+    foreground_io: bool | None = None,
+) -> SyncView | None:
+    """The pass running on ``array`` now beside its prediction (given, or predicted here); None when none runs."""
+    sync = array.sync
+    if sync is None:
+        return None
+    if predicted is None:
+        predicted = running_pass_time(root, array, inventory, runs)
+    limits = read_sync_limits(root, array.name)
+    rate = float(sync.speed_bytes_per_s) if sync.speed_bytes_per_s is not None else None
+    if sync.state != "running":
+        bound = f"{sync.state}: md has not started it (another array on the same disks syncs first)"
+    else:
+        bound = bound_now(rate, limits, predicted, foreground_io=foreground_io)
+    return SyncView(
+        array.name,
+        sync.action,
+        sync.fraction,
+        rate,
+        sync.eta_seconds,
+        predicted,
+        remaining_seconds(predicted, sync.fraction),
+        bound,
+    )
+
+
+@dataclass(frozen=True)
+class ArrayForecast:
+    """What the sync-time model says of one array now: the pass running (predicted whole), a rebuild if a member
+    failed now (and which member gives the longest), a check pass."""
+
+    running: SyncTime | None = None
+    rebuild: SyncTime | None = None
+    rebuild_member: str | None = None
+    check: SyncTime | None = None
+
+
+def forecast_arrays(root: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayForecast]:
+    """Every array's forecast, from the member-matrix runs among ``runs``."""
+    from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
+
+    members = [run for run in runs if run.preset == MEMBER_MATRIX_PRESET]
+    found = {}
+    for array in inventory.arrays:
+        rebuild = rebuild_if_one_fails(root, array, inventory, members)
+        found[array.name] = ArrayForecast(
+            running_pass_time(root, array, inventory, members),
+            rebuild[0] if rebuild else None,
+            rebuild[1] if rebuild else None,
+            scrub_time(root, array, inventory, members),
+        )
+    return found

@@ -140,6 +140,33 @@ def signals_restored() -> Iterator[None]:
                 signal.signal(sig, handler)
 
 
+class StoppedBySignal(Exception):
+    """A stop signal (SIGTERM, SIGHUP) turned into an exception, so ``with`` blocks undo what they did."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        super().__init__(stop_reason(sig))
+        self.signal = sig
+
+
+@contextlib.contextmanager
+def stops_raise() -> Iterator[None]:
+    """Inside, SIGTERM and SIGHUP raise StoppedBySignal (Ctrl-C raises KeyboardInterrupt as always): a boost's
+    knobs are put back by its block instead of dying with the process."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise StoppedBySignal(signal.Signals(signum))
+
+    previous = {sig: signal.signal(sig, stop) for sig in stop_signals() if sig is not signal.SIGINT}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def ignore_late_signals() -> None:
     """After a stop, ignore SIGHUP and SIGTERM for the rest of the verb (within signals_restored)."""
     if threading.current_thread() is threading.main_thread():

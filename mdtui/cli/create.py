@@ -7,7 +7,7 @@ import json
 import sys
 
 from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
-from mdtui.cli.progress import print_sync_progress
+from mdtui.cli.keep import BOOST_HELP
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
 from mdtui.probe.inventory import scan
@@ -31,7 +31,7 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--allow-mixed-sizes", action="store_true")
     create.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     create.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    create.add_argument("--full-speed", action="store_true", help="let the initial resync run at full speed")
+    create.add_argument("--boost", "--full-speed", action="store_true", help=BOOST_HELP.format(what="initial sync"))
     create.add_argument("--no-follow", action="store_true", help="do not wait for the resync")
     create.add_argument("--json", action="store_true", help="print the plan (and what was created) as JSON")
     create.add_argument(
@@ -47,10 +47,13 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
+    from mdtui.bench.sync_forecast import create_time
+    from mdtui.cli.keep import boost_plan, follow_pass
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
+    from mdtui.plan.sync_time import initial_sync_line
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import execute_create, follow_sync, set_full_resync_speed
+    from mdtui.run.mdadm import execute_create, find_array
     from mdtui.store.errors import StoreError
 
     inventory = scan(args.root)
@@ -78,30 +81,55 @@ def cmd_create(args: argparse.Namespace) -> int:
     )
     plan = plan_create(request)
     try:
-        sources = member_sources(load_member_runs(args.db), members)
+        runs = load_member_runs(args.db)
+        sources = member_sources(runs, members)
     except StoreError as exc:
         # The plan does not need the results database: without it, only the member figures are missing.
         print(f"mdtui: no prediction from member figures: {exc}", file=sys.stderr)
-        sources = None
+        runs, sources = [], None
+    system = SystemRoot(args.root)
+    initial = create_time(system, plan, runs)
     report: dict = {"plan": create_plan_dict(plan, sources)}
-    if show_plan(args, describe_create(plan, sources), report):
+    report["plan"]["initial_sync"] = initial.as_json() if initial is not None else None
+    lines = describe_create(plan, sources)
+    if (line := initial_sync_line(initial)) is not None:
+        lines.append(line)
+    if args.boost and initial is None:
+        raise MdtuiError("--boost speeds the initial sync, and this array starts none")
+    if args.boost and args.no_follow:
+        raise MdtuiError("--boost lasts while mdtui follows the initial sync: drop --no-follow")
+    if args.boost:
+        lines.append(
+            "with --boost: once created, its sync_speed_min/max are raised for the initial sync, so md no longer "
+            "yields it to other I/O (foreground I/O on the members waits behind it); the values are then shown, "
+            "and put back when the sync ends, when you stop following it, or at the next start if mdtui is killed"
+        )
+    if show_plan(args, lines, report):
         return 0
     what = f"create {request.device} and overwrite {plural(len(members) + len(spares), 'disk')}"
     if not confirm(args, what, request.device):
         print("Cancelled; nothing was run.")
         return 1
-    outcome = execute_create(plan, confirmed=True, root=SystemRoot(args.root))
+    outcome = execute_create(plan, confirmed=True, root=system)
     report["created"] = {"device": outcome.device, "uuid": outcome.uuid}
     if not args.json:
         print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
-    if args.full_speed and plan.resync_expected:
-        report["resync_speed_min_kib_s"] = set_full_resync_speed(outcome.device, True)
+    code = 0
     if plan.resync_expected and not args.no_follow:
-        show = None if args.json else print_sync_progress
-        follow_sync(outcome.device, root=SystemRoot(args.root), on_update=show)
-        report["resync"] = "finished"
-        if not args.json:
-            print("\nresync finished")
+        boost = None
+        array = find_array(system, outcome.device)
+        if args.boost and array is not None:
+            boost = boost_plan(system, array, initial)
+            out = sys.stderr if args.json else sys.stdout
+            print("\n".join(["with --boost:", *("  " + line for line in boost.cost_lines())]), file=out)
+        args.expect_sync = True
+        report["resync"], code = follow_pass(outcome.device, args, system, predicted=initial, boost=boost)
+        if not args.json and not code:
+            print("initial sync finished")
+    if code:
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return code
     if not (args.assume_clean or args.build):
         report["persist"] = offer_persist(args, outcome.device)
     if args.json:

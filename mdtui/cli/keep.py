@@ -6,13 +6,26 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from mdtui.cli.common import confirm, show_plan
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
 
+if TYPE_CHECKING:
+    from mdtui.model.array import MdArray
+    from mdtui.plan.sync_time import SyncTime
+    from mdtui.probe.root import SystemRoot
+    from mdtui.store.records import RunRecord
+    from mdtui.tune.boost import BoostPlan
+
 # How long to wait for md to start a recovery or check after the command that asks for it.
 START_WAIT_S = 5.0
+BOOST_HELP = (
+    "raise the array's md/sync_speed_min and sync_speed_max for this {what} (what it costs foreground I/O is shown "
+    "first); put back when it ends, when you stop following it, or at the next mdtui start if mdtui is killed. "
+    "--full-speed is the old name"
+)
 
 
 def _device(text: str) -> str:
@@ -92,8 +105,19 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     repair.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     repair.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     repair.add_argument("--no-follow", action="store_true", help="do not wait for the recovery")
-    repair.add_argument("--full-speed", action="store_true", help="let the recovery run at full speed")
+    repair.add_argument("--boost", "--full-speed", action="store_true", help=BOOST_HELP.format(what="rebuild"))
     repair.add_argument("--json", action="store_true", help="print the plan (and what ran) as JSON")
+
+    locate = sub.add_parser(
+        "locate",
+        help="show what identifies a disk (serial, WWN, port, enclosure slot) and blink its LED, then turn it off",
+    )
+    locate.add_argument("disk", metavar="DISK", help="sdc, /dev/sdc or a /dev/disk/by-id path")
+    locate.add_argument(
+        "--seconds", type=float, metavar="S", help="blink for S seconds (default: until Enter, Ctrl-C or SIGTERM)"
+    )
+    locate.add_argument("--dry-run", action="store_true", help="show the disk and how its LED would blink")
+    locate.add_argument("--json", action="store_true", help="print the identity and the plan as JSON")
 
     scrub = sub.add_parser(
         "scrub", help="check (or --repair) an array's redundancy; show mismatch_cnt and the schedule"
@@ -101,46 +125,116 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     scrub.add_argument("device", metavar="ARRAY", nargs="?", help="/dev/md0 or md0 (none: only show the schedule)")
     scrub.add_argument("--repair", action="store_true", help="rewrite mismatched copies/parity instead of counting")
     scrub.add_argument("--no-follow", action="store_true", help="start it and return")
-    scrub.add_argument("--full-speed", action="store_true", help="let it run at full speed")
+    scrub.add_argument("--boost", "--full-speed", action="store_true", help=BOOST_HELP.format(what="pass"))
     scrub.add_argument("--yes", action="store_true", help="do not ask for confirmation (repair)")
     scrub.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
-def _follow(device: str, args: argparse.Namespace, system: object) -> dict:
-    """Follow a recovery/check like create follows a resync: progress, speed, ETA on one line."""
-    from mdtui.cli.progress import print_sync_progress
-    from mdtui.model.array import MdArray
+def member_runs() -> list[RunRecord]:
+    """The stored member-matrix runs the predictions read (none when there is no results database)."""
+    from mdtui.bench.member_figures import load_member_runs
+    from mdtui.store.errors import StoreError
+
+    try:
+        return load_member_runs(None)
+    except StoreError as exc:
+        print(f"mdtui: no member figures for the prediction: {exc}", file=sys.stderr)
+        return []
+
+
+def _follow(device: str, args: argparse.Namespace, system: SystemRoot, predicted: SyncTime | None = None) -> dict:
+    """Follow a resync/recovery/check to its end: progress, speed and md's ETA beside the prediction and what
+    bounds it now, on one line; the measured time is kept for the report."""
+    from mdtui.bench.sync_forecast import sync_view
     from mdtui.run.mdadm import find_array, follow_sync
 
     seen: dict = {"actions": []}
+    started: list[float] = []
 
     def show(array: MdArray) -> None:
         if array.sync is not None and array.sync.action not in seen["actions"]:
             seen["actions"].append(array.sync.action)
-        if not args.json:
-            print_sync_progress(array)
+        if array.sync is not None and array.sync.state == "running" and not started:
+            started.append(time.monotonic())
+        view = sync_view(system, array, None, [], predicted=predicted)
+        if view is not None:
+            seen["bound"] = view.bound
+            if not args.json:
+                print("\r\x1b[K" + view.line(), end="", flush=True)
 
     # md starts the recovery or check a moment after the command returns: wait for it to show (or for the
     # array to be whole, a tiny one may finish first) before following it to the end.
     deadline = time.monotonic() + START_WAIT_S
     while time.monotonic() < deadline:
-        now = find_array(system, device)  # type: ignore[arg-type]
+        now = find_array(system, device)
         if now is None or now.sync is not None or (not now.degraded and not getattr(args, "expect_sync", False)):
             break
         time.sleep(0.2)
-    final = follow_sync(device, root=system, on_update=show)  # type: ignore[arg-type]
+    final = follow_sync(device, root=system, on_update=show)
     if not args.json and seen["actions"]:
         print()
+    if started:
+        seen["measured_seconds"] = round(time.monotonic() - started[0], 1)
     seen["degraded"] = final.degraded if final is not None else None
     return seen
 
 
+def follow_pass(
+    device: str,
+    args: argparse.Namespace,
+    system: SystemRoot,
+    *,
+    predicted: SyncTime | None = None,
+    boost: BoostPlan | None = None,
+) -> tuple[dict, int]:
+    """Follow a pass to its end (see _follow), with its boost applied for as long as it is followed: the array's
+    sync_speed_min/max go back when the pass ends, when following stops (Ctrl-C, SIGTERM, SIGHUP: exit 128+N), or
+    at the next mdtui start after a SIGKILL (the knob journal). (report, exit code)."""
+    from mdtui.cli.common import StoppedBySignal, signal_exit_code, stops_raise
+    from mdtui.tune.boost import SyncBoost
+
+    out = sys.stderr if args.json else sys.stdout
+    if boost is None:
+        return _follow(device, args, system, predicted), 0
+    sync_boost = SyncBoost(system, boost)
+    code = 0
+    report: dict = {}
+    try:
+        with stops_raise(), sync_boost:
+            print(f"{boost.array}: boosted to {boost.kib_s:,} KiB/s for this pass", file=out)
+            report = _follow(device, args, system, predicted)
+    except KeyboardInterrupt:
+        report["stopped"], code = "Ctrl-C", 130
+    except StoppedBySignal as exc:
+        report["stopped"], code = str(exc), signal_exit_code(exc.signal)
+    finally:
+        for item in sync_boost.restored:
+            print(f"{boost.array}: {item.text}", file=out)
+    report["boost"] = {
+        "kib_s": boost.kib_s,
+        "restored": [{"knob": r.change.knob, "ok": r.ok, "text": r.text} for r in sync_boost.restored],
+    }
+    if code:
+        print(f"stopped following {device} ({report['stopped']}); md goes on with the pass at its own limits", file=out)
+    return report, code
+
+
+def boost_plan(system: SystemRoot, array: MdArray, predicted: SyncTime | None) -> BoostPlan:
+    """The boost for the pass ``predicted`` on ``array``; its lines say the cost first."""
+    from mdtui.tune.boost import plan_boost
+    from mdtui.tune.read import read_sync_limits
+
+    return plan_boost(system, array, read_sync_limits(system, array.name), predicted)
+
+
 def cmd_repair(args: argparse.Namespace) -> int:
+    from mdtui.bench.sync_forecast import repair_forecast
     from mdtui.cli.common import find_disk
-    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
+    from mdtui.keep.locate import identify
+    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair, repair_token
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import array_uuid, find_array, set_full_resync_speed
+    from mdtui.run.mdadm import array_uuid, find_array
 
     system = SystemRoot(args.root)
     device = _device(args.device)
@@ -158,28 +252,98 @@ def cmd_repair(args: argparse.Namespace) -> int:
         uuid=array_uuid(array.dev_path) if system.is_live else None,
         component_bytes=array.component_bytes,
     )
-    report: dict = {"plan": [list(step.argv) for step in plan.steps], "warnings": list(plan.warnings)}
-    if show_plan(args, describe_repair(plan), report):
+    # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
+    acted_on = inventory.disk_of(plan.member) if plan.member and action in ("fail", "remove", "replace") else None
+    identity = identify(system, acted_on) if acted_on is not None else None
+    predicted, label = repair_forecast(
+        system, array, inventory, member_runs(), action, member=plan.member, disk=disk.name if disk else None
+    )
+    lines = describe_repair(plan, identity, predicted, label)
+    report: dict = {
+        "plan": [list(step.argv) for step in plan.steps],
+        "warnings": list(plan.warnings),
+        # The rebuild this repair starts (or, for a failed member, the one that must follow).
+        "predicted": predicted.as_json() if predicted is not None else None,
+        "identity": identity.as_json() if identity is not None else None,
+    }
+    boost = None
+    if args.boost:
+        if args.no_follow or not plan.follows_recovery:
+            raise MdtuiError(
+                "--boost lasts while mdtui follows the rebuild: it needs a rebuild to follow (no --no-follow)"
+            )
+        boost = boost_plan(system, array, predicted)
+        lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
+        report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
+    if show_plan(args, lines, report):
         return 0
-    token = disk.name if disk is not None and action != "re-add" else array.name
-    if not confirm(args, f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else ""), token):
+    token = repair_token(plan, identity)
+    what = f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else "")
+    if not confirm(args, what + (" (boosted)" if boost else ""), token):
         print("Cancelled; nothing was run.")
         return 1
     results = execute_repair(plan, confirmed=True, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     if not args.json:
         print(f"{action} on {array.dev_path}: done")
+    code = 0
     if plan.follows_recovery and not args.no_follow:
-        if args.full_speed:
-            report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
         args.expect_sync = plan.action == "replace"
-        report["recovery"] = _follow(array.dev_path, args, system)
-        if not args.json:
+        report["recovery"], code = follow_pass(array.dev_path, args, system, predicted=predicted, boost=boost)
+        if not args.json and not code:
             state = report["recovery"]["degraded"]
             print("recovery finished" + (f"; {array.name} still misses {plural(state, 'member')}" if state else ""))
     if args.json:
         print(json.dumps(report, indent=2))
-    return 0
+    return code
+
+
+def cmd_locate(args: argparse.Namespace) -> int:
+    """Identify a disk and blink its locate LED: on, then off when the time is up, on Enter, Ctrl-C, SIGTERM or
+    SIGHUP (a SIGKILL leaves it blinking: `mdtui locate DISK --seconds 0` turns it off)."""
+    from mdtui.cli.common import StoppedBySignal, find_disk, signal_exit_code, stops_raise
+    from mdtui.keep.locate import Locating, identify, plan_locate
+    from mdtui.probe.inventory import scan
+    from mdtui.probe.root import SystemRoot, require_live
+
+    system = SystemRoot(args.root)
+    disk = find_disk(scan(args.root), args.disk, args.root)
+    identity = identify(system, disk)
+    report: dict = {"identity": identity.as_json()}
+    lines = identity.lines()
+    try:
+        plan = plan_locate(system, disk)
+    except MdtuiError as exc:
+        report["locate"] = None
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            print("\n".join(lines))
+        raise exc
+    report["locate"] = {"how": plan.how, "shown": plan.shown(), "on": list(plan.on_argv), "off": list(plan.off_argv)}
+    lines += [f"locate LED through {plan.how}:", *("  " + line for line in plan.shown())]
+    if show_plan(args, lines, report):
+        return 0
+    require_live(system, "blinking a locate LED")
+    if args.seconds is None and not sys.stdin.isatty():
+        raise MdtuiError("not at a terminal: give --seconds S for how long it blinks")
+    code = 0
+    try:
+        with stops_raise(), Locating(system, plan):
+            if args.seconds is not None:
+                time.sleep(max(args.seconds, 0.0))
+            else:
+                input(f"{disk.name} blinks; press Enter to turn it off ")
+    except KeyboardInterrupt:
+        code = 130
+    except StoppedBySignal as exc:
+        code = signal_exit_code(exc.signal)
+    report["turned_off"] = True
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{disk.name}'s locate LED is off again")
+    return code
 
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
@@ -200,9 +364,13 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
 
 
 def cmd_scrub(args: argparse.Namespace) -> int:
+    from mdtui.bench.sync_forecast import scrub_time
     from mdtui.keep.scrub import describe_schedule, mismatch_sectors, plan_scrub, read_schedule, start_scrub
+    from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
+    from mdtui.plan.sync_time import prediction_words
+    from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import find_array, set_full_resync_speed
+    from mdtui.run.mdadm import find_array
 
     system = SystemRoot(args.root)
     schedule = read_schedule(system)
@@ -219,25 +387,56 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     if array is None:
         raise MdtuiError(f"{device} is not an active md array")
     plan = plan_scrub(array, "repair" if args.repair else "check", root=system)
+    predicted = scrub_time(system, array, scan(args.root), member_runs(), repair=args.repair)
     report.update({"array": array.name, "action": plan.action, "write": plan.shown})
+    report["predicted"] = predicted.as_json() if predicted is not None else None
+    lines = [f"{plan.action} {array.name}: {plan.shown}"]
+    if predicted is not None:
+        lines.append("  " + prediction_words(predicted))
+    boost = None
+    if args.boost:
+        if args.no_follow:
+            raise MdtuiError("--boost lasts while mdtui follows the pass: drop --no-follow")
+        boost = boost_plan(system, array, predicted)
+        lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
+        report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
     if not args.json:
-        print(f"{plan.action} {array.name}: {plan.shown}")
-    # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write.
+        print("\n".join(lines))
+    # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write; a boost is
+    # a knob change of the array, confirmed like one.
     if plan.action == "repair" and not confirm(args, f"repair (rewrite) mismatches on {array.name}", array.name):
         print("Cancelled; nothing was started.")
         return 1
+    if (
+        boost is not None
+        and plan.action == "check"
+        and not confirm(args, f"boost the check of {array.name}", array.name)
+    ):
+        print("Cancelled; nothing was started.")
+        return 1
+    history = ScrubHistory()
+    started = time.time()
     start_scrub(plan, confirmed=True, root=system)
+    opened = history.record_start(array, plan.action, started)
     if args.no_follow:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
-    if args.full_speed:
-        report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
     args.expect_sync = True
-    report["followed"] = _follow(array.dev_path, args, system)
+    report["followed"], code = follow_pass(array.dev_path, args, system, predicted=predicted, boost=boost)
+    if code:  # the pass goes on: the row stays open until a later look sees it end
+        if args.json:
+            print(json.dumps(report, indent=2))
+        return code
     report["mismatch_sectors"] = mismatch_sectors(array.name, system)
+    history.record_end(opened, time.time(), report["mismatch_sectors"])
+    passes = history.passes(array)
+    report["trend"] = trend(passes)
+    report["meaning"] = mismatch_meaning(array.level, report["mismatch_sectors"])
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(f"{plan.action} of {array.name} finished: mismatch_cnt {report['mismatch_sectors']}")
-    return 0
+        print(f"  {report['meaning']}")
+        print(f"  history: {report['trend']} (mdtui scrub-schedule lists every pass)")
+    return code

@@ -27,6 +27,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "experiment": ("mdtui.cli.experiment", "add_experiment_parser", "run_experiment"),
     "persist": ("mdtui.cli.keep", "add_keep_parsers", "cmd_persist"),
     "repair": ("mdtui.cli.keep", "add_repair_parsers", "cmd_repair"),
+    "locate": ("mdtui.cli.keep", "add_repair_parsers", "cmd_locate"),
     "scrub": ("mdtui.cli.keep", "add_repair_parsers", "cmd_scrub"),
     "tune": ("mdtui.cli.tune", "add_tune_parser", "cmd_tune"),
     "predict": ("mdtui.cli.predict", "add_predict_parser", "cmd_predict"),

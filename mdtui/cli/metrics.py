@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mdtui.errors import MdtuiError
 from mdtui.store.db import default_db_path
+
+if TYPE_CHECKING:
+    from mdtui.keep.metrics import ArrayTimes
+    from mdtui.model.inventory import Inventory
+    from mdtui.plan.sync_time import SyncTime
+    from mdtui.probe.root import SystemRoot
+    from mdtui.store.records import RunRecord
 
 # Enough stored runs to find the newest of each array and preset on a host that benchmarks often.
 RECENT_RUNS = 2000
@@ -40,6 +49,20 @@ def _runs(path: str | None) -> list:
         return []
 
 
+def array_times(system: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayTimes]:
+    """Each array's predicted running pass, rebuild and check (bench/sync_forecast), as the export takes them."""
+    from mdtui.bench.sync_forecast import forecast_arrays
+    from mdtui.keep.metrics import ArrayTimes
+
+    def seconds(answer: SyncTime | None) -> tuple[float | None, str]:
+        return (answer.predicted_seconds, answer.bound) if answer is not None else (None, "")
+
+    return {
+        name: ArrayTimes(*seconds(found.running), *seconds(found.rebuild), *seconds(found.check))
+        for name, found in forecast_arrays(system, inventory, runs).items()
+    }
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from mdtui.keep.metrics import collect, render, write_textfile
     from mdtui.probe.inventory import scan
@@ -52,7 +75,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             "print them instead"
         )
     inventory = scan(system)
-    text = render(collect(system, inventory, smart=not args.no_smart, runs=_runs(args.db)))
+    runs = _runs(args.db)
+    text = render(
+        collect(system, inventory, smart=not args.no_smart, runs=runs, times=array_times(system, inventory, runs))
+    )
     if args.textfile:
         target = write_textfile(args.textfile, text)
         print(f"wrote {target}")

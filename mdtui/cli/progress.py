@@ -1,11 +1,8 @@
-"""Progress on the terminal: one rewritten status line, lines that stay, and a resync's progress line."""
+"""Progress on the terminal: one rewritten status line and lines that stay."""
 
 from __future__ import annotations
 
 from typing import TextIO
-
-from mdtui.format import duration, rate_mb_s
-from mdtui.model.array import MdArray
 
 _CLEAR_LINE = "\r\x1b[K"
 
@@ -46,22 +43,4 @@ class LinePrinter:
         self._write(text + "\n")
 
 
-def sync_progress_line(array: MdArray) -> str | None:
-    """ "resync  42.0% at 120 MB/s, ETA 3m10s" for an array syncing with a known position, else None."""
-    sync = array.sync
-    if sync is None or sync.fraction is None:
-        return None
-    return (
-        f"{sync.action} {sync.fraction * 100:5.1f}% "
-        f"at {rate_mb_s(sync.speed_bytes_per_s)}, ETA {duration(sync.eta_seconds)}   "
-    )
-
-
-def print_sync_progress(array: MdArray) -> None:
-    """Rewrite the current line of standard output with the array's sync progress (nothing when unknown)."""
-    line = sync_progress_line(array)
-    if line is not None:
-        print("\r" + line, end="", flush=True)
-
-
-__all__ = ["LinePrinter", "print_sync_progress", "sync_progress_line"]
+__all__ = ["LinePrinter"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
+from mdtui.format import duration, ident_text, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.mounts import read_mounts, read_swaps
@@ -26,6 +26,10 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     capture_parser.add_argument("out_dir", metavar="DIR")
 
 
+# Cells of the model / serial column: the model is cut to fit, the serial never.
+IDENT_WIDTH = 34
+
+
 def render_scan(inventory: Inventory) -> str:
     lines = []
     rows = []
@@ -33,14 +37,15 @@ def render_scan(inventory: Inventory) -> str:
         link = disk.link.describe() if disk.link else "-"
         if disk.link and disk.link.downgraded:
             link = "⚠ " + link
-        ident = " / ".join(part for part in (disk.model, disk.serial) if part) or "-"
+        # The model gives way; the serial is never cut (disks of one batch differ only at its end).
+        ident = ident_text(disk.model, disk.serial, IDENT_WIDTH)
         if disk.in_use:
             state = "in use: " + "; ".join(str(r) for r in disk.in_use)
         elif disk.problems:
             state = "unknown: " + "; ".join(disk.problems)
         else:
             state = "free"
-        rows.append((disk, link, ident[:34], state))
+        rows.append((disk, link, ident, state))
     link_width = max([len("LINK"), *(len(row[1]) for row in rows)])
     ident_width = max([len("MODEL / SERIAL"), *(len(row[2]) for row in rows)])
     lines.append(

@@ -1,7 +1,8 @@
 """What mdtui knows about arrays and disks, as Prometheus text exposition (format 0.0.4), for node_exporter's
 textfile collector: what its md collector (which reads only /proc/mdstat) cannot tell.
 
-Per array: members missing and failed, the sync action and its progress, mismatch_cnt, whether mdadm.conf and
+Per array: members missing and failed, the sync action and its progress, rate and ETA beside the sync-time
+model's predictions (the running pass, a rebuild if a member failed now, a check), mismatch_cnt, whether mdadm.conf and
 the initramfs list it, whether anyone monitors it, its knob values and the newest stored benchmark figure per
 preset. Per disk: link rate and width now and at most, downgraded or not, and SMART (healthy, temperature,
 media errors, endurance used). A value that was not measured is left out, never written as 0.
@@ -99,7 +100,26 @@ def _bool(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
-def _arrays(out: _Families, root: SystemRoot, inventory: Inventory, health: Health, boot: BootState | None) -> None:
+@dataclass(frozen=True)
+class ArrayTimes:
+    """The sync-time model's answers for one array (bench/sync_forecast), for the export."""
+
+    running_seconds: float | None = None  # the pass running now, predicted whole
+    running_bound: str = ""
+    rebuild_seconds: float | None = None  # a rebuild if a member failed now
+    rebuild_bound: str = ""
+    check_seconds: float | None = None  # a check pass
+    check_bound: str = ""
+
+
+def _arrays(
+    out: _Families,
+    root: SystemRoot,
+    inventory: Inventory,
+    health: Health,
+    boot: BootState | None,
+    times: Mapping[str, ArrayTimes],
+) -> None:
     monitored = None
     # A captured tree without /proc/PID directories cannot tell whether a monitor ran: unknown, not 0.
     processes_seen = root.is_live or any(entry.isdigit() for entry in root.listdir("/proc"))
@@ -132,6 +152,23 @@ def _arrays(out: _Families, root: SystemRoot, inventory: Inventory, health: Heal
             out("mdtui_array_sync_speed_bytes_per_second", "Speed of the running sync as md reports it.").add(
                 {**labels, "action": array.sync.action}, array.sync.speed_bytes_per_s
             )
+            out("mdtui_array_sync_eta_seconds", "What is left of the running sync at md's current speed.").add(
+                {**labels, "action": array.sync.action}, array.sync.eta_seconds
+            )
+        known = times.get(array.name, ArrayTimes())
+        if array.sync is not None and known.running_seconds is not None:
+            out(
+                "mdtui_array_sync_predicted_seconds",
+                "The running sync's whole length as mdtui's sync-time model predicts it (bound in the label).",
+            ).add({**labels, "action": array.sync.action, "bound": known.running_bound}, known.running_seconds)
+        out(
+            "mdtui_array_rebuild_predicted_seconds",
+            "How long a rebuild would take if a member failed now (sync-time model; bound in the label).",
+        ).add({**labels, "bound": known.rebuild_bound}, known.rebuild_seconds)
+        out(
+            "mdtui_array_check_predicted_seconds",
+            "How long a check pass takes (sync-time model; bound in the label).",
+        ).add({**labels, "bound": known.check_bound}, known.check_seconds)
         kept = boot.array(array.name) if boot is not None else None
         if kept is not None and array.metadata not in (None, "none"):
             out("mdtui_array_in_mdadm_conf", "mdadm.conf has an ARRAY line with the array's UUID.").add(
@@ -230,6 +267,7 @@ def collect(
     *,
     smart: bool = True,
     runs: Sequence[RunRecord] = (),
+    times: Mapping[str, ArrayTimes] | None = None,
 ) -> list[Family]:
     """Every family mdtui can export for this system."""
     out = _Families()
@@ -238,7 +276,7 @@ def collect(
         boot: BootState | None = read_boot_state(root, arrays=inventory.arrays)
     except MdtuiError:
         boot = None
-    _arrays(out, root, inventory, health, boot)
+    _arrays(out, root, inventory, health, boot, times or {})
     _disks(out, inventory, health)
     _bench(out, runs)
     return out.all()

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult
 from mdtui.errors import SafetyError
 from mdtui.format import plural
+from mdtui.keep.locate import Identity
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
 from mdtui.plan.rejected import PlanRejected
+from mdtui.plan.sync_time import SyncTime, prediction_words
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import _run_logged, array_uuid, find_array, resolve_member
@@ -182,7 +184,24 @@ def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int
     return problems
 
 
-def describe_repair(plan: RepairPlan) -> list[str]:
+def repair_token(plan: RepairPlan, identity: Identity | None = None) -> str:
+    """What is typed to run a repair: the serial on the label of the member failed, removed or replaced (what the
+    admin reads before pulling it); else the disk overwritten; else the array."""
+    if identity is not None and plan.action in ("fail", "remove", "replace"):
+        return identity.token
+    if plan.disk is not None and plan.action != "re-add":
+        return plan.disk.name
+    return plan.array.removeprefix("/dev/")
+
+
+def describe_repair(
+    plan: RepairPlan,
+    identity: Identity | None = None,
+    predicted: SyncTime | None = None,
+    predicted_label: str = "",
+) -> list[str]:
+    """The plan in lines; with ``identity`` (the member acted on) what tells its drive apart, with ``predicted``
+    how long the rebuild takes (bench/sync_forecast.repair_forecast)."""
     lines = [f"{plan.action} on {plan.array}:"]
     for number, step in enumerate(plan.steps, start=1):
         lines.append(f"  {number}. {' '.join(step.argv)}")
@@ -194,6 +213,11 @@ def describe_repair(plan: RepairPlan) -> list[str]:
         lines.append(f"  ⚠ {warning}")
     if plan.follows_recovery:
         lines.append("  then md copies data onto it (recovery); mdtui follows it to the end")
+    if identity is not None and plan.action in ("fail", "remove", "replace"):
+        lines += ["  the drive:", *("    " + line for line in identity.lines())]
+        lines.append(f"    `mdtui locate {identity.disk}` blinks its LED; the confirmation is the serial on its label")
+    if predicted is not None:
+        lines.append("  " + prediction_words(predicted, predicted_label))
     return lines
 
 

@@ -57,20 +57,28 @@ class LastScrub:
         return (self.ended - self.started).total_seconds()
 
 
-def scrubs_in_log(lines: Sequence[tuple[datetime, str]]) -> dict[str, LastScrub]:
-    """The last scrub of each array from kernel log lines with their times."""
-    last: dict[str, LastScrub] = {}
+def passes_in_log(lines: Sequence[tuple[datetime, str]]) -> list[LastScrub]:
+    """Every scrub the kernel log lines tell of, oldest first: each begin, and its end when the log has it."""
+    found: list[LastScrub] = []
+    running: dict[str, int] = {}  # array -> index in found of its pass without an end yet
     for when, text in lines:
         begin = _BEGIN.search(text)
         if begin:
             action = "check" if begin.group(1) == "data-check" else "repair"
-            last[begin.group(2)] = LastScrub(begin.group(2), action, when, None, None)
+            running[begin.group(2)] = len(found)
+            found.append(LastScrub(begin.group(2), action, when, None, None))
             continue
         end = _END.search(text)
-        if end and end.group(1) in last and last[end.group(1)].ended is None:
-            old = last[end.group(1)]
-            last[end.group(1)] = LastScrub(old.array, old.action, old.started, when, end.group(3))
-    return last
+        if end and end.group(1) in running:
+            index = running.pop(end.group(1))
+            old = found[index]
+            found[index] = LastScrub(old.array, old.action, old.started, when, end.group(3))
+    return found
+
+
+def scrubs_in_log(lines: Sequence[tuple[datetime, str]]) -> dict[str, LastScrub]:
+    """The last scrub of each array from kernel log lines with their times."""
+    return {scrub.array: scrub for scrub in passes_in_log(lines)}
 
 
 def parse_journal(text: str) -> list[tuple[datetime, str]]:
@@ -100,7 +108,13 @@ def parse_dmesg(text: str) -> list[tuple[datetime, str]]:
 
 
 def read_kernel_scrubs(root: SystemRoot) -> dict[str, LastScrub] | None:
-    """The last scrubs the kernel log still holds: the journal's (it outlives reboots), else the kernel's ring
+    """The last scrub of each array the kernel log still holds (read_kernel_passes)."""
+    passes = read_kernel_passes(root)
+    return None if passes is None else {scrub.array: scrub for scrub in passes}
+
+
+def read_kernel_passes(root: SystemRoot) -> list[LastScrub] | None:
+    """Every scrub the kernel log still holds: the journal's (it outlives reboots), else the kernel's ring
     buffer through dmesg (systems without journald). None when neither can be asked (a captured tree)."""
     if not root.is_live:
         return None
@@ -110,11 +124,11 @@ def read_kernel_scrubs(root: SystemRoot) -> dict[str, LastScrub] | None:
             timeout_s=30,
         )
         if result.returncode in (0, 1):  # 1: nothing matched
-            return scrubs_in_log(parse_journal(result.stdout))
+            return passes_in_log(parse_journal(result.stdout))
     if shutil.which("dmesg") is not None:
         result = run_command(["dmesg", "--time-format=iso"], timeout_s=30)
         if result.ok:
-            return scrubs_in_log(parse_dmesg(result.stdout))
+            return passes_in_log(parse_dmesg(result.stdout))
     return None
 
 
@@ -267,8 +281,12 @@ class ArrayScrub:
     last: LastScrub | None  # from the kernel log
 
 
-def array_scrubs(root: SystemRoot, arrays: Sequence[MdArray]) -> list[ArrayScrub]:
-    logged = read_kernel_scrubs(root) or {}
+def array_scrubs(
+    root: SystemRoot, arrays: Sequence[MdArray], passes: Sequence[LastScrub] | None = None
+) -> list[ArrayScrub]:
+    """Each array's last scrub: md's last_sync_action and mismatch_cnt, and the kernel log's times (``passes``:
+    the log read already, else read here)."""
+    logged = {p.array: p for p in passes} if passes is not None else (read_kernel_scrubs(root) or {})
     found = []
     for array in arrays:
         md = f"/sys/block/{array.name}/md"

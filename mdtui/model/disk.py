@@ -57,6 +57,7 @@ class Disk:
     transport: Transport
     size_bytes: int | None = None
     by_id_path: str | None = None
+    by_path: str | None = None  # /dev/disk/by-path/...: the controller and port it hangs off
     model: str | None = None
     serial: str | None = None
     wwn: str | None = None
@@ -77,7 +78,7 @@ class Disk:
 
     def __post_init__(self) -> None:
         # Model, serial, WWN and the by-id name come from the device's own firmware through sysfs and udev.
-        for name in ("model", "serial", "wwn", "by_id_path", "driver"):
+        for name in ("model", "serial", "wwn", "by_id_path", "by_path", "driver"):
             value = getattr(self, name)
             cleaned = clean_optional(value)
             if cleaned is not value:

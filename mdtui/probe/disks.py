@@ -193,6 +193,7 @@ class DiskProber:
             # Only NAA and EUI-64 identifiers are world wide names; t10 vendor IDs are not.
             wwn = wwid if wwid and wwid.startswith(("naa.", "eui.")) else None
         by_id = _pick_by_id(udev.links) if udev.links else _by_id_from_dev(root, name)
+        by_path = next((link for link in udev.links if link.startswith("/dev/disk/by-path/")), None)
 
         link = _probe_link(root, name, sys_path, transport)
         if transport in (Transport.NVME, Transport.SATA, Transport.SAS) and link is None:
@@ -206,6 +207,7 @@ class DiskProber:
             transport=transport,
             size_bytes=sectors * 512 if sectors is not None else None,
             by_id_path=by_id,
+            by_path=by_path,
             model=model,
             serial=serial,
             wwn=wwn,

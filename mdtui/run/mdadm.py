@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from mdtui.ascii_numbers import U64_MAX, parse_int
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
@@ -231,21 +231,25 @@ def follow_sync(
         time.sleep(poll_s)
 
 
-def set_full_resync_speed(device: str, full: bool, *, root: SystemRoot | None = None) -> str:
-    """Let resync run at the system maximum (``full``) or go back to the system default.
+# mdadm --examine-bitmap's count of the bitmap's chunks and the dirty ones ("Bitmap : 16 bits (chunks), 3 dirty").
+_BITMAP_BITS = re.compile(r"Bitmap\s*:\s*(\d{1,20}) bits \(chunks\),\s*(\d{1,20}) dirty")
 
-    md throttles resync to ``sync_speed_min`` whenever other I/O is seen; raising the minimum to the
-    maximum makes it finish sooner, at the cost of everything else on the disks.
-    """
-    system = root or SystemRoot("/")
-    name = _array_name(system, device)
-    path = system.path(f"/sys/block/{name}/md/sync_speed_min")
-    value = "system"
-    if full:
-        limit = parse_int(system.read_text("/proc/sys/dev/raid/speed_limit_max"), lo=1, hi=U64_MAX // 1024)
-        value = str(limit if limit is not None else 200000)
-    try:
-        path.write_text(value + "\n")
-    except OSError as exc:
-        raise MdtuiError(f"could not set the resync speed of {device}: {exc.strerror}") from exc
-    return value
+
+def parse_bitmap_dirty(text: str) -> float | None:
+    """The share of a write-intent bitmap's chunks marked dirty, from `mdadm --examine-bitmap`'s report."""
+    match = _BITMAP_BITS.search(text)
+    if match is None:
+        return None
+    bits, dirty = int(match.group(1)), int(match.group(2))
+    if bits <= 0 or dirty > bits:
+        return None
+    return dirty / bits
+
+
+def bitmap_dirty_fraction(root: SystemRoot, member: str) -> float | None:
+    """The share of the array's bitmap marked dirty, read from an in-sync ``member`` ("sdb1"): what a re-added
+    member must resync. None on a captured tree, without a bitmap, or when mdadm says nothing usable."""
+    if not root.is_live:
+        return None
+    result = run_command(["mdadm", "--examine-bitmap", f"/dev/{member}"], timeout_s=30)
+    return parse_bitmap_dirty(result.stdout) if result.ok else None

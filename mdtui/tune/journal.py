@@ -63,12 +63,9 @@ def _open_knob(root: SystemRoot, path: str) -> int:
     return fd
 
 
-def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
-    """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused."""
-    path = knob.system_path(device)
-    where = root.path(path)
-    if not where.is_file():
-        raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
+def write_sysfs(root: SystemRoot, path: str, value: str) -> None:
+    """Write ``value`` to a kernel attribute that is, links followed, a regular file under /sys/block,
+    /sys/devices or /proc/sys/dev/raid (no link planted since is followed); MdtuiError if refused."""
     try:
         fd = _open_knob(root, path)
         try:
@@ -77,8 +74,17 @@ def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
             os.close(fd)
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (changing a knob needs root)") from None
+            raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (it needs root)") from None
         raise MdtuiError(f"the kernel refused {value!r} for {path}: {exc.strerror or exc}") from None
+
+
+def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
+    """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused."""
+    path = knob.system_path(device)
+    where = root.path(path)
+    if not where.is_file():
+        raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
+    write_sysfs(root, path, value)
     current = read_value(root, knob, device)
     return current.raw if current is not None else ""
 

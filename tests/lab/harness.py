@@ -1071,6 +1071,13 @@ class Guest:
                 raise LabError(f"{serial} still visible {timeout}s after device_del", self.console_tail(20))
             time.sleep(0.2)
 
+    def throttle(self, serial: str, bps_total: int) -> None:
+        """Set the drive's QEMU throttle (``throttling.bps-total``, bytes/s; 0 lifts it) while the guest runs
+        (QMP ``block_set_io_throttle``). A shared guest's drives must be set back to what its machine says."""
+        index = next(i for i, disk in enumerate(self.machine.disks) if disk.serial == serial)
+        limits = dict.fromkeys(("bps_rd", "bps_wr", "iops", "iops_rd", "iops_wr"), 0)
+        self.qmp("block_set_io_throttle", device=f"d{index}", bps=bps_total, **limits)
+
     def reset_md(self) -> None:
         """Stop every md array, wipe md superblocks and signatures from every disk and restore md's
         resync speed limits (for shared guests)."""

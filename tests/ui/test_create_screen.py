@@ -24,6 +24,7 @@ from mdtui.run import mdadm
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.member_picker import MemberPicker
+from mdtui.ui.create import resync
 from mdtui.ui.create.resync import RESYNC_WARNING, ResyncScreen
 from mdtui.ui.create.screen import CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
@@ -372,20 +373,43 @@ async def test_create_errors_are_shown_not_raised(
 # -- resync ----------------------------------------------------------------------------------------
 
 
+class FakeBoost:
+    """Stands in for tune.boost.SyncBoost, which writes md's speed knobs (covered on a writable tree in
+    tests/unit/test_boost.py and on real md in the lab): remembers what the screen applied and put back."""
+
+    made: list[FakeBoost] = []
+
+    def __init__(self, root: SystemRoot, plan: Any) -> None:
+        self.plan = plan
+        self.applied = False
+        self.restored = False
+        FakeBoost.made.append(self)
+
+    def apply(self) -> list[str]:
+        self.applied = True
+        return [f"sync_speed_max {self.plan.kib_s} (local)", f"sync_speed_min {self.plan.kib_s} (local)"]
+
+    def restore(self) -> list[Any]:
+        self.restored = True
+        return []
+
+
 @pytest.mark.usefixtures("free_disks")
-async def test_resync_view_follows_progress_and_sets_full_speed(
+async def test_resync_view_follows_progress_and_boosts_after_saying_the_cost(
     make_app: MakeApp, execute_create: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     updates: list[str] = []
-    speed = Recorder(result="200000")
-    monkeypatch.setattr(mdadm, "set_full_resync_speed", speed)
+    FakeBoost.made.clear()
+    monkeypatch.setattr(resync, "SyncBoost", FakeBoost)
+    md1 = MdArray(name="md1", state="active", level="raid5", uuid="0a1b2c3d:00000000:00000000:00000001")
+    monkeypatch.setattr(mdadm, "find_array", lambda root, device: md1)
     release: list[bool] = []
 
     def follow(device: str, **kwargs: Any) -> MdArray:
         running = SyncStatus("resync", "running", 400, 1000, 1_500_000_000, 90.0)
         kwargs["on_update"](MdArray(name="md1", state="active", level="raid5", sync=running))
         updates.append(device)
-        while not release:  # hold the resync "running" until the test has pressed f
+        while not release:  # hold the resync "running" until the test has boosted it
             time.sleep(0.01)
         done = MdArray(name="md1", state="clean", level="raid5")
         kwargs["on_update"](done)
@@ -404,23 +428,38 @@ async def test_resync_view_follows_progress_and_sets_full_speed(
         screen = app.screen
         assert isinstance(screen, ResyncScreen)
         await pilot.pause(0.05)
-        assert "40.0%" in plain(screen.query_one("#resync-stats", Static).content)
-        assert "1,500 MB/s" in plain(screen.query_one("#resync-stats", Static).content)
-        assert "ETA 1m30s" in plain(screen.query_one("#resync-stats", Static).content)
+        stats = plain(screen.query_one("#resync-stats", Static).content, width=400)
+        assert "40.0%" in stats and "1,500 MB/s" in stats and "ETA 1m30s" in stats
+        assert "bound:" in stats
         assert screen.query_one("#resync-bar", ProgressBar).progress == pytest.approx(40.0)
         warning = plain(screen.query_one("#resync-warning", Static).content, width=400)
         assert "benchmarks" in warning and "mislead" in warning and warning.strip() == RESYNC_WARNING
         await pilot.press("f")
-        for _ in range(20):
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, ConfirmScreen):
+                break
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        body = plain(dialog.query_one("#confirm-text", Static).content, width=400)
+        # The cost comes first, then what it sets and how it is undone.
+        assert body.index("cost:") < body.index("sets md1 sync_speed_min and sync_speed_max")
+        assert "undone" in body and "next mdtui start" in body
+        await pilot.press(*"md1", "enter")
+        for _ in range(50):
             await pilot.pause(0.02)
             if screen.full_speed:
                 break
-        assert speed.calls[0][0] == ("/dev/md1", True)
+        assert FakeBoost.made and FakeBoost.made[0].applied
         release.append(True)
         await settle(pilot)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if FakeBoost.made[0].restored:
+                break
         assert "Resync finished" in plain(screen.query_one("#resync-warning", Static).content, width=400)
-        # The raised minimum is put back once the resync it was for has ended.
-        assert speed.calls[-1][0] == ("/dev/md1", False)
+        # The boost is put back once the resync it was for has ended.
+        assert FakeBoost.made[0].restored and not screen.full_speed
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, InventoryScreen)

@@ -257,6 +257,27 @@ async def test_repair_plans_an_add_and_refuses_what_would_lose_data(
         assert "would leave md1 (raid1) missing 2 members" in plain(refusal._body)
 
 
+async def test_failing_a_member_names_its_drive_and_asks_for_the_serial_on_its_label(
+    make_app: MakeApp, tree_inventory: Inventory, host: Path
+) -> None:
+    """Issue 42: before a member is failed, the drive is told apart (full serial, WWN, port, slot) and the typed
+    confirmation is its serial, what the admin reads on the label before pulling it; the rebuild that must follow
+    is predicted."""
+    md0 = next(a for a in tree_inventory.arrays if a.level == "raid6")
+    member = md0.members[1].name
+    serial = tree_inventory.disk_of(member).serial  # type: ignore[union-attr]
+    assert serial
+    app = make_app(host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, tree_inventory, md0.name)
+        await pick(pilot, "fail", member=member)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.phrase == serial
+        text = body(dialog)
+        assert f"{member}: serial {serial}" in text and f"{member}: port" in text and f"{member}: slot" in text
+        assert "then a rebuild onto a new disk: " in text
+
+
 async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
     make_app: MakeApp, tree_inventory: Inventory, host: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

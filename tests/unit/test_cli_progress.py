@@ -8,9 +8,8 @@ import pytest
 
 from mdtui.cli.bench import ProgressPrinter
 from mdtui.cli.fleet import FleetPrinter
-from mdtui.cli.progress import LinePrinter, sync_progress_line
+from mdtui.cli.progress import LinePrinter
 from mdtui.fleet.session import HostStepFinished, HostStepStarted
-from mdtui.model.array import MdArray, SyncStatus
 from mdtui.model.job import JobStatus
 from mdtui.store.records import Metrics
 
@@ -72,12 +71,3 @@ def test_no_status_line_off_a_terminal() -> None:
     printer.live_line("status")
     printer.say("stays")
     assert out.getvalue() == "stays\n"
-
-
-def test_the_sync_line_needs_a_known_position() -> None:
-    sync = SyncStatus("resync", done_sectors=42, total_sectors=100, speed_bytes_per_s=120_000_000, eta_seconds=190.0)
-    line = sync_progress_line(MdArray("md0", "active", "raid1", sync=sync))
-    assert line is not None and line.startswith("resync  42.0% at ") and line.endswith("   ")
-    unknown = SyncStatus("resync", total_sectors=0)
-    assert sync_progress_line(MdArray("md0", "active", "raid1", sync=unknown)) is None
-    assert sync_progress_line(MdArray("md0", "active", "raid1")) is None

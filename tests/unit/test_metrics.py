@@ -134,3 +134,26 @@ def test_a_failed_write_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.
         write_textfile(tmp_path, "new\n")
     assert (tmp_path / "mdtui.prom").read_text() == "# old\n"
     assert sorted(os.listdir(tmp_path)) == ["mdtui.prom"]
+
+
+def test_a_running_sync_exports_progress_rate_eta_and_the_prediction_beside_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """node_exporter's md collector cannot say how far a sync is (prometheus/node_exporter #1085): mdtui does,
+    with md's own ETA and the sync-time model's prediction and bound beside it."""
+    monkeypatch.setenv("MDTUI_DB", str(tmp_path / "none.db"))
+    assert main(["--root", str(TREES / "real-links"), "metrics", "--no-smart"]) == 0
+    found = samples(capsys.readouterr().out)
+    progress = value(found, "mdtui_array_sync_progress_ratio", array="md0", action="resync")
+    assert progress is not None and 0 <= progress <= 1
+    # md's sysfs: 2,139 KiB/s, 2,093,056 sectors to go.
+    assert value(found, "mdtui_array_sync_eta_seconds", array="md0", action="resync") == pytest.approx(
+        2093056 * 512 / (2139 * 1024)
+    )
+    bound = "speed_limit_max (2,000 KiB/s)"  # the tree's md caps the resync at 2,000 KiB/s
+    predicted = value(found, "mdtui_array_sync_predicted_seconds", array="md0", action="resync", bound=bound)
+    assert predicted == pytest.approx(1046528 * 1024 / (2000 * 1024))
+    assert value(found, "mdtui_array_rebuild_predicted_seconds", array="md0", bound=bound) == predicted
+    # md1 has one member left: no rebuild from it if it failed, so no figure, never a 0.
+    assert value(found, "mdtui_array_rebuild_predicted_seconds", array="md1") is None
+    assert value(found, "mdtui_array_sync_eta_seconds", array="md2") is None

@@ -17,8 +17,10 @@ from mdtui.plan.sync_time import (
     SyncLimits,
     SyncMember,
     about,
+    bound_now,
     create_sync_action,
     create_sync_time,
+    remaining_seconds,
     reshape_time,
     sync_span_bytes,
     sync_time,
@@ -78,6 +80,8 @@ def test_speed_limit_max_caps_a_fast_rebuild_and_is_named() -> None:
     assert answer.bound == "speed_limit_max (200,000 KiB/s)"
     assert answer.rate_bytes_per_s == 200_000 * 1024
     assert answer.predicted_seconds == pytest.approx(100 * GIB / (200_000 * 1024))
+    # What a boost of md's limits could reach: the members' own pace.
+    assert answer.free_rate_bytes_per_s == pytest.approx(3000 * MB)
 
 
 def test_the_arrays_own_maximum_overrides_the_systems() -> None:
@@ -292,3 +296,18 @@ def test_json_carries_predicted_seconds_and_the_bound() -> None:
 )
 def test_times_in_words_have_two_significant_figures(seconds: float, words: str) -> None:
     assert about(seconds) == words
+
+
+def test_what_bounds_a_running_pass_now() -> None:
+    limits = SyncLimits(system_min_kib_s=1000, system_max_kib_s=200_000)
+    predicted = sync_time(RECOVER, RAID5, members(3, read_mb=100), targets=[member("new", write_mb=100)],
+                          component_bytes=GIB, limits=OPEN)  # fmt: skip
+    assert bound_now(None, limits, predicted) == "not known yet (md reports no speed)"
+    assert bound_now(199_000 * 1024, limits, predicted) == "speed_limit_max (200,000 KiB/s)"
+    assert bound_now(95e6, limits, predicted) == "members: d0 (reads 100 MB/s)"
+    assert bound_now(1.2e6, limits, predicted, foreground_io=True).startswith("foreground I/O: md yields to it")
+    assert bound_now(1.2e6, limits, predicted).startswith("near speed_limit_min (1,000 KiB/s)")
+    assert bound_now(1.2e6, limits, predicted, foreground_io=False).startswith("below what the members allow (1% of")
+    assert bound_now(30e6, limits, None) == "not known: the members' figures are missing"
+    assert remaining_seconds(predicted, 0.75) == pytest.approx(0.25 * predicted.predicted_seconds)  # type: ignore[operator]
+    assert remaining_seconds(None, 0.5) is None

@@ -61,8 +61,8 @@ def rule_resync(inp: AdviceInput) -> list[Finding]:
                 evidence=tuple(evidence),
                 why=RESYNC_WHY,
                 what_to_do=(
-                    "Wait for it to finish (the resync view's full-speed key shortens it), or recreate the test "
-                    "array with --assume-clean."
+                    "Wait for it to finish (the resync view's boost, f, shortens it and is put back afterwards), "
+                    "or recreate the test array with --assume-clean."
                 ),
             )
         )

@@ -10,12 +10,14 @@ from mdtui.errors import MdtuiError
 from mdtui.text import clean_text
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not import the planner and runner
+    from mdtui.bench.sync_forecast import SyncView
     from mdtui.model.array import MdArray
     from mdtui.model.inventory import Inventory
     from mdtui.plan.create import CreatePlan
     from mdtui.plan.destroy import DestroyPlan
     from mdtui.probe.smart import SmartHealth
     from mdtui.run.mdadm import CreateOutcome
+    from mdtui.tune.boost import BoostPlan
 
 
 class InventoryScanned(Message, bubble=False):
@@ -66,11 +68,13 @@ class ActionFailed(Message, bubble=False):
 
 
 class SyncProgress(Message, bubble=False):
-    """The array as last polled while a resync runs. A newer poll replaces one still queued."""
+    """The array as last polled while a resync runs, and (``view``) its progress beside the prediction. A newer
+    poll replaces one still queued."""
 
-    def __init__(self, array: MdArray) -> None:
+    def __init__(self, array: MdArray, view: SyncView | None = None) -> None:
         super().__init__()
         self.array = array
+        self.view = view
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SyncProgress)
@@ -85,10 +89,20 @@ class SyncEnded(Message, bubble=False):
 
 
 class ResyncSpeedSet(Message, bubble=False):
+    """A boost was applied (``full``) or undone; ``value`` says what the knobs read or how they were restored."""
+
     def __init__(self, full: bool, value: str) -> None:
         super().__init__()
         self.full = full
         self.value = value
+
+
+class BoostPlanned(Message, bubble=False):
+    """A boost of the running sync is planned: its cost is shown before the user confirms it."""
+
+    def __init__(self, plan: BoostPlan) -> None:
+        super().__init__()
+        self.plan = plan
 
 
 class TeardownPlanned(Message, bubble=False):

@@ -1,4 +1,5 @@
-"""After a create: the new array and its resync followed live (progress, speed, ETA), with the full-speed switch."""
+"""After a create: the new array and its resync followed live (progress, speed, ETA beside the prediction and
+what bounds it now), with the boost (f): md's speed knobs raised through the restore journal, cost said first."""
 
 from __future__ import annotations
 
@@ -11,19 +12,35 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from mdtui.bench.member_figures import load_member_runs
+from mdtui.bench.sync_forecast import create_time, sync_view
+from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import MdArray
 from mdtui.plan.create import CreatePlan
+from mdtui.plan.sync_time import SyncTime
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
-from mdtui.ui.common.messages import ActionFailed, ResyncSpeedSet, SyncEnded, SyncProgress, failure_reason
+from mdtui.tune.boost import BoostPlan, SyncBoost
+from mdtui.tune.boost import plan_boost as boost_plan
+from mdtui.tune.read import read_sync_limits
+from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.messages import (
+    ActionFailed,
+    BoostPlanned,
+    ResyncSpeedSet,
+    SyncEnded,
+    SyncProgress,
+    failure_reason,
+)
 from mdtui.ui.common.screen import MdtuiScreen
+from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 POLL_S = 1.0
 RESYNC_WARNING = (
     "⚠ Resync running: benchmarks now measure the resync as much as the array and mislead. "
-    "Wait for it to finish, or press f to let it run at full speed."
+    "Wait for it to finish, or press f to boost it (its cost is shown first)."
 )
 
 
@@ -57,7 +74,7 @@ def sync_line(array: MdArray) -> str:
 class ResyncScreen(MdtuiScreen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("f", "toggle_speed", "Full speed"),
+        Binding("f", "toggle_speed", "Boost"),
     ]
 
     following: reactive[bool] = reactive(False, init=False)
@@ -69,6 +86,8 @@ class ResyncScreen(MdtuiScreen[None]):
         self.plan = plan
         self.outcome = outcome
         self.device = outcome.device
+        self.boost: SyncBoost | None = None  # the boost applied now; put back at the end, on f, or on leaving
+        self.predicted: SyncTime | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -101,6 +120,10 @@ class ResyncScreen(MdtuiScreen[None]):
         else:
             self._finished(f"No resync: {reason}. The array is ready to benchmark.")
 
+    def on_unmount(self) -> None:
+        # Leaving the screen (or the app) ends the boost: it was for a sync someone watched.
+        self._restore_now()
+
     def _warn(self, text: str, css_class: str) -> None:
         warning = self.query_one("#resync-warning", Static)
         warning.update(Text(text))
@@ -116,16 +139,22 @@ class ResyncScreen(MdtuiScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
     def follow(self) -> None:
-        """Thread worker: poll the array until no resync runs; each poll becomes a message."""
+        """Thread worker: predict the initial sync, then poll the array until no resync runs; each poll becomes
+        a message carrying the progress beside the prediction."""
         worker = get_current_worker()
+        root = SystemRoot(self.root)
+        try:
+            self.predicted = create_time(root, self.plan, load_member_runs(None))
+        except Exception as exc:  # no prediction is no reason to stop following
+            self.log.warning(f"no prediction for {self.device}: {exc}")
 
         def report(array: MdArray) -> None:
             if worker.is_cancelled:
                 raise _StopFollowing
-            self.post_message(SyncProgress(array))
+            self.post_message(SyncProgress(array, sync_view(root, array, None, [], predicted=self.predicted)))
 
         try:
-            final = md_run.follow_sync(self.device, root=SystemRoot(self.root), on_update=report, poll_s=POLL_S)
+            final = md_run.follow_sync(self.device, root=root, on_update=report, poll_s=POLL_S)
         except _StopFollowing:
             return
         except Exception as exc:  # a failed poll is a message, never a traceback
@@ -140,18 +169,21 @@ class ResyncScreen(MdtuiScreen[None]):
         sync = array.sync
         if sync is not None and sync.fraction is not None:
             self.query_one("#resync-bar", ProgressBar).update(total=100, progress=sync.fraction * 100)
-        self.query_one("#resync-stats", Static).update(sync_line(array))
+        text = sync_line(array)
+        if message.view is not None:
+            text += "\n" + message.view.prediction_line()
+        self.query_one("#resync-stats", Static).update(text)
 
     @on(SyncEnded)
     def _ended(self, message: SyncEnded) -> None:
         if message.array is None:
             self.following = False
             self._warn(f"⚠ {self.device} is no longer listed in /proc/mdstat; rescan the inventory.", "-running")
-            return
-        self.query_one("#resync-stats", Static).update(sync_line(message.array))
-        self._finished("Resync finished: benchmarks now measure the array itself.")
-        if self.full_speed:
-            # The raised minimum would also speed later checks and rebuilds past other I/O.
+        else:
+            self.query_one("#resync-stats", Static).update(sync_line(message.array))
+            self._finished("Resync finished: benchmarks now measure the array itself.")
+        if self.boost is not None:
+            # The boost was for this sync: later checks and rebuilds run at md's usual limits again.
             self.set_speed(False)
 
     # -- speed -----------------------------------------------------------------------------------
@@ -171,31 +203,77 @@ class ResyncScreen(MdtuiScreen[None]):
     def _show_speed(self) -> None:
         if not self.following:
             text = ""
-        elif self.full_speed:
-            text = "Resync speed: full (sync_speed_min raised to the maximum); f goes back to the default."
+        elif self.full_speed and self.boost is not None:
+            text = (
+                f"Resync boosted: sync_speed_min and sync_speed_max {self.boost.plan.kib_s:,} KiB/s; "
+                "f, the end of the resync or leaving this screen puts them back."
+            )
         else:
-            text = "Resync speed: system default (md yields to other I/O); f runs it at full speed."
+            text = "Resync speed: md's limits (md yields to other I/O); f plans a boost and says its cost first."
         self.query_one("#resync-speed", Static).update(text)
 
     def action_toggle_speed(self) -> None:
-        self.set_speed(not self.full_speed)
+        if self.full_speed:
+            self.set_speed(False)
+        elif refused_on_tree(self, self.root, "boosting the resync (a knob write)"):
+            return
+        else:
+            self.plan_boost()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="speed")
+    def plan_boost(self) -> None:
+        root = SystemRoot(self.root)
+        try:
+            array = md_run.find_array(root, self.device)
+            if array is None:
+                raise MdtuiError(f"{self.device} is gone")
+            plan = boost_plan(root, array, read_sync_limits(root, array.name), self.predicted)
+        except Exception as exc:
+            self.post_message(ActionFailed("speed", failure_reason("Planning the boost", exc)))
+            return
+        self.post_message(BoostPlanned(plan))
+
+    @on(BoostPlanned)
+    def _boost_planned(self, message: BoostPlanned) -> None:
+        plan = message.plan
+        body = Text("\n".join(plan.cost_lines()))
+
+        def confirmed(answer: bool | None) -> None:
+            if answer and self.following:
+                self.apply_boost(plan)
+
+        self.app.push_screen(ConfirmScreen(f"Boost the resync of {plan.array}", body, plan.array, "Boost"), confirmed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="speed")
+    def apply_boost(self, plan: BoostPlan) -> None:
+        boost = SyncBoost(SystemRoot(self.root), plan)
+        try:
+            read = boost.apply()
+        except Exception as exc:
+            self.post_message(ActionFailed("speed", failure_reason("Boosting the resync", exc)))
+            return
+        self.boost = boost
+        self.post_message(ResyncSpeedSet(True, ", ".join(read)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="speed")
     def set_speed(self, full: bool) -> None:
-        try:
-            value = md_run.set_full_resync_speed(self.device, full, root=SystemRoot(self.root))
-        except Exception as exc:
-            self.post_message(ActionFailed("speed", failure_reason("Changing the resync speed", exc)))
-            return
-        self.post_message(ResyncSpeedSet(full, value))
+        """Undo the boost (``full`` False); a boost is only applied through plan_boost and its confirmation."""
+        texts = self._restore_now()
+        self.post_message(ResyncSpeedSet(False, "; ".join(texts) or "nothing to put back"))
+
+    def _restore_now(self) -> list[str]:
+        boost, self.boost = self.boost, None
+        if boost is None:
+            return []
+        return [item.text for item in boost.restore()]
 
     @on(ResyncSpeedSet)
     def _speed_set(self, message: ResyncSpeedSet) -> None:
         self.full_speed = message.full
         if message.full:
-            self.notify(f"Resync minimum speed raised to {message.value} KiB/s: other I/O on these disks slows.")
+            self.notify(f"Resync boosted ({message.value}): other I/O on these disks slows.")
         else:
-            self.notify("Resync speed back to the system default.")
+            self.notify(f"Resync speed put back: {message.value}.")
 
     @on(ActionFailed)
     def _failed(self, message: ActionFailed) -> None:

@@ -16,12 +16,14 @@ from textual.reactive import reactive
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
 from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.bench.sync_forecast import create_time
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
 from mdtui.plan.forecast import MemberSource
+from mdtui.plan.sync_time import SyncTime, initial_sync_line
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run
@@ -47,16 +49,25 @@ class Created:
     outcome: CreateOutcome
 
 
-def preview_renderable(result: cf.Preview, palette: Palette, sources: Sequence[MemberSource] | None = None) -> Text:
+def preview_renderable(
+    result: cf.Preview,
+    palette: Palette,
+    sources: Sequence[MemberSource] | None = None,
+    initial: SyncTime | None = None,
+) -> Text:
     """The plan as describe_create words it (argv, size, tolerance, prediction, alignment, warnings), or the
-    problems. ``sources``: each member's stored figures, for the prediction of every workload."""
+    problems. ``sources``: each member's stored figures, for the prediction of every workload; ``initial``: the
+    initial sync mdadm starts, predicted (bench/sync_forecast.create_time)."""
     if result.plan is None:
         text = Text("Cannot create yet; change:\n", style=f"bold {palette.error}")
         for problem in result.problems:
             text.append(f"• {problem}\n", style=palette.error)
         return text
     text = Text()
-    for index, line in enumerate(describe_create(result.plan, sources)):
+    lines = describe_create(result.plan, sources)
+    if (sync_line := initial_sync_line(initial)) is not None:
+        lines.append(sync_line)
+    for index, line in enumerate(lines):
         if index == 0 or line.startswith("  mdadm"):
             style = "bold"
         elif line.startswith(("⚠", "resync")) or " has no " in line or " have no " in line:
@@ -237,8 +248,9 @@ class CreateScreen(MdtuiScreen[Created | None]):
         palette = self.palette()
         plan = self.result.plan
         sources = member_sources(self._member_runs(), plan.request.members) if plan is not None else None
+        initial = create_time(SystemRoot(self.root), plan, self._member_runs()) if plan is not None else None
         body = driver_text(self.driver, palette)
-        body.append_text(preview_renderable(self.result, palette, sources))
+        body.append_text(preview_renderable(self.result, palette, sources, initial))
         self.query_one("#preview-body", Static).update(body)
         self.query_one("#create", Button).disabled = not self.can_create or self.busy
         picker = self.query_one("#members", MemberPicker)

@@ -105,8 +105,10 @@ warnings, or the problems to fix first. **Ctrl+S** opens the confirmation, which
 that will be overwritten (by-id path and serial) and creates only after you type the array device
 (e.g. `/dev/md0`). **Escape** cancels at any point and runs nothing.
 
-After creation the resync view follows the resync (progress, speed, ETA). Benchmarks during a
-resync mislead; **f** lets it run at full speed (and back).
+After creation the resync view follows the resync (progress, speed, ETA beside the predicted time,
+and what holds it now). Benchmarks during a resync mislead; **f** boosts it: the cost to other I/O is
+shown first and you type the array's name; md's sync_speed_min/max go back when the resync ends, on
+**f** again, when you leave the view, or at the next start if mdtui was killed.
 
 ## Teardown
 

@@ -5,6 +5,7 @@ and refused on a captured tree (refused_on_tree)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Group, RenderableType
@@ -22,10 +23,23 @@ from mdtui.ui.common.render import Palette
 
 if TYPE_CHECKING:
     from mdtui.keep.alerts import AlertsPlan
+    from mdtui.keep.locate import Identity
     from mdtui.keep.persist import PersistPlan
     from mdtui.keep.repair import RepairPlan
     from mdtui.keep.scrub import ScrubPlan
+    from mdtui.plan.sync_time import SyncTime
     from mdtui.ui.inventory.lifecycle_forms import RepairChoice
+
+
+@dataclass(frozen=True)
+class RepairPlanned:
+    """A repair's plan with what is shown beside it: the drive acted on, and its rebuild's predicted time."""
+
+    plan: RepairPlan
+    identity: Identity | None
+    predicted: SyncTime | None
+    label: str
+
 
 # The forms, the planners and the dialogs are imported when first used: the first screen needs none of them.
 
@@ -286,8 +300,12 @@ class Lifecycle(Widget):
         system = self.system
         disk = inventory.disk(choice.disk) if choice.disk else None
 
-        def plan() -> RepairPlan:
-            return plan_repair(
+        def plan() -> RepairPlanned:
+            from mdtui.bench.member_figures import load_member_runs
+            from mdtui.bench.sync_forecast import repair_forecast
+            from mdtui.keep.locate import identify
+
+            planned = plan_repair(
                 array,
                 choice.action,
                 member=choice.member,
@@ -295,16 +313,26 @@ class Lifecycle(Widget):
                 uuid=array_uuid(array.dev_path) if system.is_live else None,
                 component_bytes=array.component_bytes,
             )
+            # As the CLI: the drive acted on, told apart from the others, and how long its rebuild takes.
+            named = planned.member if planned.action in ("fail", "remove", "replace") else None
+            acted_on = inventory.disk_of(named) if named else None
+            identity = identify(system, acted_on) if acted_on is not None else None
+            predicted, label = repair_forecast(
+                system, array, inventory, load_member_runs(None), planned.action, member=named,
+                disk=disk.name if disk is not None else None,
+            )  # fmt: skip
+            return RepairPlanned(planned, identity, predicted, label)
 
         self.background(f"planning the {choice.action} on {array.dev_path}", plan, self._repair_planned)
 
-    def _repair_planned(self, plan: RepairPlan) -> None:
-        from mdtui.keep.repair import describe_repair, execute_repair
+    def _repair_planned(self, planned: RepairPlanned) -> None:
+        from mdtui.keep.repair import describe_repair, execute_repair, repair_token
 
-        array = plan.array.removeprefix("/dev/")
-        # As the CLI asks: the disk overwritten is typed, or the array when nothing is overwritten.
+        plan = planned.plan
+        # As the CLI asks: the serial on the label of the member failed, removed or replaced; the disk
+        # overwritten; or the array when nothing is overwritten.
+        token = repair_token(plan, planned.identity)
         written = plan.disk.name if plan.disk is not None and plan.action != "re-add" else None
-        token = written or array
         title = f"{plan.action} on {plan.array}" + (f", overwriting {written}" if written else "")
 
         def run() -> None:
@@ -314,7 +342,8 @@ class Lifecycle(Widget):
                 lambda _results: self._repair_done(plan),
             )
 
-        self.confirm(title, plan_body(describe_repair(plan), self._palette()), token, "Run", run)
+        lines = describe_repair(plan, planned.identity, planned.predicted, planned.label)
+        self.confirm(title, plan_body(lines, self._palette()), token, "Run", run)
 
     def _repair_done(self, plan: RepairPlan) -> None:
         follow = "; md recovers onto it now: w watches it" if plan.follows_recovery else ""

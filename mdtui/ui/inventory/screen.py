@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group, RenderableType
@@ -35,7 +35,9 @@ from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
+    from mdtui.bench.sync_forecast import ArrayForecast
     from mdtui.keep.schedule import LastScrub
+    from mdtui.keep.scrub_history import ScrubPass
     from mdtui.ui.create.screen import Created
 
 # The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
@@ -47,20 +49,45 @@ Pane = Literal["disks", "arrays"]
 ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair")
 
 
-def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None = None) -> list[tuple[str, str, bool]]:
-    """The array's lifecycle line (persisted · monitored · last scrub · metrics), the keys that keep it, and a
-    live system's failed members; nothing for what cannot be read."""
+def keep_rows(
+    root: str,
+    array: MdArray,
+    scrubs: Mapping[str, LastScrub] | None = None,
+    forecast: ArrayForecast | None = None,
+    history: Sequence[ScrubPass] = (),
+) -> list[tuple[str, str, bool]]:
+    """The array's lifecycle line (persisted · monitored · last scrub · metrics), the running pass beside its
+    prediction, how long a rebuild and a check take, the kept checks and what their count means, the keys that
+    keep it, and a live system's failed members; nothing for what cannot be read."""
+    from mdtui.bench.sync_forecast import sync_view
     from mdtui.keep.health import array_health
+    from mdtui.keep.scrub_history import mismatch_meaning, trend
     from mdtui.keep.summary import lifecycle
+    from mdtui.plan.sync_time import prediction_words
     from mdtui.ui.inventory.lifecycle import keys_line
 
     system = SystemRoot(root)
     rows: list[tuple[str, str, bool]] = []
     try:
         rows.append(("Kept", lifecycle(system, array, scrubs=scrubs).line, False))
-        failed = array_health(system, array).failed
-        if failed:
-            rows.append(("Failed", ", ".join(failed) + " (f repair: remove, then add a disk)", True))
+        health = array_health(system, array)
+        if health.failed:
+            rows.append(("Failed", ", ".join(health.failed) + " (f repair: remove, then add a disk)", True))
+        if array.sync is not None and forecast is not None:
+            view = sync_view(system, array, None, [], predicted=forecast.running)
+            if view is not None:
+                rows.append(("Forecast", view.prediction_line(), False))
+        if forecast is not None and forecast.rebuild is not None:
+            rows.append(("Rebuild", prediction_words(forecast.rebuild, "if a member fails now"), False))
+        if forecast is not None and forecast.check is not None:
+            rows.append(("Check", prediction_words(forecast.check, None), False))
+        if history:
+            counted = health.mismatch_sectors if health.last_check in ("check", "repair") else None
+            rows.append((
+                "Scrubs",
+                f"{len(history)} kept, {trend(history)}; mismatch_cnt: {mismatch_meaning(array.level, counted)}",
+                bool(counted),
+            ))  # fmt: skip
     except (MdtuiError, OSError):
         pass
     rows.append(("Keys", keys_line() + " · x tear down", False))
@@ -149,6 +176,12 @@ class InventoryScreen(MdtuiScreen[None]):
         # system (journalctl takes too long for every highlight); None until read.
         self._scrubs: Mapping[str, LastScrub] | None = None
         self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
+        # Each array's kept check/repair passes (keep.scrub_history), read with the kernel log's.
+        self._history: Mapping[str, Sequence[ScrubPass]] = {}
+        # The sync-time model's forecast of each array (a rebuild if a member failed now, a check, the pass
+        # running), from the stored member figures: read once per complete scan, in a worker.
+        self._forecasts: Mapping[str, ArrayForecast] = {}
+        self._forecasts_for: Inventory | None = None
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -382,8 +415,14 @@ class InventoryScreen(MdtuiScreen[None]):
         if self._scrubs_read_for is not inventory and not self._pending and SystemRoot(self.root).is_live:
             # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
             self._scrubs_read_for = inventory
-            self.read_scrubs()
-        return f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array, self._scrubs))
+            self.read_scrubs(inventory)
+        if self._forecasts_for is not inventory and not self._pending:
+            self._forecasts_for = inventory
+            self.read_forecasts(inventory)
+        rows = keep_rows(
+            self.root, array, self._scrubs, self._forecasts.get(array.name), self._history.get(array.name, ())
+        )
+        return f"Array {array.name}", array_detail(array, palette, rows)
 
     # -- SMART of the disk shown ------------------------------------------------------------------
 
@@ -397,10 +436,11 @@ class InventoryScreen(MdtuiScreen[None]):
 
     def _detail_source(self) -> tuple[object, ...]:
         """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
-        whether it is fresh, and the theme's palette."""
+        whether it is fresh, the array's forecast, and the theme's palette."""
         key = self._table(self._pane).selected_key if self.inventory is not None else None
         smart, fresh = self.query_one(SmartReader).kept(key)
-        return (self._pane, key, key in self._pending, smart, fresh, self.palette())
+        forecast = self._forecasts.get(key) if self._pane == "arrays" and key is not None else None
+        return (self._pane, key, key in self._pending, smart, fresh, forecast, self.palette())
 
     def _update_detail(self) -> None:
         # The same row of the same scan is not laid out again: a table fill, a focus change or a
@@ -526,20 +566,45 @@ class InventoryScreen(MdtuiScreen[None]):
     # -- keeping the array: alerts, persist, scrub, repair (mdtui.ui.inventory.lifecycle) ------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scrubs")
-    def read_scrubs(self) -> None:
-        """Thread worker: the kernel log's last scrubs, for the lifecycle line's "last check N d ago"."""
-        from mdtui.keep.schedule import read_kernel_scrubs
+    def read_scrubs(self, inventory: Inventory) -> None:
+        """Thread worker: the kernel log's scrubs, for the lifecycle line's "last check N d ago", and the kept
+        history of each array's passes, brought up to date with what the log and md say now."""
+        from mdtui.keep.schedule import read_kernel_passes
+        from mdtui.keep.scrub_history import ScrubHistory, observe
 
+        system = SystemRoot(self.root)
         try:
-            scrubs = read_kernel_scrubs(SystemRoot(self.root))
+            passes = read_kernel_passes(system)
+            history = ScrubHistory()
+            observe(system, inventory.arrays, history, passes)
+            kept = {array.name: history.passes(array) for array in inventory.arrays}
         except (MdtuiError, OSError):
             return
-        self.app.call_from_thread(self._scrubs_read, scrubs)
+        scrubs = None if passes is None else {scrub.array: scrub for scrub in passes}
+        self.app.call_from_thread(self._scrubs_read, scrubs, kept)
 
-    def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None) -> None:
+    def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None, history: Mapping[str, Sequence[ScrubPass]]) -> None:
         self._scrubs = scrubs
+        self._history = history
         self._detail_shown = None  # the same row, drawn again with the times
         self._update_detail()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forecasts")
+    def read_forecasts(self, inventory: Inventory) -> None:
+        """Thread worker: each array's forecast from the stored member figures (a database read)."""
+        from mdtui.bench.member_figures import load_member_runs
+        from mdtui.bench.sync_forecast import forecast_arrays
+
+        try:
+            forecasts = forecast_arrays(SystemRoot(self.root), inventory, load_member_runs(None))
+        except (MdtuiError, OSError) as exc:
+            self.log.warning(f"no sync-time forecasts: {exc}")
+            return
+        self.app.call_from_thread(self._forecasts_read, forecasts)
+
+    def _forecasts_read(self, forecasts: Mapping[str, ArrayForecast]) -> None:
+        self._forecasts = forecasts
+        self._update_detail()  # drawn again only when the array shown now has a forecast to show
 
     def action_alerts(self) -> None:
         array = self.selected_array()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey
 
+from mdtui.format import distinct_serials, ident_text
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.ui.common.render import ARRAY_COLUMNS, DISK_COLUMNS, Palette, array_cells, disk_cells, truncate
@@ -210,7 +211,14 @@ class DiskTable(InventoryTable):
         self._ident_width = width = self._ident_budget()
         columns = [(key, label, width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS]
         names = [disk.name for disk in self._disks] + list(self._pending)
-        self._fill(columns, [(name, _cut_ident(cells, width)) for name, cells in zip(names, self._cells, strict=True)])
+        # Serials are cut in the middle, only as far as keeps every disk of the table apart.
+        serials = distinct_serials((d.serial for d in self._disks if d.serial), width) if width else {}
+        disks: list[Disk | None] = [*self._disks, *([None] * len(self._pending))]
+        rows = [
+            (name, _cut_ident(cells, width, disk, serials))
+            for name, cells, disk in zip(names, self._cells, disks, strict=True)
+        ]
+        self._fill(columns, rows)
 
 
 _IDENT_INDEX = [key for key, _ in DISK_COLUMNS].index(_IDENT_COLUMN)
@@ -224,12 +232,19 @@ def pending_cells(name: str, palette: Palette) -> tuple[Text, ...]:
     return (Text(name, style=palette.label), *(waiting for _ in DISK_COLUMNS[1:]))
 
 
-def _cut_ident(cells: tuple[Text, ...], width: int | None) -> tuple[Text, ...]:
-    """The row's cells with model/serial cut to ``width`` (as disk_cells cuts it), the others as they are."""
+def _cut_ident(
+    cells: tuple[Text, ...], width: int | None, disk: Disk | None = None, serials: Mapping[str, str] | None = None
+) -> tuple[Text, ...]:
+    """The row's cells with model/serial fitted to ``width``: the model gives way first, the serial is cut in the
+    middle only as ``serials`` says (distinct_serials), the other cells as they are."""
     ident = cells[_IDENT_INDEX]
     if width is None or cell_len(ident.plain) <= width:
         return cells
-    cut = Text(truncate(ident.plain, width), style=ident.style, justify=ident.justify)
+    if disk is not None and disk.serial:
+        text = ident_text(disk.model, disk.serial, width, (serials or {}).get(disk.serial))
+    else:
+        text = truncate(ident.plain, width)
+    cut = Text(text, style=ident.style, justify=ident.justify)
     return (*cells[:_IDENT_INDEX], cut, *cells[_IDENT_INDEX + 1 :])
 
 

@@ -96,7 +96,7 @@ def _rates_text(label: str, byte_rate: float | None, iops: float | None) -> str:
     return f"{label} {mb_s(byte_rate)} MB/s {per_s(iops)} IOPS"
 
 
-def summary(view: TargetView, palette: Palette, paused: bool = False) -> Text:
+def summary(view: TargetView, palette: Palette, paused: bool = False, forecast: str | None = None) -> Text:
     """One line on top: what is watched, its state and its traffic right now."""
     text = Text()
     total = view.total
@@ -118,6 +118,8 @@ def summary(view: TargetView, palette: Palette, paused: bool = False) -> Text:
     # The sync on a line of its own, so its bar is never cut off by the traffic figures.
     if view.array is not None and (sync := sync_text(view.array)) is not None:
         text.append(f"\n{WARNING_SIGN} {sync}", style=palette.warning)
+        if forecast:  # the prediction beside md's own figures, and what holds the sync now
+            text.append(f"\n  {forecast}")
     return text
 
 

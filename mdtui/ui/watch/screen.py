@@ -19,7 +19,12 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Footer, Header
 
+from mdtui.bench.member_figures import load_member_runs
+from mdtui.bench.sync_forecast import foreground_io, running_pass_time, sync_view
+from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
+from mdtui.plan.sync_time import SyncTime
+from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
@@ -130,6 +135,9 @@ class WatchScreen(MdtuiScreen[None]):
         self._shown: dict[str, Text] = {}  # what each text pane shows, so an unchanged one is left alone
         self._titles: dict[str, str] = {}  # each pane's border title, likewise
         self._charts_at: float | None = None  # timestamp of the snapshot the charts last showed
+        # The running sync of each array predicted whole (sync-time model), keyed by (array, action): worked out
+        # once per sync in a worker (a scan and the stored member figures), None when it cannot be.
+        self._forecasts: dict[tuple[str, str], SyncTime | None] = {}
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -230,6 +238,37 @@ class WatchScreen(MdtuiScreen[None]):
             widget.border_title = title
             self._titles[widget.id or ""] = title
 
+    def _forecast_line(self, view: TargetView) -> str | None:
+        """The running sync's prediction and what bounds it now (the array's own traffic is the foreground I/O)."""
+        array = view.array
+        if array is None or array.sync is None:
+            return None
+        key = (array.name, array.sync.action)
+        if key not in self._forecasts:
+            self._forecasts[key] = None
+            self.predict_sync(array)
+        total = view.total
+        busy = foreground_io(total.read_bytes_per_s, total.write_bytes_per_s) if total is not None else None
+        shown = sync_view(SystemRoot(self.root), array, None, [], predicted=self._forecasts[key], foreground_io=busy)
+        return shown.prediction_line() if shown is not None else None
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="forecast")
+    def predict_sync(self, array: MdArray) -> None:
+        """Thread worker: the running sync predicted from the stored member figures (once per sync)."""
+        try:
+            runs = load_member_runs(None)
+            inventory = scan(self.root)
+            predicted = running_pass_time(SystemRoot(self.root), array, inventory, runs)
+        except Exception as exc:  # no prediction is no reason to stop watching
+            self.log.warning(f"no prediction for {array.name}: {exc}")
+            return
+        self.app.call_from_thread(self._predicted, array.name, array.sync.action if array.sync else "", predicted)
+
+    def _predicted(self, name: str, action: str, predicted: SyncTime | None) -> None:
+        self._forecasts[(name, action)] = predicted
+        if not self.paused:
+            self._redraw(charts_due=False)
+
     def _member_lines(self) -> int | None:
         """Lines the members pane can show (its max-height less its border), so a big host lays out only those."""
         members = self.query_one("#watch-members", TextLines)
@@ -252,7 +291,7 @@ class WatchScreen(MdtuiScreen[None]):
         self.target = pick_target(latest, self.wanted)
         view = self.view = build_view(snapshots, self.target, self._disks, self.window_s, self._totals)
         palette = self._palette
-        self._show("#watch-summary", summary(view, palette, self.paused))
+        self._show("#watch-summary", summary(view, palette, self.paused, self._forecast_line(view)))
         wide = self.has_class("-wide")
         self._show("#watch-members", members_table(view, palette, wide, self._member_lines()))
         cpu = latest.cpu
