@@ -173,7 +173,7 @@ def test_predict_cli_json_and_link_basis_on_a_captured_tree() -> None:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     document = json.loads(done.stdout)
-    assert set(document) == {"predicted", "bounds", "basis"}
+    assert set(document) == {"predicted", "bounds", "basis", "range"}
     assert document["predicted"]["seq_read_mb_s"] == pytest.approx(4450.0)
     assert document["bounds"]["seq_write_mb_s"].startswith("md stripe thread")
     tree = subprocess.run(
@@ -200,11 +200,22 @@ THROTTLED = MemberFigures(
 def test_a_stripe_cache_too_small_for_the_streams_is_the_bound_not_the_members(level: str, members: int) -> None:
     """In the lab (steady), raid5 over four such members wrote 34 MB/s sequentially (members 60) with md's
     default stripe_cache_size 256, its members reading 498 MB for 1,091 MB written; at 4096 it wrote 53 MB/s.
-    8 streams need 8 × 128 heads (a 512 KiB chunk row each) to write full stripes."""
+    8 streams need 8 × 128 heads (a 512 KiB chunk row each) to write full stripes. Below that the figure is
+    the members' times the lab's measured fraction (0.57), with its range (0.32 in a 5 s step, 0.69 the most
+    the pre-reads leave), never "unknown"."""
     default = predict(level_from_name(level), [THROTTLED] * members)
-    assert default.seq_write_bytes_per_s.value is None
-    assert default.seq_write_bytes_per_s.bound == "md stripe cache (stripe_cache_size 256)"
+    figure = default.seq_write_bytes_per_s
+    assert figure.bound == "md stripe cache (stripe_cache_size 256)"
+    assert figure.value == pytest.approx(0.57 * 3 * 20e6)
+    assert (figure.low, figure.high) == (pytest.approx(0.32 * 60e6), pytest.approx(0.69 * 60e6))
+    assert "lab fraction" in figure.basis
     assert any("1024 or more" in note for note in default.notes)
+    # The lab's own cell (raid5 over four): 34.3 MB/s measured, 0.57 × 60.3 predicted.
+    if level == "raid5":
+        assert 34.3e6 / figure.value == pytest.approx(1.0, abs=0.01)
+    # Half the heads needed lifts the fraction part of the way to the full-stripe figure.
+    half = predict(level_from_name(level), [THROTTLED] * members, stripe_cache_size=512).seq_write_bytes_per_s
+    assert figure.value < (half.value or 0) < 60e6
     raised = predict(level_from_name(level), [THROTTLED] * members, stripe_cache_size=4096)
     assert raised.seq_write_bytes_per_s.bound.startswith("members")
     assert raised.seq_write_bytes_per_s.value == pytest.approx(3 * 20e6)
