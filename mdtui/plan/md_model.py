@@ -156,6 +156,11 @@ BITMAP_DAEMON_SLEEP_S = 5.0
 BITMAP_CLEAN_AFTER_S = 1.5 * BITMAP_DAEMON_SLEEP_S
 # One on-disk bitmap page holds a bit per chunk: 4 KiB × 8.
 BITMAP_CHUNKS_PER_PAGE = 4096 * 8
+# Member requests one bitmap page write costs: md writes it with PREFLUSH and FUA (md_super_write), so a member
+# with a volatile write cache flushes it first, then takes the write with FUA (2; 3 where the device emulates FUA
+# by a second flush, 1 where it reports write-through and the block layer drops both). The lab's emulated NVMe
+# added 2.5 member latencies to a Q1 write with a 64 KiB bitmap chunk (docs/predictions.md, write safety).
+BITMAP_UPDATE_REQUESTS = 2
 # The stripe cache's measured fraction (docs/predictions.md, the lab): raid5 over four, 512 KiB chunk, 8
 # streams, stripe_cache_size 256 where full stripes need 1,024: 34.3 MB/s steady where the members allow 60.3
 # (0.57); the same step's members read 498 MB for 1,091 MB written (0.69 of the traffic was writes: the most
@@ -427,7 +432,7 @@ def _bitmap_writes_per_write(safety: WriteSafety, members: int, writes_per_s: fl
         return 0.0  # a file's writes go to the device holding it, not to the members
     share = bitmap_clean_share(safety, writes_per_s)
     pages_per_write = min(1.0, bitmap_pages(safety) / RANDOM_IN_FLIGHT)
-    return share * members * pages_per_write
+    return share * members * pages_per_write * BITMAP_UPDATE_REQUESTS
 
 
 def _partial_write_extra(safety: WriteSafety, parity: int) -> tuple[float, str]:
@@ -839,8 +844,9 @@ def _q1_write(
         parts.append("md's layer")
         basis = _basis(members, ceilings.basis)
     if safety.bitmap != "none":
+        # The bitmap page (a flush, then the write with FUA) before the data, on a write to a clean chunk.
         share = bitmap_clean_share(safety, 1 / value)
-        value += share * q1w
+        value += share * q1w * BITMAP_UPDATE_REQUESTS
         parts.append(f"the bitmap on {share:.0%} of writes")
     if parity and safety.policy == "ppl":
         value += q1w

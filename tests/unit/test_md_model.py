@@ -367,8 +367,8 @@ def test_far_layout_writes_seek_on_platters_only() -> None:
 
 def test_a_bitmap_costs_q1_writes_by_its_chunk_and_random_writes_by_its_pages() -> None:
     """A 4 KiB bitmap chunk over a 3 TB array: nearly every write finds a clean bit, so each waits for a bitmap
-    write first (Q1: + one member write) and, with pages beyond the writes in flight, each costs a page on every
-    member; a 64 MiB chunk over a 192 MiB array (3 bits) costs nothing once they are set."""
+    write first (Q1: a flush and a write on a member) and, with pages beyond the writes in flight, each costs a page
+    on every member; a 64 MiB chunk over a 192 MiB array (3 bits) costs nothing once they are set."""
     member = dataclasses.replace(SAS3_SSD, q1_write_latency_s=20e-6)
     big, small = 3 * 10**12, 3 * 64 << 20
     plain = predict(level_from_name("raid5"), [member] * 4, ceilings=MdCeilings(basis=FIELD))
@@ -376,10 +376,11 @@ def test_a_bitmap_costs_q1_writes_by_its_chunk_and_random_writes_by_its_pages() 
                    safety=WriteSafety("internal", 4096, array_bytes=big))  # fmt: skip
     coarse = predict(level_from_name("raid5"), [member] * 4, ceilings=MdCeilings(basis=FIELD),
                      safety=WriteSafety("internal", 64 << 20, array_bytes=small))  # fmt: skip
-    assert fine.q1_write_latency_s.value == pytest.approx(plain.q1_write_latency_s.value + 20e-6, rel=0.01)
+    # A flush, then the write with FUA: two member requests before the data (BITMAP_UPDATE_REQUESTS).
+    assert fine.q1_write_latency_s.value == pytest.approx(plain.q1_write_latency_s.value + 2 * 20e-6, rel=0.01)
     assert coarse.q1_write_latency_s.value == pytest.approx(plain.q1_write_latency_s.value, rel=0.001)
-    # 2 reads + 2 writes become 2 reads + 6 writes (a page on each of the 4 members).
-    assert fine.rand_write_iops.value == pytest.approx(4 / (2 / 180e3 + 6 / 169e3), rel=0.01)
+    # 2 reads + 2 writes become 2 reads + 10 writes (a page, flushed, on each of the 4 members).
+    assert fine.rand_write_iops.value == pytest.approx(4 / (2 / 180e3 + 10 / 169e3), rel=0.01)
     assert coarse.rand_write_iops.value == pytest.approx(plain.rand_write_iops.value, rel=0.001)
     ppl = predict(level_from_name("raid5"), [member] * 4, ceilings=MdCeilings(basis=FIELD),
                   safety=WriteSafety(policy="ppl"))  # fmt: skip
