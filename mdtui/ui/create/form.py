@@ -165,7 +165,7 @@ def choices(form: CreateForm) -> FormChoices:
         policies += (("journal: a write journal disk", "journal"),)
     journal_enabled = form.policy == "journal" and level.parity and not build
     taken = set(form.members) | set(form.spares)
-    journals: tuple[Choice, ...] = (("none: policy journal picks one", ""),)
+    journals: tuple[Choice, ...] = (("none: for policy journal", ""),)
     if journal_enabled:
         journals = (("pick the journal disk", ""), *((name, name) for name in form.free_disks if name not in taken))
 

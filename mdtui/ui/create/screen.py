@@ -156,7 +156,8 @@ class CreateScreen(MdtuiScreen[Created | None]):
                     ("layout", "Layout", offered.layouts),
                     ("metadata", "Metadata", offered.metadata),
                     ("bitmap", "Bitmap", offered.bitmaps),
-                    ("bitmap-chunk", "Bitmap chunk", offered.bitmap_chunks),
+                    # The field labels are 9 columns wide: "Bit" for the bitmap's own chunk and file.
+                    ("bitmap-chunk", "Bit chunk", offered.bitmap_chunks),
                     ("policy", "Policy", offered.policies),
                     ("journal", "Journal", offered.journals),
                 ):
@@ -164,9 +165,9 @@ class CreateScreen(MdtuiScreen[Created | None]):
                         yield Label(label, classes="field-label")
                         yield Select[str](options, id=select_id, allow_blank=False, compact=True)
                     self._offered[select_id] = options
-                    if select_id == "bitmap":
+                    if select_id == "bitmap-chunk":
                         with Horizontal(classes="field"):
-                            yield Label("Bitmap file", classes="field-label")
+                            yield Label("Bit file", classes="field-label")
                             yield Input(
                                 form.bitmap_file, id="bitmap-file", placeholder="/path (a new file)", compact=True
                             )
