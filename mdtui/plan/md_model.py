@@ -158,8 +158,8 @@ BITMAP_CLEAN_AFTER_S = 1.5 * BITMAP_DAEMON_SLEEP_S
 BITMAP_CHUNKS_PER_PAGE = 4096 * 8
 # Member requests one bitmap page write costs: md writes it with PREFLUSH and FUA (md_super_write), so a member
 # with a volatile write cache flushes it first, then takes the write with FUA (2; 3 where the device emulates FUA
-# by a second flush, 1 where it reports write-through and the block layer drops both). The lab's emulated NVMe
-# added 2.5 member latencies to a Q1 write with a 64 KiB bitmap chunk (docs/predictions.md, write safety).
+# by a second flush, 1 where it reports write-through and the block layer drops both). Not confirmed in the lab:
+# its Q1 writes through a QEMU iops throttle are the emulator's latency (docs/predictions.md, write safety).
 BITMAP_UPDATE_REQUESTS = 2
 # The stripe cache's measured fraction (docs/predictions.md, the lab): raid5 over four, 512 KiB chunk, 8
 # streams, stripe_cache_size 256 where full stripes need 1,024: 34.3 MB/s steady where the members allow 60.3

@@ -386,3 +386,25 @@ def test_a_bitmap_costs_q1_writes_by_its_chunk_and_random_writes_by_its_pages() 
                   safety=WriteSafety(policy="ppl"))  # fmt: skip
     assert ppl.rand_write_iops.value == pytest.approx(4 / (2 / 180e3 + 3 / 169e3), rel=0.01)
     assert ppl.q1_write_latency_s.value == pytest.approx(plain.q1_write_latency_s.value + 20e-6, rel=0.01)
+
+
+def test_predict_cli_conditions_write_safety_and_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    from mdtui.cli.main import main
+
+    figures = "seq-read=3GB/s,seq-write=2GB/s,rand-read=900k,rand-write=300k,q1-read=80us,q1-write=20us,rotational=no"
+    common = ["predict", "--level", "5", "--members", "11", "--member-figures", figures, "--json"]
+    assert main([*common, "--kernel", "4.18.0-305.el8.x86_64"]) == 0
+    old = json.loads(capsys.readouterr().out)
+    # At the workloads' 8 jobs md's CPU a request binds before 4.18's device_lock would (8 × 87k < 1.3M).
+    assert old["bounds"]["rand_read_iops"] == "md's raid5 read path (CPU a request: 87k IOPS a job)"
+    assert old["basis"]["rand_read_iops"] == "field figure" and old["predicted"]["rand_read_iops"] == 700000
+    assert old["predicted"]["q1_write_latency_us"] is not None and set(old["range"]) == set(old["predicted"])
+    assert main([*common, "--condition", "degraded", "--bitmap", "internal", "--bitmap-chunk", "4"]) == 0
+    degraded = json.loads(capsys.readouterr().out)
+    assert degraded["predicted"]["q1_write_latency_us"] > old["predicted"]["q1_write_latency_us"]
+    # What md refuses is one line, exit 2, before any figure.
+    assert main([*common, "--policy", "ppl", "--bitmap", "internal"]) == 2
+    err = capsys.readouterr().err
+    assert "refuses ppl with a bitmap" in err and "Traceback" not in err and err.count("\n") == 1
+    assert main(["predict", "--level", "10", "--members", "4", "--member-figures", figures, "--layout", "x9"]) == 2
+    assert "not a raid10 layout" in capsys.readouterr().err
