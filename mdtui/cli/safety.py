@@ -205,6 +205,8 @@ def add_safety_ab_parser(
     kinds: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
 ) -> None:
     """`mdtui experiment write-safety`: one stored run per bitmap/policy, beside its prediction, originals back."""
+    from mdtui.cli.tune import _size, _whole  # the knob sweep's own parsers of the same options
+
     ab = kinds.add_parser(
         "write-safety",
         help="one run per bitmap and consistency policy on a live array, beside the model's prediction; original back",
@@ -226,22 +228,6 @@ def add_safety_ab_parser(
     ab.add_argument("--runtime", type=_whole, metavar="S", help="seconds per run")
     ab.add_argument("--yes", action="store_true", help="confirm without asking (the runs overwrite the array)")
     common(ab)
-
-
-def _size(text: str) -> int:
-    from mdtui.bench.requests import parse_size
-    from mdtui.errors import PlanError
-
-    try:
-        return parse_size(text)
-    except PlanError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _whole(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return int(text)
 
 
 def safety_ab_cli(args: argparse.Namespace, ctx: ExperimentContext) -> ExperimentResult:

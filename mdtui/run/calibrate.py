@@ -141,25 +141,15 @@ def measurements(md_device: str, first_member: str, level: str, runtime_s: int =
     RND4KQ32T8, read and write; raid0's Q1 read, raid1's and raid5's Q1 write."""
     found = [
         Measurement(
-            f"{level} seq read",
-            JobSpec(f"cal-{level}-seqr", md_device, MIB, rw=RwMode.READ, iodepth=8, numjobs=8, runtime_s=runtime_s),
-        ),
-        Measurement(
-            f"{level} random read",
-            JobSpec(
-                f"cal-{level}-randr", md_device, 4 * KIB, rw=RwMode.RANDREAD, iodepth=32, numjobs=8, runtime_s=runtime_s
-            ),
-        ),
-        Measurement(
-            f"{level} seq write",
-            JobSpec(f"cal-{level}-seq", md_device, MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=runtime_s),
-        ),
-        Measurement(
-            f"{level} random write",
-            JobSpec(
-                f"cal-{level}-rand", md_device, 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=runtime_s
-            ),
-        ),
+            f"{level} {what}",
+            JobSpec(f"cal-{level}-{short}", md_device, block, rw=rw, iodepth=depth, numjobs=8, runtime_s=runtime_s),
+        )
+        for what, short, rw, block, depth in (
+            ("seq read", "seqr", RwMode.READ, MIB, 8),
+            ("random read", "randr", RwMode.RANDREAD, 4 * KIB, 32),
+            ("seq write", "seq", RwMode.WRITE, MIB, 8),
+            ("random write", "rand", RwMode.RANDWRITE, 4 * KIB, 32),
+        )
     ]
     if level == "raid0":
         found.append(Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1", runtime_s)))

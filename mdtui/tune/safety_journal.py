@@ -29,6 +29,7 @@ from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
 from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
+from mdtui.tune.journal import recover_at_start
 
 log = logging.getLogger(__name__)
 Runner = Callable[[list[str]], CommandResult]
@@ -272,14 +273,7 @@ def recover_dead(root: SystemRoot | None = None, directory: Path | None = None, 
 
 def safety_at_start(root: str = "/") -> list[str]:
     """recover_dead on the live system; nothing for a captured tree, never an exception."""
-    system = SystemRoot(root)
-    if not system.is_live:
-        return []
-    try:
-        return recover_dead(system)
-    except (OSError, MdtuiError) as exc:  # a notice must never stop the command the user asked for
-        log.warning("could not look for write safety left changed: %s", exc)
-        return []
+    return recover_at_start(root, recover_dead, "write safety")
 
 
 def chunk_kib(text: str) -> int:
