@@ -15,6 +15,7 @@ from mdtui.plan.create import CreatePlan
 from mdtui.probe.inventory import scan
 from mdtui.probe.kernel_log import read_kernel_log, read_parity_routines
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.safety import read_live_safety
 from mdtui.sample.sampler import Sampler
 from mdtui.store.records import RunRecord
 
@@ -119,6 +120,7 @@ def gather(
         runs=tuple(runs),
         workload=workload,
         stripe_cache_pages=read_stripe_cache_pages(root, inventory.arrays),
+        write_safety={a.name: found for a in inventory.arrays if (found := read_live_safety(root, a.name)) is not None},
         parity=read_parity_routines(root),
         benchmark_target=benchmark_target,
         weakest_link=weakest_link_figures(runs),

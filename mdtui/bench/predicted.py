@@ -8,7 +8,6 @@ the model's saturating workloads get one (see WORKLOAD_SHAPES); others store not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,16 +18,17 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import KIB, JobSpec, RwMode
 from mdtui.plan.forecast import FORECAST_NAMES, forecast, significant
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import DEFAULT_STRIPE_CACHE
+from mdtui.plan.md_model import DEFAULT_STRIPE_CACHE, NO_SAFETY, WriteSafety
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 
 # The model's figures are for saturating jobs (1 MiB Q8T8, 4 KiB Q32T8): a step at least this parallel is
 # compared with them; a Q1T1 4 KiB random read with the latency figure. Others (Q8T1, 64 KiB writes) are not.
 SATURATING_DEPTH = 64
 SEQUENTIAL_MIN_BLOCK = 128 * KIB
+# Each predicted field's name as stored with a run (the forecast's five, and Q1 writes).
+WORKLOAD_NAMES = FORECAST_NAMES | {"q1_write_latency_s": "Q1 write latency"}
 # Ratio below which the advisor names a run as far below its prediction.
 FAR_BELOW = 0.6
-_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d+)$")
 
 
 def workload_of(spec: JobSpec) -> tuple[str, str, float] | None:
@@ -44,6 +44,8 @@ def workload_of(spec: JobSpec) -> tuple[str, str, float] | None:
         return None
     if spec.rw is RwMode.RANDREAD and depth == 1:
         return ("q1_read_latency_s", "read_lat_mean_ns", 1e9)
+    if spec.rw is RwMode.RANDWRITE and depth == 1:
+        return ("q1_write_latency_s", "write_lat_mean_ns", 1e9)
     if depth < SATURATING_DEPTH:
         return None
     if spec.rw is RwMode.RANDREAD:
@@ -53,14 +55,6 @@ def workload_of(spec: JobSpec) -> tuple[str, str, float] | None:
     return None
 
 
-def _layout(array: MdArray) -> str | None:
-    """mdadm's spelling of the array's layout: sysfs says "far=2", mdadm "f2"."""
-    layout = array.layout
-    if layout and (match := _RAID10_LAYOUT.match(layout)):
-        return match.group(1)[0] + match.group(2)
-    return layout
-
-
 def predicted_entry(
     array: MdArray,
     jobs: Sequence[JobSpec],
@@ -68,17 +62,19 @@ def predicted_entry(
     inventory: Inventory,
     *,
     stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
+    safety: WriteSafety = NO_SAFETY,
 ) -> dict[str, Any] | None:
     """What to store as ``params["predicted"]`` for a step on ``array``; None when the step is no workload
     the model predicts. ``value`` is None (with ``why``) when a member has no figures, or when the model names
-    a bound it cannot put a figure on (the array's stripe cache). ``stripe_cache_size``: the array's own."""
+    a bound it cannot put a figure on (the array's stripe cache). ``stripe_cache_size``: the array's own;
+    ``safety``: its bitmap and consistency policy as sysfs reports them."""
     if len(jobs) != 1 or array.level is None:
         return None
     shape = workload_of(jobs[0])
     if shape is None:
         return None
     field, metric, scale = shape
-    entry: dict[str, Any] = {"workload": FORECAST_NAMES[field], "metric": metric, "value": None}
+    entry: dict[str, Any] = {"workload": WORKLOAD_NAMES[field], "metric": metric, "value": None}
     try:
         level = level_from_name(array.level)
     except ValueError:
@@ -95,7 +91,12 @@ def predicted_entry(
         return entry
     try:
         prediction = forecast(
-            level, sources, layout=_layout(array), chunk_bytes=array.chunk_bytes, stripe_cache_size=stripe_cache_size
+            level,
+            sources,
+            layout=array.plan_layout,
+            chunk_bytes=array.chunk_bytes,
+            stripe_cache_size=stripe_cache_size,
+            safety=safety,
         )
     except ValueError:
         return None

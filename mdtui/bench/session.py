@@ -34,7 +34,9 @@ from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
+from mdtui.plan.md_model import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.safety import read_live_safety
 from mdtui.run import record
 from mdtui.run.jobs import (
     Step,
@@ -247,7 +249,16 @@ class _Session:
                 self._member_runs = [r for r in self.store.list_runs() if r.preset == MEMBER_MATRIX_PRESET]
             # The array's own stripe cache, which bounds a parity level's sequential writes (None: not readable).
             cache = self.root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size", lo=1, hi=1 << 20)
-            return predicted_entry(array, step.jobs, self._member_runs, self.inventory, stripe_cache_size=cache)
+            # Its bitmap and consistency policy, whose cost the prediction carries.
+            live = read_live_safety(self.root, array.name)
+            safety = (
+                NO_SAFETY
+                if live is None
+                else WriteSafety(live.bitmap, live.bitmap_chunk_bytes, live.choice_policy, None, array.size_bytes)
+            )
+            return predicted_entry(
+                array, step.jobs, self._member_runs, self.inventory, stripe_cache_size=cache, safety=safety
+            )
         except MdtuiError as exc:
             self.notes.append(f"no prediction stored: {exc}")
             return None

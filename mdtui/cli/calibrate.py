@@ -21,9 +21,11 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "calibrate",
         help="measure md's own ceilings on this host (RAM-backed members, no disk touched)",
         description=(
-            "Measure md's stripe thread (raid5/6 full-stripe and 4 KiB random writes), its parity routines (the "
-            "kernel's boot benchmark) and the latency md adds at Q1, over four null_blk RAM devices of its own; "
-            "store them for every prediction on this host. Needs root, null_blk and configfs."
+            "Measure md's own ceilings for every level (raid0, raid1, raid10, raid5, raid6: sequential 1 MiB and "
+            "random 4 KiB reads and writes at the predictions' saturating depths; for raid5/6 the stripe thread), "
+            "its parity routines (the kernel's boot benchmark) and the latency md adds to a Q1 read and write, over "
+            "four null_blk RAM devices of its own; store them for every prediction on this host (CPU and kernel). "
+            "Needs root, null_blk and configfs."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the calibration as JSON")
@@ -78,12 +80,26 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return 0
     print("")
     for name, figures in calibration.levels.items():
-        iops = figures.stripe_small_write_iops
-        print(
-            f"{name}: full-stripe write {_mb(figures.stripe_write_bytes_per_s)}, 4 KiB random write "
-            f"{'not measured' if iops is None else f'{iops:,.0f} IOPS'}, parity {_mb(figures.parity_bytes_per_s)}"
+        parity = figures.stripe_write_bytes_per_s is not None or figures.stripe_small_write_iops is not None
+        seq_write = figures.stripe_write_bytes_per_s if parity else figures.seq_write_bytes_per_s
+        rand_write = figures.stripe_small_write_iops if parity else figures.rand_write_iops
+        line = (
+            f"{name}: read {_mb(figures.seq_read_bytes_per_s)}, {_iops(figures.rand_read_iops)}; "
+            f"write {_mb(seq_write)}, {_iops(rand_write)}"
         )
-    latency = calibration.layer_latency_s
-    print(f"md's added Q1 latency: {'not measured' if latency is None else f'{latency * 1e6:,.0f} µs'}")
+        if parity:
+            line += f"; parity {_mb(figures.parity_bytes_per_s)}"
+        if figures.write_latency_s is not None:
+            line += f"; md's Q1 write share {_us(figures.write_latency_s)}"
+        print(line)
+    print(f"md's added Q1 read latency: {_us(calibration.layer_latency_s)}")
     print(f"stored in {where}")
     return 0
+
+
+def _iops(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:,.0f} IOPS"
+
+
+def _us(value: float | None) -> str:
+    return "not measured" if value is None else f"{value * 1e6:,.0f} µs"

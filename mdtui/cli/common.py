@@ -20,6 +20,7 @@ from mdtui.probe.root import SystemRoot, require_live
 from mdtui.run.leftovers import leftovers_at_start
 from mdtui.text import clean_text
 from mdtui.tune.journal import knobs_at_start
+from mdtui.tune.safety_journal import safety_at_start
 
 
 def find_disk(inventory: Inventory, text: str, root: str) -> Disk:
@@ -90,6 +91,8 @@ def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace
         if action is not None:
             require_live(getattr(args, "root", "/"), action)
         for line in knobs_at_start(getattr(args, "root", "/")):
+            print(f"mdtui: {line}", file=sys.stderr)
+        for line in safety_at_start(getattr(args, "root", "/")):
             print(f"mdtui: {line}", file=sys.stderr)
         print_leftovers(args)
         return verb(args)

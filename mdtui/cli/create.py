@@ -22,8 +22,22 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--chunk", type=int, metavar="KIB", help="chunk size in KiB (default 512)")
     create.add_argument("--layout", help="raid5/6: left-symmetric ...; raid10: n2, f2, o2 ...")
     create.add_argument("--metadata", choices=("1.2", "1.0", "0.90"))
-    create.add_argument("--bitmap", choices=("none", "internal"), default="none")
-    create.add_argument("--bitmap-chunk", type=int, metavar="KIB")
+    create.add_argument(
+        "--bitmap",
+        default="none",
+        metavar="KIND",
+        help="write-intent bitmap: none (default), internal, lockless (kernel 6.18) or an absolute file path "
+        "(a new file, outside the array, in a directory only root may write)",
+    )
+    create.add_argument("--bitmap-chunk", type=int, metavar="KIB", help="the region one bitmap bit covers (KiB)")
+    create.add_argument(
+        "--policy",
+        choices=("resync", "ppl", "journal"),
+        default="resync",
+        help="consistency policy: resync (md's default), ppl (raid5: partial parity log, no bitmap), journal "
+        "(raid4/5/6, with --write-journal)",
+    )
+    create.add_argument("--write-journal", metavar="DISK", help="the write journal device (raid4/5/6)")
     create.add_argument("--spare", action="append", default=[], metavar="DISK")
     create.add_argument("--name", help="array name stored in the superblock")
     create.add_argument("--assume-clean", action="store_true", help="skip the initial resync (for benchmarks)")
@@ -54,11 +68,14 @@ def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.plan.sync_time import initial_sync_line
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, find_array
+    from mdtui.run.record import kernel_release
     from mdtui.store.errors import StoreError
 
     inventory = scan(args.root)
     members = tuple(find_disk(inventory, m, args.root) for m in args.members)
     spares = tuple(find_disk(inventory, m, args.root) for m in args.spare)
+    journal = find_disk(inventory, args.write_journal, args.root) if args.write_journal else None
+    policy = "journal" if journal is not None and args.policy == "resync" else args.policy
     if args.device is None:
         device = first_free_md(inventory)
     else:
@@ -74,6 +91,9 @@ def cmd_create(args: argparse.Namespace) -> int:
         metadata=args.metadata,
         bitmap=args.bitmap,
         bitmap_chunk_kib=args.bitmap_chunk,
+        policy=policy,
+        journal=journal,
+        kernel=kernel_release(SystemRoot(args.root)),
         assume_clean=args.assume_clean,
         build=args.build,
         allow_mixed_sizes=args.allow_mixed_sizes,
@@ -106,7 +126,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         )
     if show_plan(args, lines, report):
         return 0
-    what = f"create {request.device} and overwrite {plural(len(members) + len(spares), 'disk')}"
+    what = f"create {request.device} and overwrite {plural(len(members) + len(spares) + bool(journal), 'disk')}"
     if not confirm(args, what, request.device):
         print("Cancelled; nothing was run.")
         return 1

@@ -29,6 +29,7 @@ from mdtui.cli.common import (
     stop_signals,
 )
 from mdtui.cli.experiment_context import Declined, ExperimentContext
+from mdtui.cli.safety import add_safety_ab_parser, safety_ab_cli
 from mdtui.cli.tune import add_knob_parser, knob_sweep_cli
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import plural, to_jsonable
@@ -133,6 +134,7 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         full_sweep(p)
 
     add_knob_parser(kinds, knob_options)
+    add_safety_ab_parser(kinds, common)
 
     levels = kinds.add_parser("levels", help="one array per RAID level on the same members (destroys the members)")
     levels.add_argument("--levels", type=_levels, default=ex.COMPARED_LEVELS, metavar="L,...", help="default 0,10,5,6")
@@ -328,6 +330,7 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
 
 EXPERIMENTS: dict[str, Callable[[argparse.Namespace, ExperimentContext], ex.ExperimentResult]] = {
     "knob": knob_sweep_cli,
+    "write-safety": safety_ab_cli,
     "governor-ab": _governor_ab,
     "parallelism": _parallelism,
     "chunk-sweep": _chunk_sweep,

@@ -30,6 +30,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "locate": ("mdtui.cli.keep", "add_repair_parsers", "cmd_locate"),
     "scrub": ("mdtui.cli.keep", "add_repair_parsers", "cmd_scrub"),
     "tune": ("mdtui.cli.tune", "add_tune_parser", "cmd_tune"),
+    "safety": ("mdtui.cli.safety", "add_safety_parser", "cmd_safety"),
     "predict": ("mdtui.cli.predict", "add_predict_parser", "cmd_predict"),
     "calibrate": ("mdtui.cli.calibrate", "add_calibrate_parser", "cmd_calibrate"),
     "doctor": ("mdtui.cli.doctor", "add_doctor_parser", "cmd_doctor"),

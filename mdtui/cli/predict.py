@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
 from mdtui.bench.member_figures import StoredMember, link_figures, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
-from mdtui.plan.levels import level_from_name
+from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.plan.md_model import (
+    CONDITIONS,
+    OPTIMAL,
     Figure,
     MemberFigures,
     Prediction,
     parse_member_figures,
     predict,
 )
+from mdtui.plan.write_safety import SafetyChoice, array_bytes_of, problems, protects
 from mdtui.probe.inventory import scan
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.database import default_db_path
@@ -27,6 +31,7 @@ _WORKLOADS = (
     ("random read", "rand_read_iops", "4 KiB, 8 jobs × QD32"),
     ("random write", "rand_write_iops", "4 KiB, 8 jobs × QD32"),
     ("Q1 read latency", "q1_read_latency_s", "4 KiB, 1 job × QD1"),
+    ("Q1 write latency", "q1_write_latency_s", "4 KiB, 1 job × QD1"),
 )
 
 
@@ -51,6 +56,21 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="FIGURES",
         help="one member's figures, e.g. seq-read=1112MB/s,seq-write=1123MB/s,rand-read=180k,rand-write=169k,"
         "q1-read=58us,rotational=no",
+    )
+    parser.add_argument(
+        "--condition",
+        choices=CONDITIONS,
+        default=OPTIMAL,
+        help="the array's state: optimal, degraded (one member missing) or resync (a sync under the workload)",
+    )
+    parser.add_argument("--bitmap", default="none", metavar="KIND", help="none, internal, lockless or a file path")
+    parser.add_argument("--bitmap-chunk", type=_count, metavar="KIB", help="the region one bitmap bit covers (KiB)")
+    parser.add_argument("--policy", choices=("resync", "ppl", "journal"), default="resync", help="consistency policy")
+    parser.add_argument(
+        "--journal-figures", type=_figures, metavar="FIGURES", help="the write journal device's figures (as above)"
+    )
+    parser.add_argument(
+        "--kernel", metavar="RELEASE", help="predict for this kernel's md (field figures; default: the running one)"
     )
     parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
     parser.add_argument(
@@ -123,6 +143,14 @@ def _value(figure: Figure, key: str) -> str:
     value = figure.rounded
     if value is None:
         return "unknown"
+    text = _unit(value, key)
+    span = figure.range_rounded
+    if span is not None:
+        text += f" (range {_unit(span[0], key)}-{_unit(span[1], key)})"
+    return text
+
+
+def _unit(value: float, key: str) -> str:
     if key.endswith("bytes_per_s"):
         return rate_mb_s(value)
     if key.endswith("iops"):
@@ -130,12 +158,16 @@ def _value(figure: Figure, key: str) -> str:
     return f"{value * 1e6:,.0f} µs"
 
 
-def render(prediction: Prediction, sources: list[str] | None = None, md_note: str = "") -> str:
+def render(
+    prediction: Prediction, sources: list[str] | None = None, md_note: str = "", safety: list[str] | None = None
+) -> str:
     shape = f"{prediction.level}, {prediction.members} members"
     if prediction.layout:
         shape += f", layout {prediction.layout}"
     if prediction.chunk_bytes:
         shape += f", chunk {prediction.chunk_bytes // 1024} KiB"
+    if prediction.condition != OPTIMAL:
+        shape += f", {'one member missing' if prediction.condition == 'degraded' else 'during a resync'}"
     lines = [f"What {shape} will do:", ""]
     rows = [
         (name, job, _value(getattr(prediction, key), key), getattr(prediction, key)) for name, key, job in _WORKLOADS
@@ -148,6 +180,9 @@ def render(prediction: Prediction, sources: list[str] | None = None, md_note: st
             f"  {name:<{width}}  {job:<{job_width}}  {value:>{value_width}}  bound: {figure.bound} ({figure.basis})"
         )
     notes = [*prediction.notes, md_note] if md_note else list(prediction.notes)
+    if safety:
+        lines.append("")
+        lines += safety
     if notes:
         lines.append("")
         lines += [f"note: {note}" for note in notes]
@@ -165,15 +200,36 @@ def cmd_predict(args: argparse.Namespace) -> int:
     members, sources = _members(args)
     md = host_ceilings()
     ceilings = md.for_level(level.name)
-    prediction = predict(
-        level,
-        members,
-        layout=args.layout,
-        chunk_bytes=args.chunk * 1024 if args.chunk else None,
-        ceilings=ceilings,
-    )
+    if args.kernel:
+        ceilings = dataclasses.replace(ceilings, kernel=args.kernel)
+    choice = SafetyChoice(args.bitmap, args.bitmap_chunk, args.policy, "journal" if args.policy == "journal" else None)
+    refused = problems(level, choice, kernel=ceilings.kernel)
+    if refused:
+        raise MdtuiError("; ".join(refused))
+    try:
+        prediction = predict(
+            level,
+            members,
+            layout=args.layout,
+            chunk_bytes=args.chunk * 1024 if args.chunk else None,
+            ceilings=ceilings,
+            condition=args.condition,
+            safety=choice.model(_array_bytes(args, level), args.journal_figures),
+        )
+    except ValueError as exc:  # a raid10 layout mdtui does not offer
+        raise MdtuiError(str(exc)) from None
     if args.json:
         print(json.dumps(prediction.as_json(), indent=2))
     else:
-        sys.stdout.write(render(prediction, sources, md.note) + "\n")
+        safety = [f"write safety: {choice.describe()}"] + [f"  protects {line}" for line in protects(choice, level)]
+        sys.stdout.write(render(prediction, sources, md.note, safety if level.redundant else None) + "\n")
     return 0
+
+
+def _array_bytes(args: argparse.Namespace, level: RaidLevel) -> int | None:
+    """The array's size from the named disks (a bitmap's chunk count); None for --members (large)."""
+    if not args.disks:
+        return None
+    inventory = scan(args.root)
+    sizes = [(d.size_bytes if (d := inventory.disk(text.rsplit("/", 1)[-1])) else None) for text in args.disks]
+    return array_bytes_of(sizes, level, args.layout)

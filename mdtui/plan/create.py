@@ -17,7 +17,8 @@ from mdtui.plan.request import (
     CreateRequest,
     member_path,
 )
-from mdtui.plan.validate import request_warnings, validate
+from mdtui.plan.validate import request_warnings, safety_choice, validate
+from mdtui.plan.write_safety import create_options
 
 
 @dataclass(frozen=True)
@@ -131,10 +132,8 @@ def _argv(
         argv.append(f"--metadata={metadata}")
     # mdadm adds an internal bitmap by itself on members of 100G or more, so redundant levels always
     # say which they get; raid0/linear get no --bitmap at all (mdadm refuses even --bitmap=none).
-    if level.redundant and not req.build:
-        argv.append(f"--bitmap={req.bitmap}")
-        if req.bitmap_chunk_kib is not None:
-            argv.append(f"--bitmap-chunk={req.bitmap_chunk_kib}K")
+    if not req.build:
+        argv += create_options(safety_choice(req), level)
     if req.assume_clean:
         argv.append("--assume-clean")
     if req.name is not None:

@@ -9,6 +9,10 @@ from mdtui.format import iec_bytes, plural, rate_mb_s
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
+from mdtui.plan.md_model import FIELD_CEILINGS
+from mdtui.plan.request import member_path
+from mdtui.plan.validate import safety_choice
+from mdtui.plan.write_safety import array_bytes_of, cost_lines
 
 
 def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = None) -> list[str]:
@@ -45,6 +49,7 @@ def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = N
     if sources is not None:
         lines += forecast_lines(plan.level, sources, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
     lines.append(f"small writes      {plan.small_write_text}")
+    lines += _safety_lines(plan, sources)
     if plan.mkfs_ext4_args:
         lines.append(f"align ext4        mkfs.ext4 {shlex.join(plan.mkfs_ext4_args)} {req.device}")
     if plan.mkfs_xfs_args:
@@ -56,6 +61,24 @@ def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = N
     for warning in plan.warnings:
         lines.append(f"⚠ {warning}")
     return lines
+
+
+def _safety_lines(plan: CreatePlan, sources: Sequence[MemberSource] | None) -> list[str]:
+    """The bitmap and consistency policy: what they protect, and (with every member's figures) what they cost."""
+    if not plan.level.redundant or plan.request.build:
+        return []
+    figures = [s.figures for s in sources] if sources else None
+    known = None if figures is None or any(f is None for f in figures) else [f for f in figures if f is not None]
+    sizes = [d.size_bytes for d in plan.request.members]
+    return cost_lines(
+        plan.level,
+        known,
+        safety_choice(plan.request),
+        layout=plan.layout,
+        chunk_bytes=plan.chunk_bytes,
+        ceilings=sources[0].md.for_level(plan.level.name) if sources else FIELD_CEILINGS,
+        array_bytes=array_bytes_of(sizes, plan.level, plan.layout),
+    )
 
 
 def create_plan_dict(plan: CreatePlan, members: Sequence[MemberSource] | None = None) -> dict:
@@ -78,6 +101,9 @@ def create_plan_dict(plan: CreatePlan, members: Sequence[MemberSource] | None = 
         "layout": plan.layout,
         "metadata": plan.metadata,
         "bitmap": plan.request.bitmap,
+        "bitmap_chunk_kib": plan.request.bitmap_chunk_kib,
+        "consistency_policy": plan.request.policy,
+        "write_journal": None if plan.request.journal is None else member_path(plan.request.journal),
         "build": plan.request.build,
         "assume_clean": plan.request.assume_clean,
         "data_disks": float(plan.data_disks),

@@ -16,10 +16,12 @@ from mdtui.plan.levels import RaidLevel
 from mdtui.plan.md_model import (
     DEFAULT_STRIPE_CACHE,
     FIELD_CEILINGS,
+    NO_SAFETY,
     Figure,
     MdCeilings,
     MemberFigures,
     Prediction,
+    WriteSafety,
     predict,
 )
 
@@ -91,10 +93,12 @@ def forecast(
     layout: str | None,
     chunk_bytes: int | None,
     stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
+    safety: WriteSafety = NO_SAFETY,
 ) -> Prediction | None:
     """The model's prediction, or None when a member has no figures.
 
     ``stripe_cache_size``: an existing array's own (None when it cannot be read); a planned one gets md's default.
+    ``safety``: an existing array's bitmap and consistency policy (what they cost is in the figures).
     """
     figures = [m.figures for m in members]
     if not figures or any(f is None for f in figures):
@@ -107,6 +111,7 @@ def forecast(
         chunk_bytes=chunk_bytes,
         ceilings=ceilings,
         stripe_cache_size=stripe_cache_size,
+        safety=safety,
     )
 
 

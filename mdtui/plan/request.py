@@ -14,6 +14,8 @@ from mdtui.plan.levels import RaidLevel
 # because `--build` would otherwise default to 64 KiB and the plan's numbers would silently differ.
 DEFAULT_CHUNK_KIB = 512
 MIN_CHUNK_KIB = 4
+# The bitmaps a form offers (a bitmap file is typed as its path; kernel 6.18's lockless one is offered where
+# the kernel has it: mdtui.plan.write_safety decides what md accepts).
 BITMAP_CHOICES: tuple[str, ...] = ("none", "internal")
 # More waste than this (share of the members' raw capacity) is refused unless allowed explicitly:
 # half the bought capacity gone is almost always a wrong pick, not a deliberate test.
@@ -45,8 +47,12 @@ class CreateRequest:
     chunk_kib: int | None = None  # None: DEFAULT_CHUNK_KIB for levels with a chunk
     layout: str | None = None  # None: the level's default
     metadata: str | None = None  # "1.2", "1.0", "0.90"
-    bitmap: str = "none"  # "none" or "internal"; benchmarks want none (finding 4 in docs/findings.md used none)
+    # "none", "internal", "lockless" or an absolute file path; benchmarks want none (finding 4 used none)
+    bitmap: str = "none"
     bitmap_chunk_kib: int | None = None
+    policy: str = "resync"  # consistency policy: resync, ppl (raid5) or journal (with ``journal``)
+    journal: Disk | None = None  # the write journal device (raid4/5/6)
+    kernel: str | None = None  # the running kernel's release: what md accepts (the lockless bitmap: 6.18)
     assume_clean: bool = False
     build: bool = False  # superblock-less `mdadm --build`, for raid0/linear test arrays
     allow_mixed_sizes: bool = False  # accept members so different that over half the space is unused

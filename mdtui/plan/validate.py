@@ -9,7 +9,6 @@ from mdtui.plan import metadata as md_meta
 from mdtui.plan.levels import LINEAR, RAID0, RAID5, RAID10, RaidLevel, level_from_name
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.request import (
-    BITMAP_CHOICES,
     MAX_WASTE_FRACTION,
     MD_DEVICE,
     MIN_CHUNK_KIB,
@@ -19,7 +18,10 @@ from mdtui.plan.request import (
     WIDE_RAID5_MEMBERS,
     CreateRequest,
     gib,
+    member_path,
 )
+from mdtui.plan.write_safety import SafetyChoice
+from mdtui.plan.write_safety import problems as safety_problems
 
 
 def validate(req: CreateRequest) -> RaidLevel:
@@ -39,6 +41,12 @@ def validate(req: CreateRequest) -> RaidLevel:
 def request_warnings(req: CreateRequest, level: RaidLevel, chunk_kib: int | None, resync: bool) -> list[str]:
     """What the plan shows but does not refuse: mixed sizes, mixed media, unusual options."""
     return _size_warnings(req, level) + _mix_warnings(req) + _option_warnings(req, level, chunk_kib, resync)
+
+
+def safety_choice(req: CreateRequest) -> SafetyChoice:
+    """The request's bitmap and consistency policy as mdtui.plan.write_safety decides them."""
+    journal = None if req.journal is None else member_path(req.journal)
+    return SafetyChoice(req.bitmap, req.bitmap_chunk_kib, req.policy, journal)
 
 
 def _resolve_level(level: str | RaidLevel, problems: list[str]) -> RaidLevel | None:
@@ -61,7 +69,7 @@ def _check_device_and_name(req: CreateRequest, problems: list[str]) -> None:
 
 
 def _check_disks(req: CreateRequest, problems: list[str]) -> None:
-    disks = (*req.members, *req.spares)
+    disks = (*req.members, *req.spares, *((req.journal,) if req.journal is not None else ()))
     for disk in disks:
         if disk.in_use:
             reasons = "; ".join(str(reason) for reason in disk.in_use)
@@ -136,17 +144,7 @@ def _check_level_options(req: CreateRequest, level: RaidLevel, problems: list[st
     if req.spares and not level.redundant:
         problems.append(f"{level.name} cannot have spares: it has no redundancy to rebuild onto a spare")
 
-    if req.bitmap not in BITMAP_CHOICES:
-        problems.append(f"bitmap {req.bitmap!r} is not supported; choose 'none' or 'internal'")
-    elif req.bitmap == "internal" and not level.redundant:
-        problems.append(f"a write-intent bitmap is invalid on {level.name}: it has no redundancy to resync")
-    if req.bitmap_chunk_kib is not None:
-        if req.bitmap != "internal":
-            problems.append("a bitmap chunk needs bitmap 'internal'")
-        elif req.bitmap_chunk_kib < 4 or req.bitmap_chunk_kib & (req.bitmap_chunk_kib - 1):
-            problems.append(
-                f"bitmap chunk {req.bitmap_chunk_kib} KiB is invalid: it must be a power of two of at least 4 KiB"
-            )
+    problems += safety_problems(level, safety_choice(req), kernel=req.kernel, metadata=req.metadata)
 
     if req.build:
         if level not in (RAID0, LINEAR):

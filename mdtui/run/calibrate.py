@@ -1,9 +1,10 @@
 """`mdtui calibrate`: md's own ceilings measured on this host over RAM-backed members, no disk touched.
 
-Four null_blk devices (configfs, memory backed) of our own, md arrays over them (raid0, raid5, raid6;
-4 members, 512 KiB chunk, no bitmap, --assume-clean), and short fio runs: with members that cost
-nothing, what is left is md's stripe thread and parity routine (the figures a prediction caps raid4/5/6
-with) and md's own latency per Q1 request (a raid0 over the devices against one device alone).
+Four null_blk devices (configfs, memory backed) of our own, md arrays over them (raid0, raid1, raid10, raid5,
+raid6; 4 members, 512 KiB chunk, no bitmap, --assume-clean), and short fio runs of the predictions' own jobs
+on each: with members that cost nothing, what is left is md's own ceiling for every level and workload
+(sequential and random reads and writes; for raid4/5/6 the stripe thread and its parity routine) and md's
+own latency per Q1 request (a raid0 read, a raid1 and a raid5 write, against one device alone).
 
 Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` and the md
 devices it created over them. Everything is torn down on success, on error and on SIGTERM or Ctrl-C; what
@@ -36,6 +37,8 @@ from mdtui.store.fio_read import fio_documents
 
 PREFIX = "mdtui-cal-"
 MEMBERS = 4
+LEVELS = ("raid0", "raid1", "raid10", "raid5", "raid6")
+PARITY = ("raid5", "raid6")
 CHUNK_KIB = 512
 MEMBER_MIB = 128
 RUNTIME_S = 4
@@ -95,8 +98,10 @@ class CalibrationPlan:
         argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
         if level != "raid0":  # mdadm refuses a bitmap option for raid0, which has no resync to skip either
             argv += ["--assume-clean", "--bitmap=none"]
-        argv += [f"--level={level}", f"--raid-devices={len(members)}", f"--chunk={CHUNK_KIB}", *members]
-        return argv
+        argv += [f"--level={level}", f"--raid-devices={len(members)}"]
+        if level != "raid1":  # mdadm refuses a chunk for raid1, which has none
+            argv.append(f"--chunk={CHUNK_KIB}")
+        return [*argv, *members]
 
     def lines(self) -> list[str]:
         members = [f"/dev/{name}" for name in self.names]
@@ -110,7 +115,9 @@ class CalibrationPlan:
                 f"mkdir {PREFIX}… /sys/kernel/config/nullb/{name}: memory_backed=1 blocksize=4096 "
                 f"size={self.member_mib} (MiB) power=1"
             )
-        for level in ("raid0", "raid5", "raid6"):
+        for measurement in member_measurements(members[0], self.runtime_s):
+            lines.append(f"  {measurement.key}: {' '.join(fio_argv(measurement.spec))}")
+        for level in LEVELS:
             lines.append(" ".join(self.create_argv(level, members)))
             for measurement in measurements(self.md_device, members[0], level, self.runtime_s):
                 lines.append(f"  {measurement.key}: {' '.join(fio_argv(measurement.spec))}")
@@ -120,29 +127,39 @@ class CalibrationPlan:
         return lines
 
 
-def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
-    if level == "raid0":
-        return [
-            Measurement("member Q1 read", _q1(first_member, "cal-member-q1", runtime_s)),
-            Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1", runtime_s)),
-        ]
+def member_measurements(first_member: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
+    """One RAM device alone at Q1, before any array holds it (a write to a member of a running array would
+    land on md's data): what md's Q1 shares are measured against."""
     return [
-        # The predictions' own jobs: SEQ1MQ8T8 (each job its own region, run.jobs) and RND4KQ32T8.
-        Measurement(
-            f"{level} seq write",
-            JobSpec(f"cal-{level}-seq", md_device, MIB, rw=RwMode.WRITE, iodepth=8, numjobs=8, runtime_s=runtime_s),
-        ),
-        Measurement(
-            f"{level} random write",
-            JobSpec(
-                f"cal-{level}-rand", md_device, 4 * KIB, rw=RwMode.RANDWRITE, iodepth=32, numjobs=8, runtime_s=runtime_s
-            ),
-        ),
+        Measurement("member Q1 read", _q1(first_member, "cal-member-q1", runtime_s)),
+        Measurement("member Q1 write", _q1(first_member, "cal-member-q1w", runtime_s, RwMode.RANDWRITE)),
     ]
 
 
-def _q1(target: str, name: str, runtime_s: int) -> JobSpec:
-    return JobSpec(name, target, 4 * KIB, rw=RwMode.RANDREAD, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
+def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
+    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, run.jobs) and
+    RND4KQ32T8, read and write; raid0's Q1 read, raid1's and raid5's Q1 write."""
+    found = [
+        Measurement(
+            f"{level} {what}",
+            JobSpec(f"cal-{level}-{short}", md_device, block, rw=rw, iodepth=depth, numjobs=8, runtime_s=runtime_s),
+        )
+        for what, short, rw, block, depth in (
+            ("seq read", "seqr", RwMode.READ, MIB, 8),
+            ("random read", "randr", RwMode.RANDREAD, 4 * KIB, 32),
+            ("seq write", "seq", RwMode.WRITE, MIB, 8),
+            ("random write", "rand", RwMode.RANDWRITE, 4 * KIB, 32),
+        )
+    ]
+    if level == "raid0":
+        found.append(Measurement("raid0 Q1 read", _q1(md_device, "cal-raid0-q1", runtime_s)))
+    if level in ("raid1", "raid5"):
+        found.append(Measurement(f"{level} Q1 write", _q1(md_device, f"cal-{level}-q1w", runtime_s, RwMode.RANDWRITE)))
+    return found
+
+
+def _q1(target: str, name: str, runtime_s: int, rw: RwMode = RwMode.RANDREAD) -> JobSpec:
+    return JobSpec(name, target, 4 * KIB, rw=rw, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
 
 
 def leftover_names(paths: Paths, own_pid: int) -> list[str]:
@@ -337,10 +354,41 @@ def _number(job: dict[str, Any], direction: str, *keys: str) -> float | None:
 
 
 def layer_latency(member_s: float | None, array_s: float | None) -> float | None:
-    """What md adds to a Q1 read: the array's latency less one member's; never negative, None if unknown."""
+    """What md adds to a Q1 request: the array's latency less the members' own; never negative, None if unknown."""
     if member_s is None or array_s is None:
         return None
     return max(0.0, array_s - member_s)
+
+
+def _sum(*values: float | None) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def level_ceilings(
+    figures: dict[str, float | None], xor: float | None, raid6: float | None
+) -> dict[str, LevelCeilings]:
+    """Each level's stored ceilings from the run's figures (keyed as the measurements are)."""
+    member_read, member_write = figures.get("member Q1 read"), figures.get("member Q1 write")
+    # A mirrored write waits for every copy: md's share is the array's latency less one member's write. A
+    # raid5 write reads, then writes: its share is the array's less a member read and a member write.
+    mirror = layer_latency(member_write, figures.get("raid1 Q1 write"))
+    stripe = layer_latency(_sum(member_read, member_write), figures.get("raid5 Q1 write"))
+    write_share = {"raid0": None, "raid1": mirror, "raid10": mirror, "raid5": stripe, "raid6": stripe}
+    levels = {}
+    for level in LEVELS:
+        seq_write, rand_write = figures.get(f"{level} seq write"), figures.get(f"{level} random write")
+        parity = level in PARITY
+        levels[level] = LevelCeilings(
+            stripe_write_bytes_per_s=seq_write if parity else None,
+            stripe_small_write_iops=rand_write if parity else None,
+            parity_bytes_per_s=(xor if level == "raid5" else raid6) if parity else None,
+            seq_read_bytes_per_s=figures.get(f"{level} seq read"),
+            rand_read_iops=figures.get(f"{level} random read"),
+            seq_write_bytes_per_s=None if parity else seq_write,
+            rand_write_iops=None if parity else rand_write,
+            write_latency_s=write_share[level],
+        )
+    return levels
 
 
 def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str], None] = print) -> Calibration:
@@ -358,20 +406,14 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
                 members = _make_devices(plan, paths, report)
             except OSError as exc:
                 raise MdtuiError(f"cannot make a null_blk device: {exc.strerror or exc}") from None
-            for level in ("raid0", "raid5", "raid6"):
+            for measurement in member_measurements(members[0], plan.runtime_s):
+                _measure(measurement, run, report)
+            for level in LEVELS:
                 run_command(plan.create_argv(level, members), timeout_s=120, check=True)
                 report(f"created {plan.md_device} ({level} over {', '.join(members)})")
                 try:
                     for measurement in measurements(plan.md_device, members[0], level, plan.runtime_s):
-                        job = _fio(measurement.spec)
-                        if measurement.spec.rw is RwMode.RANDREAD:
-                            ns = _number(job, "read", "lat_ns", "mean")
-                            run.figures[measurement.key] = None if ns is None else ns * 1e-9
-                        elif measurement.spec.rw is RwMode.RANDWRITE:
-                            run.figures[measurement.key] = _number(job, "write", "iops")
-                        else:
-                            run.figures[measurement.key] = _number(job, "write", "bw_bytes")
-                        report(f"  {measurement.key}: {run.figures[measurement.key]}")
+                        _measure(measurement, run, report)
                 finally:
                     run_command(["mdadm", "--stop", plan.md_device], timeout_s=60)
                     _settle()
@@ -385,12 +427,24 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
     mdadm = run_command(["mdadm", "--version"], timeout_s=10)
     version = (mdadm.stderr or mdadm.stdout).strip().splitlines()
     host: HostId = this_host(version[0][:200] if version else None)
-    levels = {
-        "raid5": LevelCeilings(run.figures.get("raid5 seq write"), run.figures.get("raid5 random write"), xor),
-        "raid6": LevelCeilings(run.figures.get("raid6 seq write"), run.figures.get("raid6 random write"), raid6),
-    }
+    levels = level_ceilings(run.figures, xor, raid6)
     latency = layer_latency(run.figures.get("member Q1 read"), run.figures.get("raid0 Q1 read"))
     return Calibration(host, datetime.now(UTC), levels, latency)
+
+
+def _measure(measurement: Measurement, run: CalibrationRun, report: Callable[[str], None]) -> None:
+    """One fio run: a Q1 job's mean latency (seconds), a random job's IOPS, a sequential job's bytes/s."""
+    spec = measurement.spec
+    job = _fio(spec)
+    direction = "read" if spec.rw in (RwMode.READ, RwMode.RANDREAD) else "write"
+    if spec.iodepth * spec.numjobs == 1:
+        ns = _number(job, direction, "lat_ns", "mean")
+        run.figures[measurement.key] = None if ns is None else ns * 1e-9
+    elif spec.rw in (RwMode.RANDREAD, RwMode.RANDWRITE):
+        run.figures[measurement.key] = _number(job, direction, "iops")
+    else:
+        run.figures[measurement.key] = _number(job, direction, "bw_bytes")
+    report(f"  {measurement.key}: {run.figures[measurement.key]}")
 
 
 def _settle() -> None:

@@ -322,8 +322,9 @@ MEMBER_MATRIX_DOC = (
     "What can one member do alone? The figures every prediction of an array starts from (mdtui predict, "
     "create --dry-run): sequential 1 MiB read and write at a saturating depth (8 jobs × queue depth 8, "
     "SEQ1MQ8T8), random 4 KiB read and write at Q32 (8 jobs × queue depth 32, RND4KQ32T8) and 4 KiB random "
-    "reads at queue depth 1 (RND4KQ1T1) for the latency md adds to. libaio, direct I/O, 20 s each or until "
-    "steady. Run it on each disk before it joins an array. Overwrites the target."
+    "reads and writes at queue depth 1 (RND4KQ1T1) for the latency md adds to (and what a bitmap or a parity "
+    "write waits for). libaio, direct I/O, 20 s each or until steady. Run it on each disk before it joins an "
+    "array. Overwrites the target."
 )
 MEMBER_MATRIX_RUNTIME_S = 20
 # (step label, rw, block size, queue depth, jobs): the label is how the stored runs are read back.
@@ -333,6 +334,7 @@ MEMBER_MATRIX_TESTS: tuple[tuple[str, RwMode, int, int, int], ...] = (
     ("random read RND4KQ32T8", RwMode.RANDREAD, 4 * KIB, 32, 8),
     ("random write RND4KQ32T8", RwMode.RANDWRITE, 4 * KIB, 32, 8),
     ("Q1 read latency RND4KQ1T1", RwMode.RANDREAD, 4 * KIB, 1, 1),
+    ("Q1 write latency RND4KQ1T1", RwMode.RANDWRITE, 4 * KIB, 1, 1),
 )
 
 

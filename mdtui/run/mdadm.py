@@ -18,6 +18,7 @@ from mdtui.probe.arrays import read_arrays
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.mounts import Mount, read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.safety import bitmap_file_problems
 from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 
 
@@ -48,7 +49,8 @@ def recheck_members(plan: CreatePlan, root: SystemRoot | None = None) -> list[Di
     candidates = set(prober.candidates())
     problems: list[str] = []
     current_disks: list[Disk] = []
-    for planned in (*plan.request.members, *plan.request.spares):
+    journal = (plan.request.journal,) if plan.request.journal is not None else ()
+    for planned in (*plan.request.members, *plan.request.spares, *journal):
         path = member_path(planned)
         name = resolve_member(system, path)
         if name is None or name not in candidates:
@@ -68,9 +70,12 @@ def recheck_members(plan: CreatePlan, root: SystemRoot | None = None) -> list[Di
         for problem in current.problems:
             problems.append(f"{path} ({name}) could not be checked: {problem}")
         current_disks.append(current)
+    if plan.request.bitmap.startswith("/"):
+        problems += bitmap_file_problems(system, plan.request.bitmap, [d.name for d in current_disks])
     if problems:
         raise SafetyError("refusing to create the array:\n  - " + "\n  - ".join(problems))
-    return current_disks
+    # The journal device was checked like a member; the array's members and spares are what is returned.
+    return current_disks[: len(current_disks) - len(journal)]
 
 
 def _run_logged(argv: tuple[str, ...] | list[str], log: ActionLog, note: str, timeout_s: float = 120) -> CommandResult:

@@ -12,7 +12,7 @@ import json
 import math
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,16 @@ from mdtui.probe.owner import state_dir
 from mdtui.safefile import StateDir
 
 CALIBRATION_FILE = "md-calibration.json"
-FORMAT_VERSION = 1
-CALIBRATED_LEVELS = ("raid5", "raid6")
+# Version 2 adds every level's reads (and raid0/1/10's writes, md's Q1 write share); a version 1 file (raid5 and
+# raid6 writes only) still loads, its missing figures None.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+CALIBRATED_LEVELS = ("raid0", "raid1", "raid10", "raid5", "raid6")
+PARITY_LEVELS = ("raid5", "raid6")
+# Levels md runs through the same code as a calibrated one.
+SAME_CODE = {"raid4": "raid5", "linear": "raid0"}
 FIELD_NOTE = "md's ceilings are field figures: run `mdtui calibrate`"
+OLD_NOTE = "the stored calibration has no read figures (calibrated by an older mdtui): run `mdtui calibrate` again"
 
 
 class BadCalibrationError(MdtuiError):
@@ -72,11 +79,25 @@ def this_host(mdadm_version: str | None = None, cpuinfo_path: str = "/proc/cpuin
 
 @dataclass(frozen=True)
 class LevelCeilings:
-    """One parity level's figures measured over RAM-backed members; None where it could not be measured."""
+    """One level's figures measured over RAM-backed members; None where it could not be measured.
+
+    Parity levels write through the stripe thread (``stripe_*``, with the kernel's parity routine speed);
+    raid0/1/10 through their own write path (``seq_write_bytes_per_s``, ``rand_write_iops``). Every level's
+    saturating reads, and ``write_latency_s``: what md adds to a Q1 write beyond the members' own I/O.
+    """
 
     stripe_write_bytes_per_s: float | None
     stripe_small_write_iops: float | None
     parity_bytes_per_s: float | None
+    seq_read_bytes_per_s: float | None = None
+    rand_read_iops: float | None = None
+    seq_write_bytes_per_s: float | None = None
+    rand_write_iops: float | None = None
+    write_latency_s: float | None = None
+
+
+# Figures that may be 0: a latency md adds can be within the noise of none.
+_ZERO_ALLOWED = {"write_latency_s"}
 
 
 @dataclass(frozen=True)
@@ -92,12 +113,7 @@ class Calibration:
             "measured_at": self.measured_at.isoformat(),
             "host": self.host.as_json(),
             "levels": {
-                name: {
-                    "stripe_write_bytes_per_s": c.stripe_write_bytes_per_s,
-                    "stripe_small_write_iops": c.stripe_small_write_iops,
-                    "parity_bytes_per_s": c.parity_bytes_per_s,
-                }
-                for name, c in self.levels.items()
+                name: {f.name: getattr(c, f.name) for f in fields(LevelCeilings)} for name, c in self.levels.items()
             },
             "layer_latency_s": self.layer_latency_s,
         }
@@ -109,15 +125,25 @@ class Calibration:
                 return f"{int(seconds // size)} {unit} ago"
         return "just now"
 
-    def ceilings(self, level: str, basis: str) -> MdCeilings:
-        figures = self.levels.get(level)
+    def ceilings(self, level: str, basis: str, kernel: str | None = None) -> MdCeilings:
+        figures = self.levels.get(level) or LevelCeilings(None, None, None)
         return MdCeilings(
-            stripe_write_bytes_per_s=figures.stripe_write_bytes_per_s if figures else None,
-            stripe_small_write_iops=figures.stripe_small_write_iops if figures else None,
-            parity_bytes_per_s=figures.parity_bytes_per_s if figures else None,
+            stripe_write_bytes_per_s=figures.stripe_write_bytes_per_s,
+            stripe_small_write_iops=figures.stripe_small_write_iops,
+            parity_bytes_per_s=figures.parity_bytes_per_s,
             layer_latency_s=self.layer_latency_s,
             basis=basis,
+            seq_read_bytes_per_s=figures.seq_read_bytes_per_s,
+            rand_read_iops=figures.rand_read_iops,
+            seq_write_bytes_per_s=figures.seq_write_bytes_per_s,
+            rand_write_iops=figures.rand_write_iops,
+            write_latency_s=figures.write_latency_s,
+            kernel=kernel,
         )
+
+    @property
+    def has_reads(self) -> bool:
+        return any(c.rand_read_iops is not None or c.seq_read_bytes_per_s is not None for c in self.levels.values())
 
 
 def _figure(value: Any, what: str, *, zero: bool = False) -> float | None:
@@ -139,8 +165,8 @@ def _text(value: Any, what: str) -> str:
 
 def parse_calibration(document: Any) -> Calibration:
     """The stored document as a Calibration; BadCalibrationError (one line) for anything else."""
-    if not isinstance(document, dict) or document.get("version") != FORMAT_VERSION:
-        raise BadCalibrationError(f"not a version {FORMAT_VERSION} calibration")
+    if not isinstance(document, dict) or document.get("version") not in READABLE_VERSIONS:
+        raise BadCalibrationError(f"not a version {' or '.join(map(str, READABLE_VERSIONS))} calibration")
     host = document.get("host")
     levels = document.get("levels")
     if not isinstance(host, dict) or not isinstance(levels, dict):
@@ -164,11 +190,12 @@ def parse_calibration(document: Any) -> Calibration:
     parsed: dict[str, LevelCeilings] = {}
     for name, figures in levels.items():
         if name not in CALIBRATED_LEVELS or not isinstance(figures, dict):
-            raise BadCalibrationError(f"levels holds {str(name)[:20]!r}, not raid5 or raid6 figures")
+            raise BadCalibrationError(f"levels holds {str(name)[:20]!r}, not {', '.join(CALIBRATED_LEVELS)} figures")
         parsed[name] = LevelCeilings(
-            _figure(figures.get("stripe_write_bytes_per_s"), f"{name}.stripe_write_bytes_per_s"),
-            _figure(figures.get("stripe_small_write_iops"), f"{name}.stripe_small_write_iops"),
-            _figure(figures.get("parity_bytes_per_s"), f"{name}.parity_bytes_per_s"),
+            **{
+                f.name: _figure(figures.get(f.name), f"{name}.{f.name}", zero=f.name in _ZERO_ALLOWED)
+                for f in fields(LevelCeilings)
+            }
         )
     return Calibration(
         host_id, measured_at, parsed, _figure(document.get("layer_latency_s"), "layer_latency_s", zero=True)
@@ -201,39 +228,50 @@ def load_calibration(directory: str | os.PathLike[str] | None = None) -> Calibra
 
 
 def choose_ceilings(calibration: Calibration | None, host: HostId, now: datetime | None = None) -> CeilingsChoice:
-    """md's ceilings for predictions on ``host``: the calibration when it was measured here, else the field's."""
+    """md's ceilings for predictions on ``host``: the calibration when it was measured here, else the field's
+    (for the host's kernel, which picks the field figures where md's code changed)."""
+    field = field_ceilings(host.kernel)
     if calibration is None:
-        return CeilingsChoice(note=FIELD_NOTE)
+        return CeilingsChoice(default=field, note=FIELD_NOTE)
     if not calibration.host.same_machine(host):
         if calibration.host.kernel != host.kernel:
             why = f"kernel {calibration.host.kernel}"
         else:
             why = f"{calibration.host.cpus} × {calibration.host.cpu_model}"
         return CeilingsChoice(
-            note=f"md's ceilings are field figures: calibrated for {why}, not this one: run `mdtui calibrate`"
+            default=field,
+            note=f"md's ceilings are field figures: calibrated for {why}, not this one: run `mdtui calibrate`",
         )
     basis = f"calibrated here {calibration.age(now)}"
     by_level: dict[str, MdCeilings] = {}
     for name in CALIBRATED_LEVELS:
         figures = calibration.levels.get(name)
-        # A level the calibration could not measure keeps the field's ceiling rather than none at all.
-        complete = figures is not None and None not in (
-            figures.stripe_write_bytes_per_s,
-            figures.stripe_small_write_iops,
+        # A parity level the calibration could not measure keeps the field's stripe thread rather than none.
+        complete = name not in PARITY_LEVELS or (
+            figures is not None and None not in (figures.stripe_write_bytes_per_s, figures.stripe_small_write_iops)
         )
-        by_level[name] = calibration.ceilings(name, basis) if complete else FIELD_CEILINGS
-    by_level["raid4"] = by_level["raid5"]  # the same raid5d thread and xor routine
-    default = calibration.ceilings("", basis)
-    return CeilingsChoice(by_level=by_level, default=default, note="")
+        by_level[name] = calibration.ceilings(name, basis, host.kernel) if complete else field
+    for level, same in SAME_CODE.items():
+        by_level[level] = by_level[same]
+    default = calibration.ceilings("", basis, host.kernel)
+    return CeilingsChoice(by_level=by_level, default=default, note="" if calibration.has_reads else OLD_NOTE)
+
+
+def field_ceilings(kernel: str | None) -> MdCeilings:
+    """The field's ceilings for predictions on ``kernel`` (the read paths whose code changed follow it)."""
+    return replace(FIELD_CEILINGS, kernel=kernel)
 
 
 def host_ceilings(directory: str | os.PathLike[str] | None = None) -> CeilingsChoice:
     """The choice for this host from the stored file; a file that cannot be used is named in the note."""
+    host = this_host()
     try:
         calibration = load_calibration(directory)
     except MdtuiError as exc:
-        return CeilingsChoice(note=f"{FIELD_NOTE} (the stored calibration is not used: {exc})")
-    return choose_ceilings(calibration, this_host())
+        return CeilingsChoice(
+            default=field_ceilings(host.kernel), note=f"{FIELD_NOTE} (the stored calibration is not used: {exc})"
+        )
+    return choose_ceilings(calibration, host)
 
 
 __all__ = [
@@ -244,6 +282,7 @@ __all__ = [
     "HostId",
     "LevelCeilings",
     "choose_ceilings",
+    "field_ceilings",
     "host_ceilings",
     "load_calibration",
     "parse_calibration",

@@ -18,6 +18,7 @@ import logging
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -345,11 +346,16 @@ def _settle(entry: JournalFile) -> None:
 
 def knobs_at_start(root: str = "/") -> list[str]:
     """recover_dead on the live system; nothing for a captured tree (--root), and never an exception."""
+    return recover_at_start(root, recover_dead, "knobs")
+
+
+def recover_at_start(root: str, recover: Callable[[SystemRoot], list[str]], what: str) -> list[str]:
+    """A journal's ``recover`` on the live system at start: nothing for a captured tree, never an exception."""
     system = SystemRoot(root)
     if not system.is_live:
         return []
     try:
-        return recover_dead(system)
+        return recover(system)
     except (OSError, MdtuiError) as exc:  # a notice must never stop the command the user asked for
-        log.warning("could not look for knobs left changed: %s", exc)
+        log.warning("could not look for %s left changed: %s", what, exc)
         return []

@@ -262,10 +262,11 @@ def run_app(
         from mdtui.run.leftovers import leftover_notices
         from mdtui.store.db import default_db_path
         from mdtui.tune.journal import knobs_at_start
+        from mdtui.tune.safety_journal import safety_at_start
 
         first_run = start_screen is None and root == "/" and should_show_guide(default_db_path())
         # Knobs a killed knob sweep left changed are put back first (mdtui.tune.journal), and said once.
-        notices = [*knobs_at_start(root), *leftover_notices(root)]
+        notices = [*knobs_at_start(root), *safety_at_start(root), *leftover_notices(root)]
         if first_run:
             from mdtui.probe.host import missing_pieces
 

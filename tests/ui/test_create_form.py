@@ -116,3 +116,27 @@ def test_raid4_offers_its_one_layout_without_a_choice() -> None:
 def test_unknown_level_text_falls_back_to_the_default() -> None:
     assert form("raid7").raid_level is cf.DEFAULT_LEVEL
     assert level_from_name(form(RAID1.name).level) is RAID1
+
+
+def test_write_safety_choices_fit_the_level_and_reach_the_request() -> None:
+    """ppl is offered on raid5 only, a journal on parity levels (with its disk), the lockless bitmap where the
+    kernel has it, a chunk only with a bitmap; a file bitmap is its typed path."""
+    raid1 = cf.choices(form("raid1", THREE[:2]))
+    assert [v for _, v in raid1.policies] == ["resync"] and not raid1.policy_enabled
+    raid5 = cf.choices(form())
+    assert [v for _, v in raid5.policies] == ["resync", "ppl", "journal"]
+    assert "lockless" not in [v for _, v in raid5.bitmaps]
+    assert "lockless" in [v for _, v in cf.choices(form(kernel="6.18.1")).bitmaps]
+    assert not raid5.bitmap_chunk_enabled and not raid5.journal_enabled and not raid5.bitmap_file_enabled
+    spare = FREE_NVME[3].name
+    journalled = form(policy="journal", journal=spare, free_disks=(spare,))
+    offered = cf.choices(journalled)
+    assert offered.journal_enabled and (spare, spare) in offered.journals
+    request = cf.to_request(journalled, FREE_INVENTORY)
+    assert request.policy == "journal" and request.journal is not None and request.journal.name == spare
+    filed = cf.to_request(
+        form(bitmap=cf.FILE_BITMAP, bitmap_file=" /srv/md1.bitmap ", bitmap_chunk_kib=64), FREE_INVENTORY
+    )
+    assert (filed.bitmap, filed.bitmap_chunk_kib) == ("/srv/md1.bitmap", 64)
+    # raid6 keeps no ppl: a form that chose it falls back to resync rather than asking md for what it refuses.
+    assert cf.to_request(form("raid6", (*THREE, spare), policy="ppl"), FREE_INVENTORY).policy == "resync"

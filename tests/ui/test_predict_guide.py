@@ -25,6 +25,7 @@ def store_member(db: Path, device: str, days_ago: float) -> None:
         Metrics(read_iops=181e3),
         Metrics(write_iops=170e3),
         Metrics(read_lat_mean_ns=58e3),
+        Metrics(write_lat_mean_ns=21e3),
     )
     with ResultsStore(db) as store:
         for step, metrics in zip(member_matrix(f"/dev/{device}"), figures, strict=True):

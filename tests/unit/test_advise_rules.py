@@ -36,7 +36,7 @@ from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
 from mdtui.store.db import ResultsStore
-from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"
@@ -399,6 +399,45 @@ def test_bitmap_on_write_heavy_workloads(real_links: Inventory) -> None:
     without = make_plan(real_links, "raid10", "nvme0n1", "nvme2n1")
     assert rule_bitmap(AdviceInput(plan=without, workload=workload("database"))) == []
     assert rule_bitmap(AdviceInput(plan=with_bitmap)) == []
+
+
+def _member_matrix_runs(tmp_path: Path, names: tuple[str, ...]) -> tuple[RunRecord, ...]:
+    """Every member-matrix step of each disk, as the bench engine stores them (fast flash, 20 µs Q1 writes)."""
+    from mdtui.run.jobs import member_matrix
+
+    figures = (
+        Metrics(read_bw_bytes_per_s=3e9),
+        Metrics(write_bw_bytes_per_s=2e9),
+        Metrics(read_iops=500e3),
+        Metrics(write_iops=400e3),
+        Metrics(read_lat_mean_ns=80e3),
+        Metrics(write_lat_mean_ns=20e3),
+    )
+    now = datetime.now(UTC)
+    with ResultsStore(tmp_path / "r.db") as store:
+        for name in names:
+            for step, metrics in zip(member_matrix(f"/dev/{name}"), figures, strict=True):
+                setup = RunSetup(preset="member-matrix", params={"step": step.label}, target=f"/dev/{name}")
+                store.add_run(setup, metrics=metrics, status=RunStatus.COMPLETE, started_at=now, ended_at=now)
+        return tuple(store.list_runs())
+
+
+def test_the_bitmap_whose_chunk_costs_most_is_named_from_the_model(real_links: Inventory, tmp_path: Path) -> None:
+    """With the members' figures the finding says what the bitmap costs (predicted), and a small chunk, which
+    makes most writes find a clean bit, is named as the costliest; a 64 MiB chunk on a 1 GiB array costs
+    nothing to speak of and, without a write-heavy workload, says nothing."""
+    names = ("nvme0n1", "nvme2n1", "nvme3n1")
+    runs = _member_matrix_runs(tmp_path, names)
+    small = plan_create(CreateRequest("/dev/md9", "raid5", free(real_links, *names), bitmap="internal",
+                                      bitmap_chunk_kib=4))  # fmt: skip
+    (finding,) = rule_bitmap(AdviceInput(plan=small, runs=runs))
+    numbers = evidence(finding)
+    assert numbers["bitmap_chunk"] == "4.0 KiB" and float(str(numbers["writes_kept"])) < 0.9
+    assert "costliest" in finding.title and "Q1 write latency" in finding.why
+    assert "--bitmap-chunk 64M" in finding.what_to_do
+    large = plan_create(CreateRequest("/dev/md9", "raid5", free(real_links, *names), bitmap="internal",
+                                      bitmap_chunk_kib=65536))  # fmt: skip
+    assert rule_bitmap(AdviceInput(plan=large, runs=runs)) == []
 
 
 # --- parity -------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from mdtui.cli.main import main
 from mdtui.command import CommandResult
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import FIELD, FIELD_CEILINGS, MemberFigures
+from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.run.calibrate import Paths, layer_latency, parity_speeds, plan_calibration, remove_devices
 from mdtui.run.jobs import fio_argv
@@ -28,6 +28,7 @@ from mdtui.store.calibration import (
     LevelCeilings,
     choose_ceilings,
     cpu_model,
+    field_ceilings,
     host_ceilings,
     load_calibration,
     save_calibration,
@@ -67,11 +68,16 @@ def calibration(host: HostId | None = None, days: float = 3) -> Calibration:
         host=host or this_host(),
         measured_at=datetime.now(UTC) - timedelta(days=days, minutes=5),
         levels={
-            "raid5": LevelCeilings(1.5e9, 90e3, 24e9),
-            "raid6": LevelCeilings(1.2e9, 70e3, 18e9),
+            "raid0": LevelCeilings(None, None, None, 9e9, 900e3, 8e9, 800e3),
+            "raid5": LevelCeilings(1.5e9, 90e3, 24e9, 7e9, 600e3, write_latency_s=30e-6),
+            "raid6": LevelCeilings(1.2e9, 70e3, 18e9, 6e9, 550e3, write_latency_s=35e-6),
         },
         layer_latency_s=12e-6,
     )
+
+
+# The field's ceilings a prediction on this host gets without a calibration of it (this kernel's).
+FIELD_HERE = field_ceilings(this_host().kernel)
 
 
 # --- the kernel's lines ------------------------------------------------------------------------------
@@ -142,7 +148,7 @@ def test_a_link_in_place_of_the_file_is_not_followed(tmp_path: Path) -> None:
     planted.write_text(json.dumps(calibration().as_json()))
     (state / CALIBRATION_FILE).symlink_to(planted)
     choice = host_ceilings(state)
-    assert choice.for_level("raid5") == FIELD_CEILINGS
+    assert choice.for_level("raid5") == FIELD_HERE
     assert "symbolic link" in choice.note and "field figures" in choice.note
     # Writing replaces the link itself; the file it pointed at is left as it was.
     before = planted.read_text()
@@ -172,13 +178,13 @@ def test_a_malformed_file_is_one_line_and_field_figures(tmp_path: Path, text: st
     elif text == "tampered-cpus":
         document["host"]["cpus"] = "many"
     elif text == "tampered-level":
-        document["levels"]["raid0"] = document["levels"]["raid5"]
+        document["levels"]["raid7"] = document["levels"]["raid5"]
     data = json.dumps(document) if text.startswith("tampered") else text
     tmp_path.chmod(0o700)
     (tmp_path / CALIBRATION_FILE).write_text(data)
     (tmp_path / CALIBRATION_FILE).chmod(0o600)
     choice = host_ceilings(tmp_path)
-    assert choice.for_level("raid5") == FIELD_CEILINGS
+    assert choice.for_level("raid5") == FIELD_HERE
     assert "not used" in choice.note
     assert "\n" not in choice.note
 
@@ -187,20 +193,20 @@ def test_a_calibration_of_another_kernel_is_not_used() -> None:
     here = this_host()
     other = HostId(here.cpu_model, here.cpus, "5.10.0-99-amd64")
     choice = choose_ceilings(calibration(other), here)
-    assert choice.for_level("raid6") == FIELD_CEILINGS
+    assert choice.for_level("raid6") == FIELD_HERE
     assert "calibrated for kernel 5.10.0-99-amd64, not this one: run `mdtui calibrate`" in choice.note
 
 
 def test_a_calibration_of_another_cpu_is_not_used() -> None:
     here = this_host()
     choice = choose_ceilings(calibration(HostId("Some Other CPU", here.cpus + 1, here.kernel)), here)
-    assert choice.for_level("raid5") == FIELD_CEILINGS
+    assert choice.for_level("raid5") == FIELD_HERE
     assert "Some Other CPU" in choice.note
 
 
 def test_no_calibration_says_field_figures() -> None:
     choice = choose_ceilings(None, this_host())
-    assert choice.for_level("raid5") == FIELD_CEILINGS
+    assert choice.for_level("raid5") == FIELD_HERE
     assert choice.note == "md's ceilings are field figures: run `mdtui calibrate`"
 
 
@@ -282,7 +288,11 @@ def test_plan_names_only_our_own_devices_and_the_predictions_jobs(tmp_path: Path
     assert "--bitmap=none" not in plan.create_argv("raid0", ["/dev/a", "/dev/b", "/dev/c", "/dev/d"])
     for option in ("--run", "--assume-clean", "--bitmap=none", "--metadata=1.2", "--chunk=512", "--raid-devices=4"):
         assert option in argv
-    seq = calibrate.measurements(plan.md_device, "/dev/nullb1", "raid5")[0].spec
+    found = {m.key: m.spec for m in calibrate.measurements(plan.md_device, "/dev/nullb1", "raid5")}
+    assert set(found) == {"raid5 seq read", "raid5 random read", "raid5 seq write", "raid5 random write",
+                          "raid5 Q1 write"}  # fmt: skip
+    assert "--chunk=512" not in plan.create_argv("raid1", ["/dev/a", "/dev/b", "/dev/c", "/dev/d"])
+    seq = found["raid5 seq write"]
     seq_argv = fio_argv(seq)
     # SEQ1MQ8T8 with each job in its own region, as run.jobs builds it for the predictions.
     assert {"--bs=1m", "--iodepth=8", "--numjobs=8", "--rw=write", "--offset_increment=12%"} <= set(seq_argv)
@@ -374,6 +384,9 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
             real_write(path.parent / "index", str(len(os.listdir(paths.nullb))))
 
     def fake_run(argv: list[str], **_: Any) -> CommandResult:
+        if argv[0] == "fio":  # the members alone run before any array: a fio document for each
+            job = {"read": {"lat_ns": {"mean": 9000}}, "write": {"lat_ns": {"mean": 11000}}}
+            return CommandResult(tuple(argv), 0, json.dumps({"jobs": [job]}), "", 0.0)
         if argv[:2] == ["mdadm", "--create"]:
             if how == "sigterm":
                 os.kill(os.getpid(), signal.SIGTERM)
@@ -411,12 +424,13 @@ def test_seconds_out_of_range_is_one_line(capsys: pytest.CaptureFixture[str]) ->
 def test_the_plan_runs_each_fio_for_the_seconds_asked(tmp_path: Path) -> None:
     plan = plan_calibration(fake_kernel(tmp_path), pid=1, runtime_s=2)
     fio_lines = [line for line in plan.lines() if " fio --" in line]
-    assert len(fio_lines) == 6 and all("--runtime=2" in line for line in fio_lines)
+    # Two on one member alone; four on each of five levels; raid0's Q1 read, raid1's and raid5's Q1 write.
+    assert len(fio_lines) == 2 + 5 * 4 + 3 and all("--runtime=2" in line for line in fio_lines)
 
 
 def test_a_level_not_measured_keeps_the_field_ceiling() -> None:
     stored = calibration()
     stored.levels["raid6"] = LevelCeilings(None, 70e3, None)
     choice = choose_ceilings(stored, this_host())
-    assert choice.for_level("raid6") == FIELD_CEILINGS
+    assert choice.for_level("raid6") == FIELD_HERE
     assert choice.for_level("raid5").stripe_write_bytes_per_s == pytest.approx(1.5e9)

@@ -1,4 +1,4 @@
-"""The member-matrix preset: each member alone on the five workloads predictions start from, stored per step and
+"""The member-matrix preset: each member alone on the six workloads predictions start from, stored per step and
 read back as member figures (with their age); real fio on a file."""
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ def test_the_preset_is_each_workload_at_its_saturating_depth() -> None:
         (RwMode.RANDREAD, 4 * KIB, 32, 8, True),
         (RwMode.RANDWRITE, 4 * KIB, 32, 8, True),
         (RwMode.RANDREAD, 4 * KIB, 1, 1, True),
+        (RwMode.RANDWRITE, 4 * KIB, 1, 1, True),
     ]
-    assert len({s.label for s in steps}) == 5 and preset("member-matrix").writes
+    assert len({s.label for s in steps}) == 6 and preset("member-matrix").writes
 
 
 def test_an_array_is_not_a_member(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,6 +66,7 @@ def test_real_fio_stores_each_step_and_predict_reads_them_back(
     assert figures.seq_read_bytes_per_s and figures.seq_write_bytes_per_s
     assert figures.rand_read_iops and figures.rand_write_iops
     assert figures.q1_read_latency_s and 0 < figures.q1_read_latency_s < 1
+    assert figures.q1_write_latency_s and 0 < figures.q1_write_latency_s < 1
     assert member.age() == "measured just now"
     capsys.readouterr()
     # predict names the member file as a disk: its stored figures are the basis.
@@ -92,3 +94,21 @@ def test_the_newest_figure_wins_and_a_missing_one_says_how_to_measure(tmp_path: 
     assert "sequential write" in sdb.missing_text()
     assert "mdtui bench --preset member-matrix --target /dev/sdb" in sdb.missing_text()
     assert age_text(None) == "not measured"
+
+
+def test_a_member_measured_before_the_q1_write_step_still_predicts(tmp_path: Path) -> None:
+    """Members measured by the five-step matrix keep predicting; only their Q1 write figure is unknown."""
+    now = datetime.now(UTC)
+    metrics = [
+        Metrics(read_bw_bytes_per_s=500e6),
+        Metrics(write_bw_bytes_per_s=400e6),
+        Metrics(read_iops=90e3),
+        Metrics(write_iops=80e3),
+        Metrics(read_lat_mean_ns=90e3),
+    ]
+    with ResultsStore(tmp_path / "r.db") as store:
+        for step, figure in zip(member_matrix("/dev/sdb")[:5], metrics, strict=True):
+            _run(store, "/dev/sdb", step.label, figure, now)
+        sdb = stored_member(store.list_runs(), "sdb")
+    assert sdb.missing == () and sdb.figures.q1_write_latency_s is None
+    assert sdb.figures.q1_read_latency_s == pytest.approx(90e-6)

@@ -384,7 +384,7 @@ def test_bitmap_on_raid0_and_linear():
     for level in ("raid0", "linear"):
         one_problem(
             CreateRequest("/dev/md0", level, disks(2), bitmap="internal"),
-            f"a write-intent bitmap is invalid on {level}",
+            f"{level} has no redundancy to resync: it takes no bitmap",
         )
 
 
@@ -395,12 +395,39 @@ def test_bitmap_none_is_not_passed_to_raid0():
 
 
 def test_bad_bitmap_options():
-    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), bitmap="external"), "bitmap 'external' is not supported")
-    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), bitmap_chunk_kib=65536), "needs bitmap 'internal'")
+    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), bitmap="external"), "give none, internal, lockless or")
+    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), bitmap_chunk_kib=65536), "--bitmap-chunk needs a bitmap")
     one_problem(
         CreateRequest("/dev/md0", "raid1", disks(2), bitmap="internal", bitmap_chunk_kib=3000),
-        "bitmap chunk 3000 KiB is invalid",
+        "--bitmap-chunk 3000 KiB: give a power of two",
     )
+    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), bitmap="/srv/../etc/x"), "plain absolute path")
+
+
+def test_write_safety_choices_md_and_mdadm_refuse_are_refused_up_front():
+    # ppl: raid5 only, never with a bitmap; a journal: raid4/5/6 with its device; lockless: kernel 6.18.
+    one_problem(CreateRequest("/dev/md0", "raid6", disks(4), policy="ppl"), "ppl) is raid5's only")
+    one_problem(CreateRequest("/dev/md0", "raid5", disks(3), policy="ppl", bitmap="internal"), "refuses ppl with a")
+    one_problem(CreateRequest("/dev/md0", "raid5", disks(3), policy="journal"), "needs the journal device")
+    one_problem(CreateRequest("/dev/md0", "raid1", disks(2), policy="journal", journal=nvme(5)), "raid4, raid5 and")
+    one_problem(CreateRequest("/dev/md0", "raid5", disks(3), bitmap="lockless", kernel="6.1.0-56-amd64"), "6.18")
+    assert not rejected_or_none(CreateRequest("/dev/md0", "raid5", disks(3), bitmap="lockless", kernel="6.18.2"))
+
+
+def test_ppl_journal_and_a_bitmap_file_reach_mdadms_argv():
+    ppl = plan_create(CreateRequest("/dev/md0", "raid5", disks(3), policy="ppl"))
+    assert ("--bitmap=none" in ppl.argv) and ("--consistency-policy=ppl" in ppl.argv)
+    journal = nvme(5)
+    logged = plan_create(CreateRequest("/dev/md0", "raid5", disks(3), policy="journal", journal=journal))
+    assert f"--write-journal={journal.by_id_path or journal.dev_path}" in logged.argv
+    assert journal.dev_path not in logged.member_paths
+    filed = plan_create(CreateRequest("/dev/md0", "raid1", disks(2), bitmap="/srv/md0.bitmap", bitmap_chunk_kib=65536))
+    assert {"--bitmap=/srv/md0.bitmap", "--bitmap-chunk=65536K"} <= set(filed.argv)
+
+
+def test_a_journal_device_in_use_is_refused_like_a_member():
+    busy = nvme(5, in_use=(InUseReason(InUseKind.MOUNTED, "mounted at /srv"),))
+    one_problem(CreateRequest("/dev/md0", "raid5", disks(3), policy="journal", journal=busy), "nvme5n1 is in use")
 
 
 def test_spares_on_raid0_and_linear():
@@ -414,6 +441,14 @@ def test_spares_on_raid0_and_linear():
 def test_bad_device_and_name():
     one_problem(CreateRequest("/dev/sda", "raid0", disks(2)), "'/dev/sda' is not an md device path")
     one_problem(CreateRequest("/dev/md0", "raid1", disks(2), name="has space"), "array name 'has space'")
+
+
+def rejected_or_none(req: CreateRequest) -> list[str]:
+    try:
+        plan_create(req)
+    except PlanError:
+        return rejected(req)
+    return []
 
 
 def test_all_problems_reported_at_once():

@@ -26,6 +26,7 @@ FIGURES = (
     Metrics(read_iops=181_234.0),
     Metrics(write_iops=169_876.0),
     Metrics(read_lat_mean_ns=58_321.0),
+    Metrics(write_lat_mean_ns=21_456.0),
 )
 
 

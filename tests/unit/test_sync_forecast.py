@@ -36,6 +36,7 @@ SEQ = (
     Metrics(read_iops=181e3),
     Metrics(write_iops=170e3),
     Metrics(read_lat_mean_ns=58e3),
+    Metrics(write_lat_mean_ns=25e3),
 )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -12,13 +11,12 @@ from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
+from mdtui.model.safety import LiveSafety
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.probe.kernel_log import ParityRoutines
 from mdtui.store.records import RunRecord
-
-_MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
 
 
 @dataclass(frozen=True)
@@ -64,6 +62,7 @@ class AdviceInput:
     runs: tuple[RunRecord, ...] = ()
     workload: Workload | None = None
     stripe_cache_pages: Mapping[str, int] = field(default_factory=dict)  # "md0" → stripe_cache_size
+    write_safety: Mapping[str, LiveSafety] = field(default_factory=dict)  # "md0" → its bitmap and policy
     parity: ParityRoutines | None = None
     benchmark_target: str | None = None  # a run about to start on this device
     weakest_link: tuple[WeakestLinkFigures, ...] = ()
@@ -109,10 +108,7 @@ def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
         level = level_from_name(array.level)
     except ValueError:
         return None
-    layout = array.layout
-    if layout and (match := _MDADM_RAID10_LAYOUT.match(layout)):
-        layout = match.group(1)[0] + match.group(2)
-    return level, layout
+    return level, array.plan_layout
 
 
 def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:

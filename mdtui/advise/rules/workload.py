@@ -206,35 +206,107 @@ def rule_chunk_for_workload(inp: AdviceInput) -> list[Finding]:
 
 
 def rule_bitmap(inp: AdviceInput) -> list[Finding]:
-    """A write-intent bitmap on a write-heavy workload: every newly dirtied region costs a bitmap update first."""
+    """A write-intent bitmap whose chunk costs writes: what the md model predicts it costs (random 4 KiB writes at
+    Q32T8, writes at Q1) against no bitmap and against mdadm's 64 MiB chunk, the costliest first; without member
+    figures, a write-heavy workload still hears that a bitmap costs (unmeasured)."""
     workload = inp.workload
-    if workload is None or not workload.write_heavy:
-        return []
-    findings = []
+    costed = []
     for group in member_sets(inp):
-        if group.bitmap in (None, "none"):
+        if group.bitmap in (None, "none") or not group.level.redundant:
             continue
-        findings.append(
-            Finding(
-                id=f"bitmap:{group.name}",
-                severity=Severity.WARNING if workload.small_random_writes else Severity.INFO,
-                title=f"{group.name} has a write-intent bitmap ({group.bitmap}) and the workload is write-heavy",
-                evidence=(
-                    Evidence("bitmap", group.bitmap or ""),
-                    Evidence("workload", workload.key),
-                    Evidence("level", group.level.name),
-                ),
-                why=(
-                    "md marks a region dirty in the bitmap on every member before the first write to it, which "
-                    "small scattered writes hit most. No figure for that cost has been measured yet, but the "
-                    "finding 4 figures (RAID10 276K random 4 KiB write IOPS) were measured with --bitmap none, "
-                    "so a bitmap array should not expect them (docs/findings.md, finding 4 and knob figures)."
-                ),
-                what_to_do=(
-                    "Keep the bitmap (it turns a full resync after a crash into a short one) but give it a larger "
-                    "chunk (mdadm --grow --bitmap=none, then --bitmap=internal --bitmap-chunk=64M), and measure "
-                    "both ways with the same preset."
-                ),
-            )
-        )
+        costed.append((bitmap_cost(inp, group), group))
+    # The chunk that costs the workload most is named first.
+    costed.sort(key=lambda item: item[0][0] if item[0] is not None else 1.0)
+    findings: list[Finding] = []
+    for cost, group in costed:
+        if cost is None and (workload is None or not workload.write_heavy):
+            continue
+        if cost is not None and cost[0] > BITMAP_COST_WORTH and (workload is None or not workload.write_heavy):
+            continue
+        findings.append(_bitmap_finding(group, cost, workload, first=not findings))
     return findings
+
+
+# A bitmap keeping more of the writes than this (predicted) is not worth a finding without a write-heavy workload.
+BITMAP_COST_WORTH = 0.9
+LARGE_BITMAP_CHUNK_KIB = 64 * 1024
+
+
+def bitmap_cost(inp: AdviceInput, group: MemberSet) -> tuple[float, str, list[str]] | None:
+    """(the share of the writes the bitmap keeps, its chunk as shown, cost lines) from the md model over the
+    members' stored figures; None when a member has no figures."""
+    from mdtui.bench.member_figures import member_sources
+    from mdtui.plan.write_safety import SafetyChoice, SafetyCost, array_bytes_of, costs
+
+    if len(group.disks) != group.member_count or not group.disks:
+        return None
+    sources = member_sources(inp.runs, group.disks)
+    figures = [s.figures for s in sources if s.figures is not None]
+    if len(figures) != len(sources):
+        return None
+    live = inp.write_safety.get(group.name)
+    chunk_kib = None
+    if live is not None and live.bitmap_chunk_bytes:
+        chunk_kib = live.bitmap_chunk_bytes // 1024
+    elif inp.plan is not None and group.planned:
+        chunk_kib = inp.plan.request.bitmap_chunk_kib
+    kind = "file" if (group.bitmap or "").startswith("/") else (group.bitmap or "internal")
+    choice = SafetyChoice(kind if kind != "file" else group.bitmap or "file", chunk_kib)
+    array_bytes = array_bytes_of([d.size_bytes for d in group.disks], group.level, group.layout)
+    ceilings = sources[0].md.for_level(group.level.name)
+
+    def cost_of(option: SafetyChoice) -> list[SafetyCost]:
+        found, _ = costs(
+            group.level, figures, option, layout=group.layout, chunk_bytes=group.chunk_bytes, ceilings=ceilings,
+            array_bytes=array_bytes,
+        )  # fmt: skip
+        return found
+
+    found = cost_of(choice)
+    kept = min((c.ratio for c in found if c.ratio is not None), default=1.0)
+    shown = "mdadm's default" if chunk_kib is None else iec_bytes(chunk_kib * 1024)
+    lines = [cost.text() for cost in found if cost.ratio is not None and cost.ratio < 0.999]
+    if chunk_kib is None or chunk_kib < LARGE_BITMAP_CHUNK_KIB:
+        large = cost_of(SafetyChoice(choice.bitmap, LARGE_BITMAP_CHUNK_KIB))
+        lines += [f"with a 64 MiB chunk: {c.text()}" for c in large if c.ratio is not None and c.ratio < 0.999]
+    return kept, shown, lines
+
+
+def _bitmap_finding(
+    group: MemberSet, cost: tuple[float, str, list[str]] | None, workload: Workload | None, *, first: bool
+) -> Finding:
+    small_random = workload is not None and workload.small_random_writes
+    evidence = [Evidence("bitmap", group.bitmap or ""), Evidence("level", group.level.name)]
+    if workload is not None:
+        evidence.append(Evidence("workload", workload.key))
+    if cost is None:
+        why = (
+            "md marks a chunk dirty in the bitmap, on every member, with a cache flush, before the first write to "
+            "it, which small scattered writes hit most; the members have no stored figures, so the model cannot "
+            "say how much here (mdtui bench --preset member-matrix on each, before it joins an array). The finding "
+            "4 figures were measured with --bitmap none (docs/findings.md)."
+        )
+        title = f"{group.name} has a write-intent bitmap ({group.bitmap}) and the workload is write-heavy"
+    else:
+        kept, shown, lines = cost
+        evidence += [Evidence("bitmap_chunk", shown), Evidence("writes_kept", round(kept, 2))]
+        why = (
+            "md writes the bitmap (a cache flush and FUA on every member) before the first write to a clean chunk; "
+            "a small chunk makes most writes find one. Predicted by the md model over the members' figures: "
+            + "; ".join(lines or ["no cost to speak of"])
+            + " (docs/predictions.md, write safety)."
+        )
+        worst = "; the costliest bitmap here" if first else ""
+        title = f"{group.name}'s bitmap (chunk {shown}) keeps {kept:.0%} of its writes' speed{worst}"
+    return Finding(
+        id=f"bitmap:{group.name}",
+        severity=Severity.WARNING if small_random or (cost is not None and cost[0] < 0.5) else Severity.INFO,
+        title=title,
+        evidence=tuple(evidence),
+        why=why,
+        what_to_do=(
+            "Keep the bitmap (it turns a full resync after a crash into a short one) but give it a larger chunk: "
+            f"`mdtui safety {group.name.split(' ')[0].removeprefix('/dev/')} --bitmap internal --bitmap-chunk 64M` "
+            "(mdadm --grow, shown first), and measure both with `mdtui experiment write-safety`."
+        ),
+    )

@@ -11,6 +11,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan import metadata as md_meta
 from mdtui.plan.create import BITMAP_CHOICES, DEFAULT_CHUNK_KIB, MIN_CHUNK_KIB, CreatePlan, CreateRequest, plan_create
 from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID5, RaidLevel, level_from_name
+from mdtui.plan.md_model import LOCKLESS_BITMAP, kernel_version
 from mdtui.plan.rejected import PlanRejected
 
 # Finding 5 (docs/findings.md) swept chunks up to 8 MiB; one step beyond leaves room for the sweep's largest point.
@@ -31,6 +32,10 @@ _MIXED_SIZES_WORDS = "allow mixed sizes"
 _PERSONALITY_MODULE = {"raid4": "raid456", "raid5": "raid456", "raid6": "raid456"}
 
 Choice = tuple[str, str]  # (label, value) as a Select takes them
+# A bitmap's chunk as offered: mdadm's own choice, a small one (a short resync, a dear first write to a clean chunk)
+# up to mdadm's usual 64 MiB (cheap writes, a longer resync).
+BITMAP_CHUNK_CHOICES_KIB: tuple[int, ...] = (4, 64, 1024, 16 * 1024, 64 * 1024)
+FILE_BITMAP = "file"
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,13 @@ class CreateForm:
     chunk_kib: int = DEFAULT_CHUNK_KIB
     layout: str | None = None  # None: the level's default
     metadata: str = md_meta.DEFAULT_METADATA
-    bitmap: str = "none"
+    bitmap: str = "none"  # none, internal, lockless or FILE_BITMAP (the path is bitmap_file)
+    bitmap_chunk_kib: int | None = None  # None: mdadm's choice
+    bitmap_file: str = ""
+    policy: str = "resync"
+    journal: str = ""  # the write journal disk's kernel name (policy journal)
+    kernel: str | None = None  # the running kernel (the lockless bitmap needs 6.18); set by the screen
+    free_disks: tuple[str, ...] = ()  # disks not in use, which a journal may be; set by the screen
     name: str = ""
     assume_clean: bool = False
     build: bool = False
@@ -73,6 +84,13 @@ class FormChoices:
     metadata_enabled: bool
     bitmaps: tuple[Choice, ...]
     bitmap_enabled: bool
+    bitmap_chunks: tuple[Choice, ...]
+    bitmap_chunk_enabled: bool
+    bitmap_file_enabled: bool
+    policies: tuple[Choice, ...]
+    policy_enabled: bool
+    journals: tuple[Choice, ...]
+    journal_enabled: bool
     name_enabled: bool
     assume_clean_enabled: bool
     build_enabled: bool
@@ -127,9 +145,29 @@ def choices(form: CreateForm) -> FormChoices:
 
     bitmap_enabled = level.redundant and not build
     if bitmap_enabled:
-        bitmaps = tuple((_marked(choice, choice == "none"), choice) for choice in BITMAP_CHOICES)
+        kinds = [*BITMAP_CHOICES]
+        version = kernel_version(form.kernel)
+        if version is not None and version >= LOCKLESS_BITMAP:
+            kinds.append("lockless")
+        bitmaps = tuple((_marked(choice, choice == "none"), choice) for choice in kinds)
+        bitmaps += (("file (the path below)", FILE_BITMAP),)
     else:
         bitmaps = (("none: no redundancy to resync", "none"),)
+    bitmap_chunk_enabled = bitmap_enabled and form.bitmap != "none"
+    if bitmap_chunk_enabled:
+        bitmap_chunks = (("mdadm's choice", ""), *((chunk_label(kib), str(kib)) for kib in BITMAP_CHUNK_CHOICES_KIB))
+    else:
+        bitmap_chunks = (("none: no bitmap", ""),)
+    policies: tuple[Choice, ...] = (("resync (default)", "resync"),)
+    if level is RAID5 and not build:
+        policies += (("ppl: partial parity log, no bitmap", "ppl"),)
+    if level.parity and not build:
+        policies += (("journal: a write journal disk", "journal"),)
+    journal_enabled = form.policy == "journal" and level.parity and not build
+    taken = set(form.members) | set(form.spares)
+    journals: tuple[Choice, ...] = (("none: for policy journal", ""),)
+    if journal_enabled:
+        journals = (("pick the journal disk", ""), *((name, name) for name in form.free_disks if name not in taken))
 
     return FormChoices(
         levels=levels,
@@ -141,6 +179,13 @@ def choices(form: CreateForm) -> FormChoices:
         metadata_enabled=not build,
         bitmaps=bitmaps,
         bitmap_enabled=bitmap_enabled,
+        bitmap_chunks=bitmap_chunks,
+        bitmap_chunk_enabled=bitmap_chunk_enabled,
+        bitmap_file_enabled=bitmap_enabled and form.bitmap == FILE_BITMAP,
+        policies=policies,
+        policy_enabled=len(policies) > 1,
+        journals=journals,
+        journal_enabled=journal_enabled,
         name_enabled=not build and form.metadata != "0.90",
         assume_clean_enabled=level.redundant and not build,
         build_enabled=level in BUILD_LEVELS,
@@ -181,12 +226,23 @@ def to_request(form: CreateForm, inventory: Inventory) -> CreateRequest:
         chunk_kib=form.chunk_kib if level.uses_chunk else None,
         layout=current_layout(form),
         metadata=None if build else form.metadata,
-        bitmap=form.bitmap if offered.bitmap_enabled else "none",
+        bitmap=_bitmap(form, offered),
+        bitmap_chunk_kib=form.bitmap_chunk_kib if offered.bitmap_chunk_enabled else None,
+        policy=form.policy if form.policy in {v for _, v in offered.policies} else "resync",
+        journal=next((d for d in inventory.disks if d.name == form.journal), None) if offered.journal_enabled else None,
+        kernel=form.kernel,
         assume_clean=form.assume_clean and offered.assume_clean_enabled,
         build=build,
         allow_mixed_sizes=form.allow_mixed_sizes and offered.mixed_sizes_enabled,
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
+
+
+def _bitmap(form: CreateForm, offered: FormChoices) -> str:
+    if not offered.bitmap_enabled:
+        return "none"
+    # A file bitmap is its path (write_safety refuses one that is not absolute and plain).
+    return form.bitmap_file.strip() or FILE_BITMAP if form.bitmap == FILE_BITMAP else form.bitmap
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.mdadm import CreateOutcome
+from mdtui.run.record import kernel_release
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
@@ -38,7 +39,7 @@ from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.create import form as cf
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
-SELECT_IDS = ("level", "chunk", "layout", "metadata", "bitmap")
+SELECT_IDS = ("level", "chunk", "layout", "metadata", "bitmap", "bitmap-chunk", "policy", "journal")
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,11 @@ class CreateScreen(MdtuiScreen[Created | None]):
         super().__init__()
         self.root = root
         self.inventory = inventory
-        self.form = cf.CreateForm(device=cf.next_free_device(inventory))
+        self.form = cf.CreateForm(
+            device=cf.next_free_device(inventory),
+            kernel=kernel_release(SystemRoot(root)),
+            free_disks=tuple(d.name for d in inventory.disks if not d.in_use and not d.problems),
+        )
         self.result = cf.preview(self.form, inventory)
         self.driver = cf.check_driver(md_personalities(root), self.form)
         self.error: str | None = None
@@ -162,11 +167,21 @@ class CreateScreen(MdtuiScreen[Created | None]):
                     ("layout", "Layout", offered.layouts),
                     ("metadata", "Metadata", offered.metadata),
                     ("bitmap", "Bitmap", offered.bitmaps),
+                    # The field labels are 9 columns wide: "Bit" for the bitmap's own chunk and file.
+                    ("bitmap-chunk", "Bit chunk", offered.bitmap_chunks),
+                    ("policy", "Policy", offered.policies),
+                    ("journal", "Journal", offered.journals),
                 ):
                     with Horizontal(classes="field"):
                         yield Label(label, classes="field-label")
                         yield Select[str](options, id=select_id, allow_blank=False, compact=True)
                     self._offered[select_id] = options
+                    if select_id == "bitmap-chunk":
+                        with Horizontal(classes="field"):
+                            yield Label("Bit file", classes="field-label")
+                            yield Input(
+                                form.bitmap_file, id="bitmap-file", placeholder="/path (a new file)", compact=True
+                            )
                 with Horizontal(classes="field"):
                     yield Label("Name", classes="field-label")
                     yield Input(form.name, id="name", placeholder="optional (--name)", compact=True)
@@ -228,6 +243,11 @@ class CreateScreen(MdtuiScreen[Created | None]):
         self._offer("layout", offered.layouts, cf.current_layout(form) or "", offered.layout_enabled)
         self._offer("metadata", offered.metadata, form.metadata, offered.metadata_enabled)
         self._offer("bitmap", offered.bitmaps, form.bitmap, offered.bitmap_enabled)
+        chunk = "" if form.bitmap_chunk_kib is None else str(form.bitmap_chunk_kib)
+        self._offer("bitmap-chunk", offered.bitmap_chunks, chunk, offered.bitmap_chunk_enabled)
+        self._offer("policy", offered.policies, form.policy, offered.policy_enabled)
+        self._offer("journal", offered.journals, form.journal, offered.journal_enabled)
+        self.query_one("#bitmap-file", Input).disabled = not offered.bitmap_file_enabled
         self.query_one("#name", Input).disabled = not offered.name_enabled
         for checkbox_id, value, enabled in (
             ("assume-clean", form.assume_clean, offered.assume_clean_enabled),
@@ -301,7 +321,9 @@ class CreateScreen(MdtuiScreen[Created | None]):
         select = event.select
         # Read the widget, not the message: a queued message may predate the options offered now.
         value = select.value
-        if select.disabled or select.id not in SELECT_IDS or not isinstance(value, str) or not value:
+        if select.disabled or select.id not in SELECT_IDS or not isinstance(value, str):
+            return
+        if not value and select.id not in ("bitmap-chunk", "journal"):  # there "" is a choice: mdadm's, none yet
             return
         form = self.form
         if select.id == "level":
@@ -314,11 +336,22 @@ class CreateScreen(MdtuiScreen[Created | None]):
             form = replace(form, metadata=value)
         elif select.id == "bitmap":
             form = replace(form, bitmap=value)
+        elif select.id == "bitmap-chunk":
+            form = replace(form, bitmap_chunk_kib=int(value) if value else None)
+        elif select.id == "policy":
+            form = replace(form, policy=value)
+        elif select.id == "journal":
+            form = replace(form, journal=value)
         self._set_form(form)
 
     @on(Input.Changed, "#device")
     def _device_typed(self, event: Input.Changed) -> None:
         self._set_form(replace(self.form, device=event.value))
+
+    @on(Input.Changed, "#bitmap-file")
+    def _bitmap_file_typed(self, event: Input.Changed) -> None:
+        if not event.input.disabled:
+            self._set_form(replace(self.form, bitmap_file=event.value))
 
     @on(Input.Changed, "#name")
     def _name_typed(self, event: Input.Changed) -> None:

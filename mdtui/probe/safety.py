@@ -1,0 +1,89 @@
+"""An array's write safety as the kernel reports it (bitmap location and chunk, consistency policy), and where a
+bitmap file would land: what mdtui checks before mdadm writes one."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+
+from mdtui.ascii_numbers import parse_int
+from mdtui.model.safety import LiveSafety
+from mdtui.probe.root import SystemRoot
+
+
+def read_live_safety(root: SystemRoot, array: str) -> LiveSafety | None:
+    """``array``'s bitmap and policy from /sys/block/<array>/md; None when md does not answer for it.
+
+    md/bitmap/location is "none", "+8" (an offset from the superblock: internal) or "file"; kernel 6.18's
+    lockless bitmap reports itself in md/bitmap_type. md/consistency_policy is resync, bitmap, ppl or journal.
+    """
+    base = f"/sys/block/{array}/md"
+    policy = root.read_text(f"{base}/consistency_policy")
+    if policy is None:
+        return None
+    location = (root.read_text(f"{base}/bitmap/location") or "none").strip()
+    kind = "none" if location == "none" else "file" if location == "file" else "internal"
+    if (root.read_text(f"{base}/bitmap_type") or "").strip() == "llbitmap":
+        kind = "lockless"
+    chunk = parse_int((root.read_text(f"{base}/bitmap/chunksize") or "").strip(), hi=1 << 50)
+    return LiveSafety(kind, chunk if kind != "none" else None, policy.strip())
+
+
+def _underlying(root: SystemRoot, name: str, seen: set[str]) -> set[str]:
+    """The block device ``name`` and everything under it: its whole disk if a partition, and its slaves."""
+    if name in seen or len(seen) > 256:
+        return seen
+    seen.add(name)
+    where = root.path(f"/sys/class/block/{name}")
+    real = os.path.realpath(where)
+    parent = os.path.basename(os.path.dirname(real))
+    if os.path.exists(os.path.join(real, "partition")) and parent:
+        _underlying(root, parent, seen)
+    slaves = os.path.join(real, "slaves")
+    try:
+        entries = os.listdir(slaves)
+    except OSError:
+        entries = []
+    for entry in entries:
+        _underlying(root, entry, seen)
+    return seen
+
+
+def bitmap_file_problems(root: SystemRoot, path: str, members: Iterable[str]) -> list[str]:
+    """Why mdadm must not write a bitmap file at ``path`` for an array of ``members`` (kernel names).
+
+    The file must be new (mdtui never overwrites a file it did not create), in a directory no one but root can
+    write and reached through no link (else another user could plant a link between this check and mdadm's
+    write, and mdadm would follow it), and not on the array's members or any md array (the bitmap must survive
+    what it protects against).
+    """
+    found: list[str] = []
+    if not root.is_live:
+        return ["a bitmap file is written by mdadm on the live system: refused under --root"]
+    if os.path.lexists(path):
+        return [f"{path} exists: mdtui writes a bitmap file only where there is none (it never overwrites a file)"]
+    directory = os.path.dirname(path) or "/"
+    if os.path.realpath(directory) != directory:
+        found.append(f"{directory} is reached through a link: name the directory itself")
+    try:
+        info = os.stat(directory)
+    except OSError as exc:
+        return [*found, f"{directory}: {exc.strerror or exc}"]
+    if not stat.S_ISDIR(info.st_mode):
+        return [*found, f"{directory} is not a directory"]
+    if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        found.append(
+            f"{directory} may be written by someone other than root (owner uid {info.st_uid}, mode "
+            f"{stat.S_IMODE(info.st_mode):o}): another user could put a link where the bitmap goes"
+        )
+    device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
+    holder = root.resolve(f"/sys/dev/block/{device}")
+    if holder is not None:
+        under = _underlying(root, holder.name, set())
+        if any(name.startswith("md") for name in under):
+            found.append(f"{directory} is on an md array ({holder.name}): a bitmap must not live on an array")
+        shared = sorted(under & set(members))
+        if shared:
+            found.append(f"{directory} is on {', '.join(shared)}, a member of this array: the bitmap must outlive it")
+    return found
