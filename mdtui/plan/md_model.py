@@ -105,6 +105,38 @@ FIELD_CEILINGS = MdCeilings(
 )
 
 
+# A hard disk's platter read sequentially at its outer tracks: docs/findings.md, finding 5 (three 4 TB disks,
+# 16 MiB direct reads) read about 200 MiB/s, 210 MB/s, at offset 0. A spinning disk gives no more whatever its
+# link carries, so a link limits it only below this (a 1.5 Gbps SATA link, 150 MB/s); 3, 6 or 12 Gbit never do.
+PLATTER_BYTES_PER_S = 210e6
+
+
+def device_ceiling(rotational: bool | None) -> float | None:
+    """What a member nobody measured can read at most by itself: a platter's field figure for a hard disk;
+    None for flash, which is built to fill the link it was made for (its link's maximum is its own)."""
+    return PLATTER_BYTES_PER_S if rotational else None
+
+
+def link_limits(link_bytes_per_s: float | None, rotational: bool | None) -> bool:
+    """Whether a link carrying this much is the member's limit: only where the device could go faster than it
+    (a 16 TB hard disk on a 6 Gbit link is held by its platter, not the link)."""
+    ceiling = device_ceiling(rotational)
+    return link_bytes_per_s is not None and (ceiling is None or link_bytes_per_s < ceiling)
+
+
+def unmeasured_figures(link_bytes_per_s: float | None, rotational: bool | None) -> MemberFigures:
+    """A member nobody measured: its sequential read and write from what bounds it, decided here once: its
+    link where the link limits the device (basis "link"), else a platter's field figure (basis "field
+    figure"). A link says nothing of random I/O or latency: those stay unknown."""
+    if link_limits(link_bytes_per_s, rotational):
+        value, basis = link_bytes_per_s, LINK
+    else:
+        value, basis = device_ceiling(rotational), (FIELD if rotational else LINK)
+    return MemberFigures(
+        seq_read_bytes_per_s=value, seq_write_bytes_per_s=value, rotational=rotational, basis=basis
+    )
+
+
 @dataclass(frozen=True)
 class SharedLink:
     """A link ``members`` of the array share (by index), with what it carries per second."""
@@ -222,6 +254,39 @@ def small_write_ios(
     touched = max(1, min(data, math.ceil(io_bytes / STRIPE_UNIT_BYTES)))
     reads = min(touched + parity, data - touched)
     return (reads, touched + parity)
+
+
+# What finding 4 (docs/findings.md: four SAS3 SSDs, RND4KQ32T8) measured for random 4 KiB writes, quoted
+# beside each level's small-write cost.
+_FINDING_4_WRITES = {
+    "raid0": "RAID0 of 4 SSDs gave 613K IOPS of random 4K writes vs 169K for one disk",
+    "raid1": "RAID1 gave 154K IOPS of random 4K writes vs 169K for one disk",
+    "raid10": "RAID10 gave 276K IOPS of random 4K writes vs 169K for one disk",
+    "raid4": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
+    "raid5": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
+    "raid6": "RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk",
+}
+
+
+def small_write_text(level: RaidLevel, members: int, layout: str | None, chunk_bytes: int | None) -> str:
+    """One 4 KiB random write's cost in words, from :func:`small_write_ios` (md's own choice)."""
+    reads, writes = small_write_ios(level, members, level.effective_layout(layout), RANDOM_BLOCK_BYTES, chunk_bytes)
+    cite = f" (docs/findings.md, finding 4: {_FINDING_4_WRITES[level.name]})" if level.name in _FINDING_4_WRITES else ""
+    if level is LINEAR:
+        return "each small write is one member write; members are concatenated, not striped"
+    if not _parity(level):
+        if writes == 1:
+            return f"each small write is one member write{cite}"
+        return f"each small write goes to {writes} members{cite}"
+    parity = "old parity" if _parity(level) == 1 else "old P and Q"
+    if reads == 1 + _parity(level):
+        how = f"read-modify-write: md reads the old data and {parity}, then writes new data and parity"
+    else:
+        how = (
+            f"reconstruct-write: md reads the stripe's other data ({reads} unit{'s' if reads != 1 else ''}, fewer "
+            f"than the old data and {parity}), then writes new data and parity"
+        )
+    return f"each small write costs {reads} read{'s' if reads != 1 else ''} + {writes} writes ({how}){cite}"
 
 
 def stripe_heads_for_full_stripes(chunk_bytes: int, streams: int = SEQ_STREAMS) -> int:

@@ -23,6 +23,7 @@ from mdtui.plan.md_model import (
     parse_member_figures,
     predict,
     small_write_ios,
+    small_write_text,
 )
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
@@ -222,3 +223,15 @@ def test_a_write_covering_a_whole_chunk_row_needs_no_room_for_the_next_one() -> 
     prediction = predict(level_from_name("raid6"), [THROTTLED] * 4)
     assert prediction.seq_write_bytes_per_s.bound.startswith("members")
     assert prediction.seq_write_bytes_per_s.value == pytest.approx(40e6)
+
+
+def test_the_small_write_text_says_what_md_chooses_and_cites_finding_4() -> None:
+    # One answer: the plan's words come from small_write_ios, which the random-write figure uses too.
+    assert small_write_text(level_from_name("raid5"), 4, None, 512 * KIB).startswith(
+        "each small write costs 2 reads + 2 writes (read-modify-write"
+    )
+    assert "1 read + 2 writes (reconstruct-write" in small_write_text(level_from_name("raid5"), 3, None, 512 * KIB)
+    assert "1 read + 3 writes (reconstruct-write" in small_write_text(level_from_name("raid6"), 4, None, 512 * KIB)
+    for name in ("raid0", "raid1", "raid4", "raid5", "raid6", "raid10"):
+        assert "finding 4" in small_write_text(level_from_name(name), 4, None, 512 * KIB)
+    assert "goes to 2 members" in small_write_text(level_from_name("raid10"), 4, None, 512 * KIB)
