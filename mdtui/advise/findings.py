@@ -72,6 +72,7 @@ class Finding:
     ``ruled_out`` names the other explanations the figures exclude, each with the figure that does it.
     ``explains`` holds the ids of findings this one's cause accounts for: the advisor folds them into it
     (one cause, not several symptoms) and lists a cause before findings of the same severity.
+    ``members`` names the members the finding blames (plan/member_verdict.py's verdict), for scripts.
     """
 
     id: str
@@ -84,6 +85,7 @@ class Finding:
     ruled_out: tuple[str, ...] = ()
     explains: tuple[str, ...] = ()
     topic: Topic = Topic.PERFORMANCE
+    members: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.experiment is not None and self.experiment not in EXPERIMENT_TITLES:

@@ -89,7 +89,9 @@ def predicted_entry(
         entry["why"] = "a member is not in the inventory"
         return entry
     sources = member_sources(member_runs, [d for d in disks if d is not None])
-    missing = [s.note for s in sources if s.figures is None]
+    # A stored prediction is held against what the run measured: only members' own figures make one (a link
+    # or a platter is a bound, not a figure a run falls short of).
+    missing = [s.missing for s in sources if not s.measured]
     if missing:
         entry["why"] = "; ".join(missing)
         return entry

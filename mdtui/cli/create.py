@@ -76,15 +76,15 @@ def cmd_create(args: argparse.Namespace) -> int:
         allow_mixed_sizes=args.allow_mixed_sizes,
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
-    plan = plan_create(request)
     try:
-        sources = member_sources(load_member_runs(args.db), members)
+        runs = load_member_runs(args.db)
     except StoreError as exc:
-        # The plan does not need the results database: without it, only the member figures are missing.
-        print(f"mdtui: no prediction from member figures: {exc}", file=sys.stderr)
-        sources = None
-    report: dict = {"plan": create_plan_dict(plan, sources)}
-    if show_plan(args, describe_create(plan, sources), report):
+        # The plan does not need the results database: without it, every member is what bounds it (its link).
+        print(f"mdtui: no measured member figures: {exc}", file=sys.stderr)
+        runs = []
+    plan = plan_create(request, member_sources(runs, members))
+    report: dict = {"plan": create_plan_dict(plan)}
+    if show_plan(args, describe_create(plan), report):
         return 0
     what = f"create {request.device} and overwrite {plural(len(members) + len(spares), 'disk')}"
     if not confirm(args, what, request.device):

@@ -9,9 +9,9 @@ import sys
 from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
+from mdtui.plan.forecast import unmeasured_source
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import (
-    LINK,
     Figure,
     MemberFigures,
     Prediction,
@@ -107,17 +107,18 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
                 raise MdtuiError(stored.missing_text())
             known = ", ".join(d.name for d in inventory.disks) or "none"
             raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
-        # Not measured: the link is an upper bound on sequential speed, nothing more.
-        bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
-        figures.append(
-            MemberFigures(
-                seq_read_bytes_per_s=bandwidth,
-                seq_write_bytes_per_s=bandwidth,
-                rotational=disk.rotational,
-                basis=LINK,
-            )
+        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in md_model.
+        source = unmeasured_source(
+            disk.name,
+            disk.link,
+            disk.rotational,
+            missing=stored.missing_text(),
+            never_measured=not stored.run_ids,
+            stored=stored.figures if stored.run_ids else None,
+            stored_note=stored.age(),
         )
-        sources.append(stored.missing_text())
+        figures.append(source.figures)
+        sources.append(f"{source.missing} (until then, {source.note.removeprefix('not measured: ')})")
     return figures, sources
 
 

@@ -20,8 +20,6 @@ BITMAP_CHOICES: tuple[str, ...] = ("none", "internal")
 MAX_WASTE_FRACTION = 0.5
 # mdadm itself warns when sizes differ by more than 1%.
 WARN_WASTE_FRACTION = 0.01
-# A member this much slower than the next one is named as the array's bottleneck.
-SLOW_MEMBER_RATIO = 0.9
 SMALL_PARITY_CHUNK_KIB = 64
 WIDE_RAID5_MEMBERS = 8
 
@@ -76,7 +74,6 @@ __all__ = [
     "DEFAULT_CHUNK_KIB",
     "GIB",
     "MIN_CHUNK_KIB",
-    "SLOW_MEMBER_RATIO",
     "CreateRequest",
     "factor_text",
     "gib",

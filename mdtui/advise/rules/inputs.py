@@ -84,10 +84,6 @@ class MemberSet:
     bitmap: str | None
     planned: bool
 
-    @property
-    def read_factor(self) -> float:
-        return float(self.level.seq_read_factor(self.member_count, self.layout))
-
 
 def mbps(bytes_per_s: float) -> float:
     return round(bytes_per_s / 1e6, 1)

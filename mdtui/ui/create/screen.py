@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rich.console import Group, RenderableType
@@ -15,13 +14,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
-from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.bench.member_figures import load_member_runs
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
-from mdtui.plan.forecast import MemberSource
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run
@@ -47,16 +45,16 @@ class Created:
     outcome: CreateOutcome
 
 
-def preview_renderable(result: cf.Preview, palette: Palette, sources: Sequence[MemberSource] | None = None) -> Text:
+def preview_renderable(result: cf.Preview, palette: Palette) -> Text:
     """The plan as describe_create words it (argv, size, tolerance, prediction, alignment, warnings), or the
-    problems. ``sources``: each member's stored figures, for the prediction of every workload."""
+    problems."""
     if result.plan is None:
         text = Text("Cannot create yet; change:\n", style=f"bold {palette.error}")
         for problem in result.problems:
             text.append(f"• {problem}\n", style=palette.error)
         return text
     text = Text()
-    for index, line in enumerate(describe_create(result.plan, sources)):
+    for index, line in enumerate(describe_create(result.plan)):
         if index == 0 or line.startswith("  mdadm"):
             style = "bold"
         elif line.startswith(("⚠", "resync")) or " has no " in line or " have no " in line:
@@ -126,7 +124,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
         self.root = root
         self.inventory = inventory
         self.form = cf.CreateForm(device=cf.next_free_device(inventory))
-        self.result = cf.preview(self.form, inventory)
+        self.result = cf.preview(self.form, inventory)  # the stored figures are read once mounted (_sync_widgets)
         self.driver = cf.check_driver(md_personalities(root), self.form)
         self.error: str | None = None
         self._offered: dict[str, tuple[cf.Choice, ...]] = {}
@@ -228,17 +226,15 @@ class CreateScreen(MdtuiScreen[Created | None]):
             checkbox.disabled = not enabled
         picker = self.query_one("#members", MemberPicker)
         picker.show(self.inventory.disks, form.members, form.spares if offered.spares_allowed else ())
-        self.result = cf.preview(form, self.inventory)
+        self.result = cf.preview(form, self.inventory, self._member_runs())
         # Read again on every change: a driver loaded meanwhile (modprobe) is seen without reopening.
         self.driver = cf.check_driver(md_personalities(self.root), form)
         self._draw()
 
     def _draw(self) -> None:
         palette = self.palette()
-        plan = self.result.plan
-        sources = member_sources(self._member_runs(), plan.request.members) if plan is not None else None
         body = driver_text(self.driver, palette)
-        body.append_text(preview_renderable(self.result, palette, sources))
+        body.append_text(preview_renderable(self.result, palette))
         self.query_one("#preview-body", Static).update(body)
         self.query_one("#create", Button).disabled = not self.can_create or self.busy
         picker = self.query_one("#members", MemberPicker)
