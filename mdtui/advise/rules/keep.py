@@ -320,6 +320,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
         findings.append(
             Finding(
                 topic=Topic.PERFORMANCE if explains else TOPIC,
+                data_at_risk=True,  # a disk reporting trouble endangers its array's data, whatever else it explains
                 id=f"smart:{disk}",
                 severity=Severity.CRITICAL if smart.failing or smart.media_errors else Severity.WARNING,
                 title=title,
