@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from test_predict_create import store_member
 
 from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
@@ -22,25 +22,15 @@ from mdtui.plan.forecast import level_table, significant
 from mdtui.plan.levels import LEVELS, RaidLevel
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import member_matrix
-from mdtui.store.db import ResultsStore
-from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.common.render import Palette
 from mdtui.ui.create import form as cf
 from mdtui.ui.create.screen import preview_renderable
 
 DISKS = 256
 # Four free NVMe of the generated host: nvme22n1 trained at Gen4 x2 (3,938 MB/s), the others at Gen4 x4
-# (7,877 MB/s); nvme20n1 is measured alone (member-matrix) at 1,113 MB/s, so one member is measured and three
-# are their links.
+# (7,877 MB/s); nvme20n1 is measured alone (member-matrix, test_predict_create's figures: 1,113 MB/s reads), so
+# one member is measured and three are their links.
 MEMBERS = ("nvme20n1", "nvme21n1", "nvme22n1", "nvme23n1")
-MEASURED = (
-    Metrics(read_bw_bytes_per_s=1113.4e6),
-    Metrics(write_bw_bytes_per_s=1021.7e6),
-    Metrics(read_iops=181_234.0),
-    Metrics(write_iops=169_876.0),
-    Metrics(read_lat_mean_ns=58_321.0),
-)
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +46,7 @@ def host(bigtree: ModuleType) -> Iterator[Path]:
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "results.db"
-    moment = datetime(2026, 5, 1, tzinfo=UTC)
-    with ResultsStore(path) as store:
-        for step, metrics in zip(member_matrix("/dev/nvme20n1"), MEASURED, strict=True):
-            setup = RunSetup(preset="member-matrix", params={"step": step.label}, target="/dev/nvme20n1")
-            store.add_run(setup, metrics=metrics, status=RunStatus.COMPLETE, started_at=moment, ended_at=moment)
+    store_member(path, "nvme20n1", 1)
     monkeypatch.setenv("MDTUI_DB", str(path))
     return path
 
