@@ -9,7 +9,7 @@ import sys
 from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
-from mdtui.plan.forecast import unmeasured_source
+from mdtui.plan.forecast import missing_lines, unmeasured_source
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import (
     Figure,
@@ -118,7 +118,7 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
             stored_note=stored.age(),
         )
         figures.append(source.figures)
-        sources.append(f"{source.missing} (until then, {source.note.removeprefix('not measured: ')})")
+        sources.extend(missing_lines([source]))
     return figures, sources
 
 

@@ -181,14 +181,20 @@ def missing_lines(members: Sequence[MemberSource]) -> list[str]:
     """Which members lack measured figures, and the command that measures them: one line for all the members
     never measured (the same command measures each), one per member measured in part."""
     missing = [m for m in members if not m.measured]
-    never = [m.name for m in missing if m.never_measured]
+    never = [m for m in missing if m.never_measured]
     lines = []
     if len(never) > 1:
+        bounds = {LINK: "their links", FIELD: "a hard disk's platter"}
+        rest = " and ".join(dict.fromkeys(bounds.get(m.figures.basis, m.figures.basis) for m in never))
         lines.append(
-            f"{', '.join(never)} have no member figures: measure each alone with "
-            "`mdtui bench --preset member-matrix --target /dev/DISK`"
+            f"{', '.join(m.name for m in never)} have no member figures (until measured, {rest} bound the "
+            "figures): measure each alone with `mdtui bench --preset member-matrix --target /dev/DISK`"
         )
-    lines += [m.missing for m in missing if len(never) <= 1 or not m.never_measured]
+    lines += [
+        f"{m.missing} (until then, {m.note.removeprefix('not measured: ')})" if m.never_measured else m.missing
+        for m in missing
+        if len(never) <= 1 or not m.never_measured
+    ]
     return lines
 
 

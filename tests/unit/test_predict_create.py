@@ -124,12 +124,15 @@ def test_the_plan_preview_shows_the_prediction_and_the_missing_member(tmp_path: 
 
 def test_members_never_measured_share_one_line() -> None:
     never = [
-        MemberSource(f"nvme{i}n1", MemberFigures(), "not measured", f"nvme{i}n1 has no member figures: ...", True)
+        MemberSource(f"nvme{i}n1", MemberFigures(basis="link"), "not measured", f"nvme{i}n1 has no member figures", True)
         for i in range(3)
     ]
     partly = MemberSource("sdb", MemberFigures(), "measured in part", "sdb has no measured random write: ...")
     lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
-    assert lines[-2].startswith("  nvme0n1, nvme1n1, nvme2n1 have no member figures: measure each alone")
+    assert lines[-2].startswith(
+        "  nvme0n1, nvme1n1, nvme2n1 have no member figures (until measured, their links bound the figures): "
+        "measure each alone"
+    )
     assert lines[-1] == "  sdb has no measured random write: ..."
     assert sum("have no member figures" in line or "has no" in line for line in lines) == 2
 
