@@ -368,6 +368,23 @@ def test_raid5_for_a_database_fires_with_finding_4_ratio(real_links: Inventory) 
     assert finding.experiment == "level-compare"
 
 
+def test_raid5_for_a_database_uses_the_models_figures_when_the_members_were_measured(real_links: Inventory) -> None:
+    from mdtui.plan.forecast import MemberSource
+    from mdtui.plan.md_model import MemberFigures
+
+    members = free(real_links, "nvme0n1", "nvme2n1", "nvme3n1", "nvme4n1")
+    # finding 4's SAS3 SSD class: 181K random reads, 170K random writes.
+    measured = MemberFigures(1113e6, 1022e6, 181e3, 170e3, 58e-6, rotational=False)
+    sources = [MemberSource(d.name, measured, "measured just now") for d in members]
+    plan = plan_create(CreateRequest("/dev/md9", "raid5", members), sources)
+    (finding,) = rule_level_for_workload(AdviceInput(plan=plan, workload=workload("database")))
+    numbers = evidence(finding)
+    # raid5 over four: md's stripe thread (field 60K) before 4 / (2/181K + 2/170K); raid10 n2: 4 × 170K / 2.
+    assert numbers["predicted raid5 random 4 KiB writes here"] == 60_000
+    assert numbers["predicted raid10 random 4 KiB writes on the same members"] == 340_000
+    assert numbers["raid5 / raid10"] == round(60_000 / 340_000, 2) and "0.18×" in finding.title
+
+
 def test_level_rule_silent_for_raid10_or_streaming_workloads(real_links: Inventory) -> None:
     raid10 = make_plan(real_links, "raid10", "nvme0n1", "nvme2n1", "nvme3n1", "nvme4n1")
     assert rule_level_for_workload(AdviceInput(plan=raid10, workload=workload("database"))) == []

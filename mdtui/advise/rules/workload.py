@@ -5,9 +5,12 @@ from __future__ import annotations
 from mdtui.advise.findings import Evidence, Finding, Pattern, Severity, Workload
 from mdtui.advise.rules.inputs import AdviceInput, MemberSet, mb_text, mbps, member_sets
 from mdtui.advise.rules.measured import judge_weakest_link
+from mdtui.advise.rules.members import group_sources
 from mdtui.advise.rules.resync import device_name, resync_run_ids
+from mdtui.errors import PlanError
 from mdtui.format import iec_bytes, times
-from mdtui.plan.levels import RAID0
+from mdtui.plan.forecast import forecast, significant
+from mdtui.plan.levels import RAID0, RAID10
 from mdtui.plan.md_model import small_write_ios
 
 # Chunk sizes the findings support (finding 5, docs/findings.md).
@@ -84,8 +87,28 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
     return findings
 
 
+def _modelled_random_writes(inp: AdviceInput, group: MemberSet) -> tuple[float, float] | None:
+    """(the group's level, raid10) random 4 KiB write IOPS the md model gives over the group's members' figures,
+    shown as `mdtui predict` shows them; None when a member's random-write figure is not known."""
+    sources = group_sources(inp, group)
+    if not sources or group.member_count < RAID10.min_members:
+        return None
+    try:
+        here = forecast(group.level, sources, layout=group.layout, chunk_bytes=group.chunk_bytes)
+        raid10 = forecast(RAID10, sources, layout=None, chunk_bytes=group.chunk_bytes)
+    except (PlanError, ValueError):
+        return None
+    if here is None or raid10 is None:
+        return None
+    values = (here.rand_write_iops.rounded, raid10.rand_write_iops.rounded)
+    if values[0] is None or values[1] is None or values[1] <= 0:
+        return None
+    return significant(values[0]), significant(values[1])
+
+
 def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
-    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10 (finding 4, docs/findings.md)."""
+    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10, the md model's over these
+    members' figures where they are measured, else finding 4's (docs/findings.md)."""
     workload = inp.workload
     if workload is None or not workload.small_random_writes:
         return []
@@ -95,6 +118,17 @@ def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
             continue
         level_iops = RND4K_WRITE_IOPS[group.level.name]
         ratio = level_iops / RND4K_WRITE_IOPS["raid10"]
+        modelled = _modelled_random_writes(inp, group)
+        model_evidence: tuple[Evidence, ...] = ()
+        if modelled is not None:
+            # The members' own figures through the md model, as `mdtui predict` gives them: these disks, not
+            # the field's.
+            here, raid10 = modelled
+            ratio = here / raid10
+            model_evidence = (
+                Evidence(f"predicted {group.level.name} random 4 KiB writes here", round(here), "IOPS"),
+                Evidence("predicted raid10 random 4 KiB writes on the same members", round(raid10), "IOPS"),
+            )
         reads, writes = small_write_ios(
             group.level, group.member_count, group.level.effective_layout(group.layout), 4096, group.chunk_bytes
         )
@@ -112,6 +146,7 @@ def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
                     Evidence("member I/Os per small write", ios),
                     Evidence(f"finding 4 {group.level.name} RND4KQ32T8 write", level_iops, "IOPS"),
                     Evidence("finding 4 raid10 RND4KQ32T8 write", RND4K_WRITE_IOPS["raid10"], "IOPS"),
+                    *model_evidence,
                     Evidence(f"{group.level.name} / raid10", round(ratio, 2)),
                 ),
                 why=(
