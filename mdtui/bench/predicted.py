@@ -8,7 +8,6 @@ the model's saturating workloads get one (see WORKLOAD_SHAPES); others store not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +27,6 @@ SATURATING_DEPTH = 64
 SEQUENTIAL_MIN_BLOCK = 128 * KIB
 # Ratio below which the advisor names a run as far below its prediction.
 FAR_BELOW = 0.6
-_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d+)$")
 
 
 def workload_of(spec: JobSpec) -> tuple[str, str, float] | None:
@@ -51,14 +49,6 @@ def workload_of(spec: JobSpec) -> tuple[str, str, float] | None:
     if spec.rw is RwMode.RANDWRITE:
         return ("rand_write_iops", "write_iops", 1.0)
     return None
-
-
-def _layout(array: MdArray) -> str | None:
-    """mdadm's spelling of the array's layout: sysfs says "far=2", mdadm "f2"."""
-    layout = array.layout
-    if layout and (match := _RAID10_LAYOUT.match(layout)):
-        return match.group(1)[0] + match.group(2)
-    return layout
 
 
 def predicted_entry(
@@ -97,7 +87,11 @@ def predicted_entry(
         return entry
     try:
         prediction = forecast(
-            level, sources, layout=_layout(array), chunk_bytes=array.chunk_bytes, stripe_cache_size=stripe_cache_size
+            level,
+            sources,
+            layout=level.normalise_layout(array.layout),
+            chunk_bytes=array.chunk_bytes,
+            stripe_cache_size=stripe_cache_size,
         )
     except ValueError:
         return None

@@ -37,6 +37,8 @@ LAYOUT_ALIASES: dict[str, str] = {
     "rs": "right-symmetric",
 }
 _RAID10_LAYOUT = re.compile(r"^([nfo])([23])$")
+# mdadm --detail and sysfs spell a raid10 layout "near=2", "far=2", "offset=2"; --layout takes "n2", "f2", "o2".
+_DETAIL_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,12 @@ class RaidLevel:
         return ()
 
     def normalise_layout(self, layout: str | None) -> str | None:
-        """The canonical spelling of a layout, or None when none was given."""
+        """The canonical spelling of a layout (mdadm's --layout, as an existing array's "far=2" reads "f2"), or
+        None when none was given."""
         if layout is None:
             return None
+        if match := _DETAIL_RAID10_LAYOUT.match(layout):
+            return match.group(1)[0] + match.group(2)
         return LAYOUT_ALIASES.get(layout, layout)
 
     def effective_layout(self, layout: str | None) -> str | None:

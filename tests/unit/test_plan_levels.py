@@ -209,3 +209,9 @@ def test_raid1_rounds_down_to_64_kib():
 def test_raid10_size_is_mds_chunk_arithmetic(layout, members, chunks, expected_chunks):
     chunk = 64 * 1024
     assert RAID10.usable_bytes([chunks * chunk + 1000] * members, layout, chunk) == expected_chunks * chunk
+
+
+def test_an_existing_arrays_layout_reads_in_either_spelling():
+    # sysfs and mdadm --detail say "far=2"; --layout says "f2": one reading for the model, compare and advise.
+    assert RAID10.normalise_layout("far=2") == "f2" and RAID10.normalise_layout("near=3") == "n3"
+    assert RAID10.copies(4, "offset=2") == 2 and RAID10.normalise_layout("ls") == "left-symmetric"

@@ -123,10 +123,8 @@ def test_the_plan_preview_shows_the_prediction_and_the_missing_member(tmp_path: 
 
 
 def test_members_never_measured_share_one_line() -> None:
-    never = [
-        MemberSource(f"nvme{i}n1", MemberFigures(basis="link"), "not measured", f"nvme{i}n1 has no member figures", True)
-        for i in range(3)
-    ]
+    link = MemberFigures(basis="link")
+    never = [MemberSource(f"nvme{i}n1", link, "-", f"nvme{i}n1 has no member figures", True) for i in (0, 1, 2)]
     partly = MemberSource("sdb", MemberFigures(), "measured in part", "sdb has no measured random write: ...")
     lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
     assert lines[-2].startswith(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -17,8 +16,6 @@ from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.probe.kernel_log import ParityRoutines
 from mdtui.store.records import RunRecord
-
-_MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
 
 
 @dataclass(frozen=True)
@@ -43,15 +40,6 @@ class WeakestLinkFigures:
     numjobs: int | None
     alone: tuple[MemberAlone, ...] = ()  # each member alone, in step order
     together_run_id: int | None = None
-
-    def slowest_alone(self) -> MemberAlone | None:
-        return min(self.alone, key=lambda member: member.read_bytes_per_s) if self.alone else None
-
-    @property
-    def slowest_times_n_bytes_per_s(self) -> float | None:
-        """What a stripe of these members can read at most: its slowest member × N (finding 1)."""
-        slowest = self.slowest_alone()
-        return slowest.read_bytes_per_s * len(self.alone) if slowest is not None else None
 
 
 @dataclass(frozen=True)
@@ -105,9 +93,7 @@ def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
         level = level_from_name(array.level)
     except ValueError:
         return None
-    layout = array.layout
-    if layout and (match := _MDADM_RAID10_LAYOUT.match(layout)):
-        layout = match.group(1)[0] + match.group(2)
+    layout = level.normalise_layout(array.layout)
     return level, layout
 
 
