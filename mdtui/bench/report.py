@@ -115,7 +115,7 @@ class WeakestLinkReport:
         if others:
             lines.append(f"Also holding the array back: {', '.join(self._path(name) for name in others)}.")
         if verdict is not None and self.array_bytes_per_s is not None and self.predicted_bytes_per_s is not None:
-            factor = f"{verdict.stripe.factor:.3g}"
+            factor = verdict.stripe.factor_text
             lines.append(
                 f"{self.array} read {rate_mb_s(self.array_bytes_per_s)}: {times(self.vs_predicted)} slowest × {factor} "
                 f"({rate_mb_s(self.predicted_bytes_per_s)}) and {times(self.vs_sum)} the members' sum alone "

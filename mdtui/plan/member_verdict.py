@@ -30,9 +30,10 @@ from mdtui.plan.forecast import CeilingsChoice, MemberSource, forecast, shown
 from mdtui.plan.levels import RAID0, RaidLevel, level_from_name
 from mdtui.plan.md_model import FIELD_CEILINGS, Figure, MdCeilings, MemberFigures, Prediction, link_limits, predict
 
-# A member reading under this share of the median of the others is slower than its peers. Members of one model
-# on equal links read within a few percent of each other alone (the lab's four throttled NVMe: 20.3-20.6 MB/s,
-# docs/testing.md); a member 20 % below the others is outside that, and finding 1's slot-bound drive read 0.50×.
+# A member reading under this share of the median of the others is slower than its peers. Members of one kind
+# on equal links read within a few percent of each other alone (the lab's four NVMe throttled alike to 40 MB/s:
+# 39.7-41.3 MB/s in one weakest-link run; to 10 MB/s: 9.7-10.1); a member 20 % below the others is outside that,
+# and finding 1's slot-bound drive read 0.50×.
 SLOW_RATIO = 0.8
 # Two figures within ±15 % are one figure: every member-bound prediction the lab measured landed within
 # 0.87-1.05 of it (docs/predictions.md), and a raid0 over four read 1.015-1.037 × slowest × 4 (docs/testing.md).
@@ -71,6 +72,11 @@ class Stripe:
     def factor(self) -> float:
         """The array's read as a multiple of one member's where the members bound it ("slowest × 4")."""
         return self.pace(1e9) / 1e9
+
+    @property
+    def factor_text(self) -> str:
+        """The factor as "slowest × N" shows it: "4", "3.5"."""
+        return f"{self.factor:.3g}"
 
 
 def array_stripe(level_name: str | None, members: int, disks: Iterable[Disk | None], md: CeilingsChoice) -> Stripe:
@@ -118,10 +124,6 @@ class NoiseBand:
 NO_BAND = NoiseBand(1.0, "not measured: no repeat runs and fewer than two peers", measured=False)
 
 
-def _mb(value: float) -> str:
-    return f"{value / 1e6:,.0f} MB/s"
-
-
 def noise_band(repeats: Sequence[tuple[float, int]], peers: Mapping[str, float] | None = None) -> NoiseBand:
     """A member's scatter: its stored figures (bytes/s, run id) when it has two or more; else the spread of its
     peers' figures in this run (two or more); else none."""
@@ -129,14 +131,13 @@ def noise_band(repeats: Sequence[tuple[float, int]], peers: Mapping[str, float] 
     if len(values) >= 2:
         ratio = max(values) / min(values)
         runs = ", ".join(f"#{run_id}" for _, run_id in sorted(repeats, key=lambda f: f[1]))
-        text = f"{ratio:.2f}× over its repeat runs ({runs}: {_mb(min(values))} to {_mb(max(values))})"
+        text = f"{ratio:.2f}× over its repeat runs ({runs}: {rate_mb_s(min(values))} to {rate_mb_s(max(values))})"
         return NoiseBand(ratio, text, own=True)
     peer_values = [v for v in (peers or {}).values() if v > 0]
     if len(peer_values) >= 2:
         ratio = max(peer_values) / min(peer_values)
-        return NoiseBand(
-            ratio, f"{ratio:.2f}× between its peers in this run ({_mb(min(peer_values))} to {_mb(max(peer_values))})"
-        )
+        low, high = rate_mb_s(min(peer_values)), rate_mb_s(max(peer_values))
+        return NoiseBand(ratio, f"{ratio:.2f}× between its peers in this run ({low} to {high})")
     return NO_BAND
 
 

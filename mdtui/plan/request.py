@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
-from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.plan.levels import RaidLevel
 
@@ -56,17 +54,8 @@ def member_path(disk: Disk) -> str:
     return disk.by_id_path or disk.dev_path
 
 
-def mbps(bytes_per_s: int) -> str:
-    """Decimal MB/s with thousands separators, as every other screen and finding prints them."""
-    return rate_mb_s(bytes_per_s)
-
-
 def gib(size_bytes: int) -> str:
     return f"{size_bytes / GIB:.1f} GiB"
-
-
-def factor_text(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):.1f}"
 
 
 __all__ = [
@@ -75,8 +64,6 @@ __all__ = [
     "GIB",
     "MIN_CHUNK_KIB",
     "CreateRequest",
-    "factor_text",
     "gib",
-    "mbps",
     "member_path",
 ]

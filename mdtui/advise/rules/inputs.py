@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mdtui.advise.findings import Workload
+from mdtui.format import rate_mb_s
 from mdtui.keep.boot import BootState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
@@ -77,12 +78,8 @@ def mbps(bytes_per_s: float) -> float:
     return round(bytes_per_s / 1e6, 1)
 
 
-def mb_text(bytes_per_s: float | None) -> str:
-    return "unknown" if bytes_per_s is None else f"{bytes_per_s / 1e6:,.0f} MB/s"
-
-
-def factor_text(value: float) -> str:
-    return f"{value:g}"
+# A rate as the findings' titles show it ("1,321 MB/s"): format.rate_mb_s, the one spelling.
+mb_text = rate_mb_s
 
 
 def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:

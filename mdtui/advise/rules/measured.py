@@ -13,7 +13,7 @@ from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput, WeakestLinkFigures, disk_of, mb_text, mbps
 from mdtui.advise.rules.members import CRITICAL_COST_FRACTION, WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
-from mdtui.advise.rules.spread import factor_text, own_figures, ratios_text, spread_title
+from mdtui.advise.rules.spread import own_figures, ratios_text, spread_title
 from mdtui.format import times
 from mdtui.plan.member_verdict import (
     Judged,
@@ -102,7 +102,7 @@ def _named_finding(
     links: dict[str, tuple[str | None, bool]],
 ) -> Finding:
     named = judged.named
-    factor = factor_text(judged)
+    factor = judged.stripe.factor_text
     slowest = min(named, key=lambda name: judged.figures[name])
     pace = judged.pace(slowest)
     peers_pace = judged.stripe.pace(judged.peers)

@@ -143,7 +143,7 @@ def _same_job_finding(
     named_links = [links[name] for name in named if name in links]
     link_explains = bool(named_links) and all(explains for _, explains in named_links)
     texts = "; ".join(text for text, _ in named_links if text) or None
-    factor = f"{judged.stripe.factor:.3g}"
+    factor = judged.stripe.factor_text
     pace, possible = judged.pace(slowest), judged.stripe.pace(judged.peers)
     run = next(m.run for m in members if m.disk == slowest)
     checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest}), firmware"

@@ -16,11 +16,6 @@ from mdtui.format import times
 from mdtui.plan.member_verdict import Judged
 
 
-def factor_text(judged: Judged) -> str:
-    """The stripe factor as the titles show it: "4" for a raid0 of four."""
-    return f"{judged.stripe.factor:.3g}"
-
-
 def own_figures(judged: Judged, names: Sequence[str], verb: str) -> str:
     """Each member with its own figure: "nvme4n1 reads 21 MB/s", "nvme2n1 reads 240 MB/s and nvme3n1 245 MB/s"."""
     parts = [f"{names[0]} {verb}s {mb_text(judged.figures[names[0]])}"]
@@ -44,7 +39,7 @@ def spread_clause(judged: Judged, name: str, array_name: str | None, what: str) 
     if judged.array is not None and array_name is not None:
         relation = "about" if name in judged.unsure else "not"
         pace = mb_text(judged.pace(name))
-        text += f"; × {factor_text(judged)} = {pace}, {relation} {array_name}'s {mb_text(judged.array)}"
+        text += f"; × {judged.stripe.factor_text} = {pace}, {relation} {array_name}'s {mb_text(judged.array)}"
     return text + ")"
 
 

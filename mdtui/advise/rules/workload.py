@@ -56,7 +56,7 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
         ]
         ruled_out = []
         if bound:
-            factor = f"{verdict.stripe.factor:.3g}"
+            factor = verdict.stripe.factor_text
             evidence.append(Evidence(f"slowest alone × {factor}", mbps(bound), "MB/s"))
             ruled_out.append(
                 f"a slow member: slowest × {factor} = {mb_text(bound)}, but "
