@@ -256,39 +256,6 @@ def small_write_ios(
     return (reads, touched + parity)
 
 
-# What finding 4 (docs/findings.md: four SAS3 SSDs, RND4KQ32T8) measured for random 4 KiB writes, quoted
-# beside each level's small-write cost.
-_FINDING_4_WRITES = {
-    "raid0": "RAID0 of 4 SSDs gave 613K IOPS of random 4K writes vs 169K for one disk",
-    "raid1": "RAID1 gave 154K IOPS of random 4K writes vs 169K for one disk",
-    "raid10": "RAID10 gave 276K IOPS of random 4K writes vs 169K for one disk",
-    "raid4": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
-    "raid5": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
-    "raid6": "RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk",
-}
-
-
-def small_write_text(level: RaidLevel, members: int, layout: str | None, chunk_bytes: int | None) -> str:
-    """One 4 KiB random write's cost in words, from :func:`small_write_ios` (md's own choice)."""
-    reads, writes = small_write_ios(level, members, level.effective_layout(layout), RANDOM_BLOCK_BYTES, chunk_bytes)
-    cite = f" (docs/findings.md, finding 4: {_FINDING_4_WRITES[level.name]})" if level.name in _FINDING_4_WRITES else ""
-    if level is LINEAR:
-        return "each small write is one member write; members are concatenated, not striped"
-    if not _parity(level):
-        if writes == 1:
-            return f"each small write is one member write{cite}"
-        return f"each small write goes to {writes} members{cite}"
-    parity = "old parity" if _parity(level) == 1 else "old P and Q"
-    if reads == 1 + _parity(level):
-        how = f"read-modify-write: md reads the old data and {parity}, then writes new data and parity"
-    else:
-        how = (
-            f"reconstruct-write: md reads the stripe's other data ({reads} unit{'s' if reads != 1 else ''}, fewer "
-            f"than the old data and {parity}), then writes new data and parity"
-        )
-    return f"each small write costs {reads} read{'s' if reads != 1 else ''} + {writes} writes ({how}){cite}"
-
-
 def stripe_heads_for_full_stripes(chunk_bytes: int, streams: int = SEQ_STREAMS) -> int:
     """Stripe heads md needs so that ``streams`` sequential writers each fill a whole chunk row at once."""
     return streams * max(1, chunk_bytes // STRIPE_UNIT_BYTES)

@@ -23,7 +23,6 @@ from mdtui.plan.md_model import (
     parse_member_figures,
     predict,
     small_write_ios,
-    small_write_text,
 )
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
@@ -226,6 +225,8 @@ def test_a_write_covering_a_whole_chunk_row_needs_no_room_for_the_next_one() -> 
 
 
 def test_the_small_write_text_says_what_md_chooses_and_cites_finding_4() -> None:
+    from mdtui.plan.forecast import small_write_text
+
     # One answer: the plan's words come from small_write_ios, which the random-write figure uses too.
     assert small_write_text(level_from_name("raid5"), 4, None, 512 * KIB).startswith(
         "each small write costs 2 reads + 2 writes (read-modify-write"
