@@ -18,6 +18,20 @@ class Topic(StrEnum):
     KEEPING = "keeping"
 
 
+class Stake(StrEnum):
+    """What a finding puts at stake, the first key findings are ordered by: the data (an array that may not
+    survive or come back), then speed the array is losing now, then advice (what would be better)."""
+
+    DATA = "data at risk"
+    SPEED = "lost speed"
+    ADVICE = "advice"
+
+    @property
+    def rank(self) -> int:
+        """Lower comes first."""
+        return (Stake.DATA, Stake.SPEED, Stake.ADVICE).index(self)
+
+
 class Severity(StrEnum):
     INFO = "info"
     WARNING = "warning"
@@ -72,6 +86,9 @@ class Finding:
     ``ruled_out`` names the other explanations the figures exclude, each with the figure that does it.
     ``explains`` holds the ids of findings this one's cause accounts for: the advisor folds them into it
     (one cause, not several symptoms) and lists a cause before findings of the same severity.
+    ``members`` names the members the finding blames (plan/member_verdict.py's verdict), for scripts.
+    ``data_at_risk`` marks a finding whose stake is the data whatever its topic (a failing disk that also
+    explains a slow member).
     """
 
     id: str
@@ -84,20 +101,37 @@ class Finding:
     ruled_out: tuple[str, ...] = ()
     explains: tuple[str, ...] = ()
     topic: Topic = Topic.PERFORMANCE
+    members: tuple[str, ...] = ()
+    data_at_risk: bool = False
 
     def __post_init__(self) -> None:
         if self.experiment is not None and self.experiment not in EXPERIMENT_TITLES:
             raise ValueError(f"finding {self.id}: unknown experiment {self.experiment!r}")
 
+    @property
+    def stake(self) -> Stake:
+        """Keeping findings put the data at risk; performance findings cost speed; either, when only worth
+        knowing (info), is advice."""
+        if self.data_at_risk:
+            return Stake.DATA
+        if self.severity is Severity.INFO:
+            return Stake.ADVICE
+        return Stake.DATA if self.topic is Topic.KEEPING else Stake.SPEED
+
 
 def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """One cause, then its consequences: findings another one explains are folded into it; then worst first,
-    causes before the rest at the same severity, then by id in the kernel's order (md2 before md10), so output
-    is stable."""
+    """One cause, then its consequences: findings another one explains are folded into it; then by what is at
+    stake (data at risk, lost speed, advice), worst first within each, causes before the rest at the same
+    severity, then by id in the kernel's order (md2 before md10), so output is stable."""
     found = list(findings)
     explained = {explained_id for finding in found for explained_id in finding.explains if explained_id != finding.id}
     kept = [finding for finding in found if finding.id not in explained]
-    return tuple(sorted(kept, key=lambda f: (-f.severity.rank, 0 if f.explains else 1, kernel_name_key(f.id))))
+    return tuple(
+        sorted(
+            kept,
+            key=lambda f: (f.stake.rank, -f.severity.rank, 0 if f.explains else 1, kernel_name_key(f.id)),
+        )
+    )
 
 
 class Pattern(StrEnum):

@@ -137,7 +137,7 @@ def safety_ab(
             if workload is not None and figures is not None and ceilings is not None:
                 field, _, scale = workload
                 _, prediction = costs(
-                    level, figures, choice, layout=array.plan_layout, chunk_bytes=array.chunk_bytes,
+                    level, figures, choice, layout=level.normalise_layout(array.layout), chunk_bytes=array.chunk_bytes,
                     ceilings=ceilings, array_bytes=array_bytes,
                 )  # fmt: skip
                 value = getattr(prediction, field).value

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mdtui.model.disk import Disk
-from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource
-from mdtui.plan.md_model import LINK, MEASURED, MemberFigures
+from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
+from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.db import ResultsStore
@@ -114,12 +114,11 @@ def stored_member(runs: Sequence[RunRecord], device: str, rotational: bool | Non
 
 
 def link_figures(disk: Disk) -> MemberFigures:
-    """A member nobody measured: its link's bandwidth stands for its sequential read and write (an upper
-    bound on what the device does), basis "link"; the figures stay unknown without a link speed."""
+    """A member nobody measured: what bounds its sequential read and write, as the model decides it once
+    (md_model.unmeasured_figures: its link where the link limits the device, else a platter's figure); the
+    figures stay unknown without either."""
     bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
-    return MemberFigures(
-        seq_read_bytes_per_s=bandwidth, seq_write_bytes_per_s=bandwidth, rotational=disk.rotational, basis=LINK
-    )
+    return unmeasured_figures(bandwidth, disk.rotational)
 
 
 def sequential_figures(runs: Sequence[RunRecord], name: str, disk: Disk | None) -> MemberFigures | None:
@@ -162,14 +161,26 @@ def load_member_runs(db: str | None) -> list[RunRecord]:
 def member_sources(
     runs: Sequence[RunRecord], disks: Sequence[Disk], md: CeilingsChoice | None = None
 ) -> list[MemberSource]:
-    """Each planned member's stored figures for the model, or what is missing and how to measure it; md's
-    ceilings are this host's calibration when there is one for it (store.calibration), else the field's."""
+    """Each planned member's stored figures for the model; a member not (fully) measured gets what bounds it
+    (forecast.unmeasured_source: its link, or a hard disk's platter) and says how to measure it. md's ceilings
+    are this host's calibration when there is one for it (store.calibration), else the field's."""
     choice = md if md is not None else host_ceilings()
     sources = []
     for disk in disks:
         stored = stored_member(runs, disk.name, disk.rotational)
         if stored.missing:
-            sources.append(MemberSource(disk.name, None, stored.missing_text(), not stored.run_ids, choice))
+            sources.append(
+                unmeasured_source(
+                    disk.name,
+                    disk.link,
+                    disk.rotational,
+                    missing=stored.missing_text(),
+                    never_measured=not stored.run_ids,
+                    md=choice,
+                    stored=stored.figures if stored.run_ids else None,
+                    stored_note=stored.age(),
+                )
+            )
         else:
             sources.append(MemberSource(disk.name, stored.figures, stored.age(), md=choice))
     return sources

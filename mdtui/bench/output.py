@@ -140,6 +140,8 @@ def result_to_json(result: BenchResult) -> dict[str, Any]:
             "slowest_times_n_bytes_per_s": report.predicted_bytes_per_s,
             "array_vs_slowest_times_n": report.vs_predicted,
             "array_vs_sum": report.vs_sum,
+            # The member verdict the advisor renders too (plan/member_verdict.py), members by kernel name.
+            "verdict": report.verdict_json(),
             "findings": list(report.findings()),
         }
     return out

@@ -85,7 +85,9 @@ def predicted_entry(
         entry["why"] = "a member is not in the inventory"
         return entry
     sources = member_sources(member_runs, [d for d in disks if d is not None])
-    missing = [s.note for s in sources if s.figures is None]
+    # A stored prediction is held against what the run measured: only members' own figures make one (a link
+    # or a platter is a bound, not a figure a run falls short of).
+    missing = [s.missing for s in sources if not s.measured]
     if missing:
         entry["why"] = "; ".join(missing)
         return entry
@@ -93,7 +95,7 @@ def predicted_entry(
         prediction = forecast(
             level,
             sources,
-            layout=array.plan_layout,
+            layout=level.normalise_layout(array.layout),
             chunk_bytes=array.chunk_bytes,
             stripe_cache_size=stripe_cache_size,
             safety=safety,

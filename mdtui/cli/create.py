@@ -99,19 +99,18 @@ def cmd_create(args: argparse.Namespace) -> int:
         allow_mixed_sizes=args.allow_mixed_sizes,
         active_arrays=frozenset(a.name for a in inventory.arrays),
     )
-    plan = plan_create(request)
     try:
         runs = load_member_runs(args.db)
-        sources = member_sources(runs, members)
     except StoreError as exc:
-        # The plan does not need the results database: without it, only the member figures are missing.
-        print(f"mdtui: no prediction from member figures: {exc}", file=sys.stderr)
-        runs, sources = [], None
+        # The plan does not need the results database: without it, every member is what bounds it (its link).
+        print(f"mdtui: no measured member figures: {exc}", file=sys.stderr)
+        runs = []
+    plan = plan_create(request, member_sources(runs, members))
     system = SystemRoot(args.root)
     initial = create_time(system, plan, runs)
-    report: dict = {"plan": create_plan_dict(plan, sources)}
+    report: dict = {"plan": create_plan_dict(plan)}
     report["plan"]["initial_sync"] = initial.as_json() if initial is not None else None
-    lines = describe_create(plan, sources)
+    lines = describe_create(plan)
     if (line := initial_sync_line(initial)) is not None:
         lines.append(line)
     if args.boost and initial is None:

@@ -7,9 +7,10 @@ import dataclasses
 import json
 import sys
 
-from mdtui.bench.member_figures import StoredMember, link_figures, load_member_runs, stored_member
+from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
+from mdtui.plan.forecast import missing_lines, unmeasured_source
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.plan.md_model import (
     CONDITIONS,
@@ -126,9 +127,18 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
                 raise MdtuiError(stored.missing_text())
             known = ", ".join(d.name for d in inventory.disks) or "none"
             raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
-        # Not measured: the link is an upper bound on sequential speed, nothing more.
-        figures.append(link_figures(disk))
-        sources.append(stored.missing_text())
+        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in md_model.
+        source = unmeasured_source(
+            disk.name,
+            disk.link,
+            disk.rotational,
+            missing=stored.missing_text(),
+            never_measured=not stored.run_ids,
+            stored=stored.figures if stored.run_ids else None,
+            stored_note=stored.age(),
+        )
+        figures.append(source.figures)
+        sources.extend(missing_lines([source]))
     return figures, sources
 
 

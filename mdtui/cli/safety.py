@@ -138,7 +138,7 @@ def cmd_safety(args: argparse.Namespace) -> int:
     figures, note = _member_figures(args, array, inventory)
     ceilings = host_ceilings().for_level(level.name)
     sizes = [(d.size_bytes if (d := inventory.disk(m.name)) else None) for m in array.members if not m.spare]
-    array_bytes = array_bytes_of(sizes, level, array.plan_layout)
+    array_bytes = array_bytes_of(sizes, level, level.normalise_layout(array.layout))
     report["choices"] = []
     if figures is None:
         lines.append(f"what each choice costs is not predicted: {note}")
@@ -146,8 +146,8 @@ def cmd_safety(args: argparse.Namespace) -> int:
         lines.append("what each choice costs (the md model over the members' figures, against no bitmap and resync):")
         for choice in alternatives(level, now, kernel):
             found, _ = costs(
-                level, figures, choice, layout=array.plan_layout, chunk_bytes=array.chunk_bytes, ceilings=ceilings,
-                array_bytes=array_bytes,
+                level, figures, choice, layout=level.normalise_layout(array.layout),
+                chunk_bytes=array.chunk_bytes, ceilings=ceilings, array_bytes=array_bytes,
             )  # fmt: skip
             mark = " (now)" if choice == current else ""
             lines.append(f"  {choice.describe()}{mark}")
@@ -275,7 +275,7 @@ def safety_ab_cli(args: argparse.Namespace, ctx: ExperimentContext) -> Experimen
         kernel=kernel_release(ctx.root),
         figures=figures,
         ceilings=host_ceilings().for_level(level.name),
-        array_bytes=array_bytes_of(sizes, level, array.plan_layout),
+        array_bytes=array_bytes_of(sizes, level, level.normalise_layout(array.layout)),
         preset_key=args.preset,
         quick=args.quick,
         cancel=ctx.cancel,

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -63,11 +60,3 @@ class MdArray:
     @property
     def dev_path(self) -> str:
         return f"/dev/{self.name}"
-
-    @property
-    def plan_layout(self) -> str | None:
-        """The layout as mdadm's --layout spells it (sysfs says "far=2", mdadm "f2"), for plans and predictions."""
-        layout = self.layout
-        if layout and (match := _RAID10_LAYOUT.match(layout)):
-            return match.group(1)[0] + match.group(2)
-        return layout

@@ -1,6 +1,6 @@
 """Pure planning: a request becomes a validated plan (argv, predicted size and speed, warnings)."""
 
-from mdtui.plan.create import CreatePlan, CreateRequest, ThroughputPrediction, member_path, plan_create
+from mdtui.plan.create import CreatePlan, CreateRequest, member_path, plan_create
 from mdtui.plan.destroy import DestroyPlan, DestroyStep, plan_destroy
 from mdtui.plan.levels import (
     LEVELS,
@@ -31,7 +31,6 @@ __all__ = [
     "DestroyStep",
     "PlanRejected",
     "RaidLevel",
-    "ThroughputPrediction",
     "level_from_name",
     "member_path",
     "plan_create",

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from mdtui.plan import metadata as md_meta
+from mdtui.plan.forecast import MemberSource, forecast, link_sources, small_write_text
 from mdtui.plan.levels import RAID4, RaidLevel
-from mdtui.plan.predict import ThroughputPrediction, predict, speed_warnings
+from mdtui.plan.md_model import Prediction, small_write_ios
+from mdtui.plan.member_verdict import slow_members, slow_members_warning
 from mdtui.plan.request import (
     BITMAP_CHOICES,
     DEFAULT_CHUNK_KIB,
     MIN_CHUNK_KIB,
-    SLOW_MEMBER_RATIO,
     CreateRequest,
     member_path,
 )
 from mdtui.plan.validate import request_warnings, safety_choice, validate
-from mdtui.plan.write_safety import create_options
+from mdtui.plan.write_safety import array_bytes_of, create_options
 
 
 @dataclass(frozen=True)
@@ -41,26 +42,38 @@ class CreatePlan:
     small_write_reads: int
     small_write_writes: int
     small_write_text: str
-    prediction: ThroughputPrediction
+    # What the array will do: the md model over the members' figures (measured, or what bounds them); the same
+    # figures `mdtui predict` gives for these members.
+    prediction: Prediction
+    sources: tuple[MemberSource, ...]
     mkfs_ext4_args: tuple[str, ...] | None  # ("-E", "stride=16,stripe_width=64")
     mkfs_xfs_args: tuple[str, ...] | None  # ("-d", "su=64k,sw=4")
     resync_expected: bool
     warnings: tuple[str, ...] = field(default=())
 
     @property
-    def seq_read_bytes_per_s(self) -> int | None:
-        return self.prediction.seq_read_bytes_per_s
+    def seq_read_bytes_per_s(self) -> float | None:
+        return self.prediction.seq_read_bytes_per_s.rounded
 
     @property
-    def seq_write_bytes_per_s(self) -> int | None:
-        return self.prediction.seq_write_bytes_per_s
+    def seq_write_bytes_per_s(self) -> float | None:
+        return self.prediction.seq_write_bytes_per_s.rounded
+
+    @property
+    def pace_setters(self) -> tuple[str, ...]:
+        """The members with the lowest sequential read figure: the ones a stripe runs at."""
+        known = [(s.name, s.figures.seq_read_bytes_per_s) for s in self.sources]
+        values = [v for _, v in known if v is not None]
+        if len(values) != len(known) or not values:
+            return ()
+        return tuple(name for name, v in known if v == min(values))
 
 
-def plan_create(req: CreateRequest, member_speed_bytes_per_s: Mapping[str, int] | None = None) -> CreatePlan:
+def plan_create(req: CreateRequest, sources: Sequence[MemberSource] | None = None) -> CreatePlan:
     """Validate ``req`` and build its plan, or raise PlanRejected listing every problem.
 
-    ``member_speed_bytes_per_s`` holds measured sequential speeds keyed by dev_path; members without
-    one are predicted from their link bandwidth.
+    ``sources``: each member's figures (bench.member_figures.member_sources reads the stored ones); without
+    them every member is what bounds it (its link, or a hard disk's platter).
     """
     level = validate(req)
 
@@ -72,10 +85,17 @@ def plan_create(req: CreateRequest, member_speed_bytes_per_s: Mapping[str, int] 
     data_disks = level.data_disks(members, layout)
     stripe_width = _stripe_width_bytes(level, chunk_bytes, data_disks)
     resync = level.redundant and not req.assume_clean and not req.build
-    reads, writes = level.small_write_ios(members, layout)
-    prediction = predict(req.members, level, layout, member_speed_bytes_per_s or {})
+    reads, writes = small_write_ios(level, members, layout, 4096, chunk_bytes)
+    chosen = tuple(sources) if sources is not None else tuple(link_sources(req.members))
+    # The prediction with the bitmap and policy asked for: what `mdtui predict` says with the same options.
+    safety = safety_choice(req).model(array_bytes_of([d.size_bytes for d in req.members], level, layout))
+    prediction = forecast(level, chosen, layout=layout, chunk_bytes=chunk_bytes, safety=safety)
+    assert prediction is not None  # validate() refused a request without members
 
-    warnings = speed_warnings(req.members, level, layout, member_speed_bytes_per_s or {})
+    warnings = [f"{d.name}: {finding}" for d in req.members if d.link is not None and (finding := d.link.finding())]
+    slow = slow_members(level, chosen, layout=layout, chunk_bytes=chunk_bytes)
+    if slow is not None:
+        warnings.append(slow_members_warning(slow, "the array"))
     warnings += request_warnings(req, level, chunk_kib, resync)
 
     return CreatePlan(
@@ -94,8 +114,9 @@ def plan_create(req: CreateRequest, member_speed_bytes_per_s: Mapping[str, int] 
         stripe_width_bytes=stripe_width,
         small_write_reads=reads,
         small_write_writes=writes,
-        small_write_text=level.small_write_text(members, layout),
+        small_write_text=small_write_text(level, members, layout, chunk_bytes),
         prediction=prediction,
+        sources=chosen,
         mkfs_ext4_args=_mkfs_ext4(chunk_bytes, stripe_width),
         mkfs_xfs_args=_mkfs_xfs(chunk_bytes, stripe_width, data_disks),
         resync_expected=resync,
@@ -191,10 +212,8 @@ __all__ = [
     "BITMAP_CHOICES",
     "DEFAULT_CHUNK_KIB",
     "MIN_CHUNK_KIB",
-    "SLOW_MEMBER_RATIO",
     "CreatePlan",
     "CreateRequest",
-    "ThroughputPrediction",
     "member_path",
     "plan_create",
 ]

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 
-from mdtui.format import iec_bytes, plural, rate_mb_s
+from mdtui.format import iec_bytes, plural
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
-from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
-from mdtui.plan.md_model import FIELD_CEILINGS
+from mdtui.plan.forecast import forecast_lines
 from mdtui.plan.request import member_path
 from mdtui.plan.validate import safety_choice
 from mdtui.plan.write_safety import array_bytes_of, cost_lines
 
 
-def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = None) -> list[str]:
-    """The plan in lines; with ``sources`` (each member's stored figures) the model's prediction of every
-    workload replaces the sequential estimate from the slowest member."""
+def describe_create(plan: CreatePlan) -> list[str]:
+    """The plan in lines, with what the array will do for every workload (the md model over the members'
+    figures, as `mdtui predict` words it)."""
     req = plan.request
     members = len(plan.member_paths)
     lines = [
@@ -35,62 +33,44 @@ def describe_create(plan: CreatePlan, sources: Sequence[MemberSource] | None = N
         lines.append(f"layout            {plan.layout}")
     if plan.stripe_width_bytes:
         lines.append(f"stripe width      {iec_bytes(plan.stripe_width_bytes)}")
-    prediction = plan.prediction
-    # With every member's own figures the model replaces the estimate from the slowest member's link.
-    modelled = sources is not None and all(source.figures is not None for source in sources)
-    if not modelled:
-        lines.append(f"predicted read    {rate_mb_s(prediction.seq_read_bytes_per_s)} (sequential, large blocks)")
-        lines.append(f"predicted write   {rate_mb_s(prediction.seq_write_bytes_per_s)}")
-    if not modelled and prediction.slowest_members:
-        lines.append(
-            f"  from the slowest member {', '.join(prediction.slowest_members)} at "
-            f"{rate_mb_s(prediction.slowest_member_bytes_per_s)} ({prediction.basis})"
-        )
-    if sources is not None:
-        lines += forecast_lines(plan.level, sources, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
+    lines += forecast_lines(plan.level, plan.sources, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
     lines.append(f"small writes      {plan.small_write_text}")
-    lines += _safety_lines(plan, sources)
+    lines += _safety_lines(plan)
     if plan.mkfs_ext4_args:
         lines.append(f"align ext4        mkfs.ext4 {shlex.join(plan.mkfs_ext4_args)} {req.device}")
     if plan.mkfs_xfs_args:
         lines.append(f"align xfs         mkfs.xfs {shlex.join(plan.mkfs_xfs_args)} {req.device}")
     if plan.resync_expected:
         lines.append("resync            runs after creation; benchmarks during resync mislead")
-    for note in prediction.notes if not modelled else ():
-        lines.append(f"note: {note}")
     for warning in plan.warnings:
         lines.append(f"⚠ {warning}")
     return lines
 
 
-def _safety_lines(plan: CreatePlan, sources: Sequence[MemberSource] | None) -> list[str]:
-    """The bitmap and consistency policy: what they protect, and (with every member's figures) what they cost."""
+def _safety_lines(plan: CreatePlan) -> list[str]:
+    """The bitmap and consistency policy: what they protect, and what they cost over the members' figures."""
     if not plan.level.redundant or plan.request.build:
         return []
-    figures = [s.figures for s in sources] if sources else None
-    known = None if figures is None or any(f is None for f in figures) else [f for f in figures if f is not None]
     sizes = [d.size_bytes for d in plan.request.members]
     return cost_lines(
         plan.level,
-        known,
+        [source.figures for source in plan.sources],
         safety_choice(plan.request),
         layout=plan.layout,
         chunk_bytes=plan.chunk_bytes,
-        ceilings=sources[0].md.for_level(plan.level.name) if sources else FIELD_CEILINGS,
+        ceilings=plan.sources[0].md.for_level(plan.level.name),
         array_bytes=array_bytes_of(sizes, plan.level, plan.layout),
     )
 
 
-def create_plan_dict(plan: CreatePlan, members: Sequence[MemberSource] | None = None) -> dict:
-    """The plan as plain JSON types, for `mdtui create --json` and for scripts; with ``members``, "prediction"
-    is `mdtui predict --json`'s document (null when a member has no figures, "prediction_missing" says which)."""
+def create_plan_dict(plan: CreatePlan) -> dict:
+    """The plan as plain JSON types, for `mdtui create --json` and for scripts. "prediction" is `mdtui predict
+    --json`'s document for these members; "prediction_missing" says which members were not measured and how to
+    measure them (their figures are what bounds them: a link or a platter)."""
     prediction = plan.prediction
-    extra: dict = {}
-    if members is not None:
-        model = forecast(plan.level, members, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
-        extra["prediction"] = model.as_json() if model is not None else None
-        extra["prediction_missing"] = [m.note for m in members if m.figures is None]
-    return extra | {
+    return {
+        "prediction": prediction.as_json(),
+        "prediction_missing": [m.missing for m in plan.sources if not m.measured],
         "device": plan.request.device,
         "level": plan.level.name,
         "argv": list(plan.argv),
@@ -111,10 +91,11 @@ def create_plan_dict(plan: CreatePlan, members: Sequence[MemberSource] | None = 
         "fault_tolerance": plan.fault_tolerance,
         "stripe_width_bytes": plan.stripe_width_bytes,
         "small_write_ios": [plan.small_write_reads, plan.small_write_writes],
-        "predicted_read_bytes_per_s": prediction.seq_read_bytes_per_s,
-        "predicted_write_bytes_per_s": prediction.seq_write_bytes_per_s,
-        "slowest_members": list(prediction.slowest_members),
-        "prediction_basis": prediction.basis,
+        # The same figures as prediction's seq_read_mb_s and seq_write_mb_s, in bytes/s.
+        "predicted_read_bytes_per_s": plan.seq_read_bytes_per_s,
+        "predicted_write_bytes_per_s": plan.seq_write_bytes_per_s,
+        "slowest_members": list(plan.pace_setters),
+        "prediction_basis": prediction.seq_read_bytes_per_s.basis,
         "mkfs_ext4_args": list(plan.mkfs_ext4_args or ()),
         "mkfs_xfs_args": list(plan.mkfs_xfs_args or ()),
         "resync_expected": plan.resync_expected,

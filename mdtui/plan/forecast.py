@@ -12,17 +12,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mdtui.format import rate_mb_s
-from mdtui.plan.levels import RaidLevel
+from mdtui.model.disk import Disk
+from mdtui.model.link import Link
+from mdtui.plan.levels import LINEAR, RaidLevel
 from mdtui.plan.md_model import (
     DEFAULT_STRIPE_CACHE,
+    FIELD,
     FIELD_CEILINGS,
+    LINK,
     NO_SAFETY,
+    RANDOM_BLOCK_BYTES,
     Figure,
     MdCeilings,
     MemberFigures,
     Prediction,
     WriteSafety,
     predict,
+    small_write_ios,
+    unmeasured_figures,
 )
 
 # Shown predictions claim no more than this many significant figures, whatever their basis.
@@ -56,14 +63,77 @@ FIELD_CHOICE = CeilingsChoice()
 
 @dataclass(frozen=True)
 class MemberSource:
-    """One planned member: its figures (None when it has none to predict from) and where they come from."""
+    """One planned member: the figures the model predicts from and where they come from. A member nobody
+    measured still has figures: what bounds it (its link, or a hard disk's platter; md_model.unmeasured_figures),
+    so every prediction answers and says what it rests on."""
 
     name: str
-    figures: MemberFigures | None
-    note: str  # "measured 3 d ago", or why there are no figures and how to measure them
+    figures: MemberFigures
+    note: str  # "measured 3 d ago", or "not measured: its link, Gen4 16 GT/s x4 (7,877 MB/s)"
+    missing: str = ""  # what is not measured and the command that measures it; "" when every figure is
     never_measured: bool = False  # no figure of any workload stored
     # The same for every member of a plan: member_sources reads it once per prediction.
     md: CeilingsChoice = FIELD_CHOICE
+
+    @property
+    def measured(self) -> bool:
+        return not self.missing
+
+
+def unmeasured_source(
+    name: str,
+    link: Link | None,
+    rotational: bool | None,
+    *,
+    missing: str,
+    never_measured: bool = True,
+    md: CeilingsChoice = FIELD_CHOICE,
+    stored: MemberFigures | None = None,
+    stored_note: str = "",
+) -> MemberSource:
+    """A member without (all of) its own figures: what bounds it fills the sequential gaps
+    (md_model.unmeasured_figures: the link where it limits the device, else a platter), and the note says which.
+    ``stored``: the figures that were measured (``stored_note``: "measured 3 d ago"), kept where present."""
+    bandwidth = link.bandwidth_bytes_per_s if link is not None else None
+    bound = unmeasured_figures(bandwidth, rotational)
+    if bound.seq_read_bytes_per_s is None:
+        bound_note = "no link speed known"
+    elif bound.basis == LINK and link is not None:
+        bound_note = f"its link, {link.describe_current()} ({rate_mb_s(bandwidth)})"
+    else:
+        carries = (
+            f"; its link ({link.describe_current()}) carries {rate_mb_s(bandwidth)}"
+            if link is not None and bandwidth
+            else ""
+        )
+        bound_note = f"a hard disk's platter ({rate_mb_s(bound.seq_read_bytes_per_s)}, {FIELD}){carries}"
+    if stored is None:
+        return MemberSource(name, bound, f"not measured: {bound_note}", missing, never_measured, md)
+    # Measured figures stay; the bound fills a sequential figure that was not measured, and then its basis
+    # (the weaker one) sets the precision.
+    filled = [
+        stored.seq_read_bytes_per_s is None and bound.seq_read_bytes_per_s is not None,
+        stored.seq_write_bytes_per_s is None and bound.seq_write_bytes_per_s is not None,
+    ]
+    figures = MemberFigures(
+        seq_read_bytes_per_s=stored.seq_read_bytes_per_s or bound.seq_read_bytes_per_s,
+        seq_write_bytes_per_s=stored.seq_write_bytes_per_s or bound.seq_write_bytes_per_s,
+        rand_read_iops=stored.rand_read_iops,
+        rand_write_iops=stored.rand_write_iops,
+        q1_read_latency_s=stored.q1_read_latency_s,
+        rotational=rotational,
+        basis=bound.basis if any(filled) else stored.basis,
+    )
+    note = f"{stored_note} in part" + (f"; the rest: {bound_note}" if any(filled) else "")
+    return MemberSource(name, figures, note, missing, never_measured, md)
+
+
+def link_sources(disks: Sequence[Disk], md: CeilingsChoice = FIELD_CHOICE) -> list[MemberSource]:
+    """Each disk as the model sees it with nothing measured: what bounds it."""
+    return [
+        unmeasured_source(d.name, d.link, d.rotational, missing=f"{d.name} has no member figures", md=md)
+        for d in disks
+    ]
 
 
 def significant(value: float, digits: int = SHOWN_DIGITS) -> float:
@@ -95,18 +165,17 @@ def forecast(
     stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
     safety: WriteSafety = NO_SAFETY,
 ) -> Prediction | None:
-    """The model's prediction, or None when a member has no figures.
+    """The model's prediction over the members' figures (measured, or what bounds them); None without members.
 
     ``stripe_cache_size``: an existing array's own (None when it cannot be read); a planned one gets md's default.
     ``safety``: an existing array's bitmap and consistency policy (what they cost is in the figures).
     """
-    figures = [m.figures for m in members]
-    if not figures or any(f is None for f in figures):
+    if not members:
         return None
     ceilings = members[0].md.for_level(level.name)
     return predict(
         level,
-        [f for f in figures if f is not None],
+        [m.figures for m in members],
         layout=layout,
         chunk_bytes=chunk_bytes,
         ceilings=ceilings,
@@ -115,27 +184,36 @@ def forecast(
     )
 
 
+def missing_lines(members: Sequence[MemberSource]) -> list[str]:
+    """Which members lack measured figures, and the command that measures them: one line for all the members
+    never measured (the same command measures each), one per member measured in part."""
+    missing = [m for m in members if not m.measured]
+    never = [m for m in missing if m.never_measured]
+    lines = []
+    if len(never) > 1:
+        bounds = {LINK: "their links", FIELD: "a hard disk's platter"}
+        rest = " and ".join(dict.fromkeys(bounds.get(m.figures.basis, m.figures.basis) for m in never))
+        lines.append(
+            f"{', '.join(m.name for m in never)} have no member figures (until measured, {rest} bound the "
+            "figures): measure each alone with `mdtui bench --preset member-matrix --target /dev/DISK`"
+        )
+    lines += [
+        f"{m.missing} (until then, {m.note.removeprefix('not measured: ')})" if m.never_measured else m.missing
+        for m in missing
+        if len(never) <= 1 or not m.never_measured
+    ]
+    return lines
+
+
 def forecast_lines(
     level: RaidLevel, members: Sequence[MemberSource], *, layout: str | None, chunk_bytes: int | None
 ) -> list[str]:
-    """The prediction as lines, each figure with its bound and basis; or which members lack figures and how
-    to measure them."""
-    missing = [m for m in members if m.figures is None]
-    if missing:
-        lines = ["what it will do   not predicted for every workload: a member has no figures of its own"]
-        # Members never measured at all share one line: the same command measures each.
-        never = [m.name for m in missing if m.never_measured]
-        if len(never) > 1:
-            lines.append(
-                f"  {', '.join(never)} have no member figures: measure each alone with "
-                "`mdtui bench --preset member-matrix --target /dev/DISK`"
-            )
-        lines += [f"  {m.note}" for m in missing if len(never) <= 1 or not m.never_measured]
-        return lines
+    """The prediction as lines, each figure with its bound and basis, then where each member's figures come
+    from and how to measure those that were not."""
     prediction = forecast(level, members, layout=layout, chunk_bytes=chunk_bytes)
     if prediction is None:
         return []
-    lines = ["what it will do   (each member's own figures through a model of md; saturating jobs)"]
+    lines = ["what it will do   (the members' figures through a model of md; saturating jobs)"]
     values = [shown(getattr(prediction, key), key) for _, key, _ in WORKLOADS]
     width = max(len(v) for v in values)
     for (name, key, job), value in zip(WORKLOADS, values, strict=True):
@@ -145,7 +223,42 @@ def forecast_lines(
     if members[0].md.note:
         lines.append(f"  note: {members[0].md.note}")
     lines.append("  members: " + "; ".join(f"{m.name} {m.note}" for m in members))
+    lines += [f"  {line}" for line in missing_lines(members)]
     return lines
+
+
+# What finding 4 (docs/findings.md: four SAS3 SSDs, RND4KQ32T8) measured for random 4 KiB writes, quoted
+# beside each level's small-write cost.
+_FINDING_4_WRITES = {
+    "raid0": "RAID0 of 4 SSDs gave 613K IOPS of random 4K writes vs 169K for one disk",
+    "raid1": "RAID1 gave 154K IOPS of random 4K writes vs 169K for one disk",
+    "raid10": "RAID10 gave 276K IOPS of random 4K writes vs 169K for one disk",
+    "raid4": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
+    "raid5": "RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one disk",
+    "raid6": "RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk",
+}
+
+
+def small_write_text(level: RaidLevel, members: int, layout: str | None, chunk_bytes: int | None) -> str:
+    """One 4 KiB random write's cost in words, from :func:`small_write_ios` (md's own choice)."""
+    reads, writes = small_write_ios(level, members, level.effective_layout(layout), RANDOM_BLOCK_BYTES, chunk_bytes)
+    parity = 0 if not level.parity else (2 if level.name == "raid6" else 1)
+    cite = f" (docs/findings.md, finding 4: {_FINDING_4_WRITES[level.name]})" if level.name in _FINDING_4_WRITES else ""
+    if level is LINEAR:
+        return "each small write is one member write; members are concatenated, not striped"
+    if not parity:
+        if writes == 1:
+            return f"each small write is one member write{cite}"
+        return f"each small write goes to {writes} members{cite}"
+    old = "old parity" if parity == 1 else "old P and Q"
+    if reads == 1 + parity:
+        how = f"read-modify-write: md reads the old data and {old}, then writes new data and parity"
+    else:
+        how = (
+            f"reconstruct-write: md reads the stripe's other data ({reads} unit{'s' if reads != 1 else ''}, fewer "
+            f"than the old data and {old}), then writes new data and parity"
+        )
+    return f"each small write costs {reads} read{'s' if reads != 1 else ''} + {writes} writes ({how}){cite}"
 
 
 # Short column heads of the level table, in WORKLOADS order.
@@ -171,15 +284,15 @@ def _short(figure: Figure, key: str) -> str:
 def level_table(
     levels: Sequence[RaidLevel], members: Sequence[MemberSource], *, chunk_bytes: int | None = None
 ) -> list[LevelRow]:
-    """Each level that fits the member count, side by side on every workload; a member without figures
-    leaves the figures it would set unknown."""
-    figures = [m.figures if m.figures is not None else MemberFigures() for m in members]
+    """Each level that fits the member count, side by side on every workload: forecast() for each, so a cell
+    is what `mdtui predict` says (unknown only where a member's figure is)."""
     rows = []
     for level in levels:
-        if len(figures) < level.min_members:
+        if len(members) < level.min_members:
             continue
-        ceilings = members[0].md.for_level(level.name) if members else FIELD_CEILINGS
-        prediction = predict(level, figures, chunk_bytes=chunk_bytes if level.uses_chunk else None, ceilings=ceilings)
+        prediction = forecast(level, members, layout=None, chunk_bytes=chunk_bytes if level.uses_chunk else None)
+        if prediction is None:
+            continue
         cells = tuple(_short(getattr(prediction, key), key) for _, key, _ in WORKLOADS)
         bounds = tuple(getattr(prediction, key).bound for _, key, _ in WORKLOADS)
         rows.append(LevelRow(level.name, cells, bounds))

@@ -1,4 +1,5 @@
-"""RAID levels as small objects that know their geometry, capacity, fault tolerance and write cost."""
+"""RAID levels as small objects that know their geometry, capacity and fault tolerance (what each does for a
+workload, small writes included, is the md model's: plan/md_model.py)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ LAYOUT_ALIASES: dict[str, str] = {
     "rs": "right-symmetric",
 }
 _RAID10_LAYOUT = re.compile(r"^([nfo])([23])$")
+# mdadm --detail and sysfs spell a raid10 layout "near=2", "far=2", "offset=2"; --layout takes "n2", "f2", "o2".
+_DETAIL_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,12 @@ class RaidLevel:
         return ()
 
     def normalise_layout(self, layout: str | None) -> str | None:
-        """The canonical spelling of a layout, or None when none was given."""
+        """The canonical spelling of a layout (mdadm's --layout, as an existing array's "far=2" reads "f2"), or
+        None when none was given."""
         if layout is None:
             return None
+        if match := _DETAIL_RAID10_LAYOUT.match(layout):
+            return match.group(1)[0] + match.group(2)
         return LAYOUT_ALIASES.get(layout, layout)
 
     def effective_layout(self, layout: str | None) -> str | None:
@@ -99,24 +105,6 @@ class RaidLevel:
     def fault_tolerance_text(self, members: int, layout: str | None = None) -> str:
         return "no member may fail: losing any one loses the whole array"
 
-    def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
-        """(reads, writes) one small random write costs the members."""
-        return (0, 1)
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        return (
-            "each small write is one member write (docs/findings.md, finding 4: RAID0 of 4 SSDs gave 613K IOPS of "
-            "random 4K writes vs 169K for one disk)"
-        )
-
-    def seq_read_factor(self, members: int, layout: str | None = None) -> Fraction:
-        """Multiple of the slowest member's speed for large reads with enough parallel I/O."""
-        return self.data_disks(members, layout)
-
-    def seq_write_factor(self, members: int, layout: str | None = None) -> Fraction:
-        """Multiple of the slowest member's speed for large sequential writes (an upper bound)."""
-        return self.data_disks(members, layout)
-
 
 def _round_down(value: int, step: int | None) -> int:
     if not step:
@@ -137,16 +125,6 @@ class Linear(RaidLevel):
     def data_disks(self, members: int, layout: str | None = None) -> Fraction:
         # Capacity-wise every member holds data, but a stream sees one member at a time.
         return Fraction(members)
-
-    def seq_read_factor(self, members: int, layout: str | None = None) -> Fraction:
-        # Members are concatenated: a sequential stream reads one member, then the next.
-        return Fraction(1)
-
-    def seq_write_factor(self, members: int, layout: str | None = None) -> Fraction:
-        return Fraction(1)
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        return "each small write is one member write; members are concatenated, not striped"
 
 
 @dataclass(frozen=True)
@@ -187,22 +165,6 @@ class Raid1(RaidLevel):
         lost = members - 1
         return f"any {lost} of {members} members may fail; one surviving member holds all data"
 
-    def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
-        return (0, members)
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        return (
-            f"each small write goes to all {members} members (docs/findings.md, finding 4: RAID1 gave 154K IOPS of "
-            "random 4K writes vs 169K for one disk)"
-        )
-
-    def seq_read_factor(self, members: int, layout: str | None = None) -> Fraction:
-        # md balances separate readers over the mirrors; one sequential stream stays on one member.
-        return Fraction(members)
-
-    def seq_write_factor(self, members: int, layout: str | None = None) -> Fraction:
-        return Fraction(1)
-
 
 @dataclass(frozen=True)
 class Raid4(RaidLevel):
@@ -224,16 +186,6 @@ class Raid4(RaidLevel):
     def fault_tolerance_text(self, members: int, layout: str | None = None) -> str:
         return f"any 1 of {members} members may fail; a second failure before the rebuild ends loses the array"
 
-    def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
-        return (2, 2)
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        return (
-            "each small write costs 2 reads + 2 writes: read old data and old parity, write new data "
-            "and new parity (docs/findings.md, finding 4: RAID5 gave 58.3K IOPS of random 4K writes vs 169K for one "
-            "disk)"
-        )
-
 
 @dataclass(frozen=True)
 class Raid5(Raid4):
@@ -254,15 +206,6 @@ class Raid6(Raid4):
 
     def fault_tolerance_text(self, members: int, layout: str | None = None) -> str:
         return f"any 2 of {members} members may fail"
-
-    def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
-        return (3, 3)
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        return (
-            "each small write costs 3 reads + 3 writes: old data, P and Q are read, new data, P and Q "
-            "written (docs/findings.md, finding 4: RAID6 gave 65.4K IOPS of random 4K writes vs 169K for one disk)"
-        )
 
 
 @dataclass(frozen=True)
@@ -314,20 +257,6 @@ class Raid10(RaidLevel):
             f"{guaranteed} member{'s' if guaranteed > 1 else ''} guaranteed ({copies} copies of each block); "
             f"more survive if lucky: up to {guaranteed} per mirror set, as long as no block loses all copies"
         )
-
-    def small_write_ios(self, members: int, layout: str | None = None) -> tuple[int, int]:
-        return (0, self.copies(members, layout))
-
-    def small_write_text(self, members: int, layout: str | None = None) -> str:
-        copies = self.copies(members, layout)
-        return (
-            f"each small write goes to {copies} members (docs/findings.md, finding 4: RAID10 gave 276K IOPS of "
-            "random 4K writes vs 169K for one disk)"
-        )
-
-    def seq_read_factor(self, members: int, layout: str | None = None) -> Fraction:
-        # Every member holds data to read; f2 gives this to one stream, n2/o2 need parallel readers.
-        return Fraction(members)
 
 
 LINEAR = Linear("linear", "linear", min_members=2, uses_chunk=False)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
-from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.plan.levels import RaidLevel
 
@@ -22,8 +20,6 @@ BITMAP_CHOICES: tuple[str, ...] = ("none", "internal")
 MAX_WASTE_FRACTION = 0.5
 # mdadm itself warns when sizes differ by more than 1%.
 WARN_WASTE_FRACTION = 0.01
-# A member this much slower than the next one is named as the array's bottleneck.
-SLOW_MEMBER_RATIO = 0.9
 SMALL_PARITY_CHUNK_KIB = 64
 WIDE_RAID5_MEMBERS = 8
 
@@ -64,17 +60,8 @@ def member_path(disk: Disk) -> str:
     return disk.by_id_path or disk.dev_path
 
 
-def mbps(bytes_per_s: int) -> str:
-    """Decimal MB/s with thousands separators, as every other screen and finding prints them."""
-    return rate_mb_s(bytes_per_s)
-
-
 def gib(size_bytes: int) -> str:
     return f"{size_bytes / GIB:.1f} GiB"
-
-
-def factor_text(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):.1f}"
 
 
 __all__ = [
@@ -82,10 +69,7 @@ __all__ = [
     "DEFAULT_CHUNK_KIB",
     "GIB",
     "MIN_CHUNK_KIB",
-    "SLOW_MEMBER_RATIO",
     "CreateRequest",
-    "factor_text",
     "gib",
-    "mbps",
     "member_path",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ DEFAULT_TOLERANCE = 0.02
 # Settings that differ between otherwise identical runs without saying anything about them.
 IGNORED_SETTINGS = frozenset({"context.source_file", "params.name"})
 _SECTIONS = ("preset", "target", "params", "array", "context")
-_MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
 
 
 class Verdict(StrEnum):
@@ -224,10 +222,8 @@ def data_disks(run: RunRecord) -> float:
         members = sum(1 for m in array["members"] if isinstance(m, Mapping) and not m.get("spare"))
     if not members:
         raise CompareError(f"run {run.title} records no member count for its {level_name}; cannot count data disks")
-    layout = array.get("layout")
-    # mdadm and sysfs spell raid10 layouts "near=2"; the level objects take mdadm's --layout spelling "n2".
-    if isinstance(layout, str) and (match := _MDADM_RAID10_LAYOUT.match(layout)):
-        layout = match.group(1)[0] + match.group(2)
+    # mdadm and sysfs spell raid10 layouts "near=2": the level reads either spelling (levels.normalise_layout).
+    layout = array.get("layout") if isinstance(array.get("layout"), str) else None
     try:
         return float(level_from_name(str(level_name)).data_disks(int(members), layout))
     except ValueError as exc:

@@ -12,6 +12,9 @@ in the guest's sysfs; what it runs at (2.5 GT/s x1) is the real kernel's reading
 (QEMU's throttle), measured by the weakest-link run. The unit test of (b) uses the captured real-links tree.
 (f) one member throttled hard and one merely slower (a lighter throttle) → only the throttled one is named, with
 its own figure; the slower one is spread (a machine of its own, tests/lab/scenarios.py SPREAD).
+(g) one member at 0.7× its peers that sets the array's pace (QEMU's throttles on the disk-bound machine's drives
+lowered through QMP while the guest runs: three to 10 MB/s, one to 7) → `bench --json` and `advise --json` name
+the same member, the one verdict (plan/member_verdict.py) both render.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import pytest
 
 from .harness import Guest, GuestPool
-from .machines import DISK_BOUND, DISK_BOUND_NVME, SLOW_NVME, STANDARD_NVME
+from .machines import DISK_BOUND, DISK_BOUND_BPS, DISK_BOUND_NVME, SLOW_NVME, STANDARD_NVME
 from .scenarios import SPREAD, SPREAD_SLOWER, SPREAD_THROTTLED, build_spread_array
 from .test_bench import DB, bench_json, create, guest  # noqa: F401  (guest: the fixture)
 
@@ -217,3 +220,49 @@ def test_f_a_merely_slower_member_is_spread_and_only_the_throttled_one_is_named(
     assert spread_line["severity"] == "info", spread_line
     assert f"{slower} read alone {alone[slower] / 1e6:,.0f} MB/s" in spread_line["title"], spread_line["title"]
     assert throttled not in spread_line["title"], spread_line["title"]
+
+
+# (g) The paced machine's drives throttled lower for this test, through QMP while the guest runs: three to
+# PACE_PEERS_BPS and one to 0.7 × that. A quarter of the 40 MB/s the machine boots with keeps every member and the
+# array (4 × 7 = 28 MB/s) far under what the emulator moves on a busy host: at 4 × 28 MB/s one run read 87.5 where
+# 114 was due, and at 20 MB/s a peer alone read 16.7 at load 11 (the host's CPU, not the throttle, set them).
+PACE_PEERS_BPS = DISK_BOUND_BPS // 4
+PACE_SETTER = len(DISK_BOUND_NVME) - 1
+PACE_SETTER_BPS = int(0.7 * PACE_PEERS_BPS)
+# The pace setter alone against its peers' median, as the throttles set them (0.7): both are held by QEMU's token
+# buckets, not the host's CPU, so within one run this range only catches a throttle that did not apply.
+PACE_SETTER_RATIO = (0.6, 0.8)
+
+
+def set_throttle(vm: Guest, index: int, bps: int) -> None:
+    """QEMU's block throttle of the machine's drive ``index`` (its -drive id d<index>), changed while it runs."""
+    vm.qmp("block_set_io_throttle", device=f"d{index}", bps=bps, bps_rd=0, bps_wr=0, iops=0, iops_rd=0, iops_wr=0)
+
+
+def test_g_a_member_at_0_7x_that_sets_the_pace_is_named_by_bench_and_advise_alike(paced: Guest) -> None:
+    for index in range(len(DISK_BOUND_NVME)):
+        set_throttle(paced, index, PACE_SETTER_BPS if index == PACE_SETTER else PACE_PEERS_BPS)
+    try:
+        create(paced, "0", DISK_BOUND_NVME, "--chunk=512")
+        # 16 reads in flight (the others' 8 leave a member near saturation idle now and then, and the array's
+        # read waits on its slowest part: 0.76-0.87 of the pace in two runs at load 7-10), from 2 jobs: each fio
+        # process costs the emulated guest seconds to start.
+        document = bench_json(paced, "--preset", "weakest-link", "--target", "/dev/md0", *QUICK,
+                              "--numjobs", "2", "--iodepth", "8")  # fmt: skip
+        assert document["status"] == "complete", document["error"]
+        slow = paced.device(DISK_BOUND_NVME[PACE_SETTER]).rsplit("/", 1)[-1]
+        wl = document["weakest_link"]
+        print(f"\n(g) {report(document)}; array / (slowest × 4) {wl['array_vs_slowest_times_n']:.3f}")
+        alone = {m["device"].rsplit("/", 1)[-1]: m["alone_bytes_per_s"] for m in document["weakest_link"]["members"]}
+        peers = sorted(value for name, value in alone.items() if name != slow)
+        low, high = PACE_SETTER_RATIO
+        assert low <= alone[slow] / peers[len(peers) // 2] <= high, report(document)
+        verdict = document["weakest_link"]["verdict"]
+        assert verdict["named"] == [slow], (verdict, report(document))
+        findings = advise(paced)
+        named = [f for f in findings if f["id"] == "measured-slow-member:md0"]
+        assert named and named[0]["members"] == [slow], findings
+        assert serious(findings)[0]["id"] == "measured-slow-member:md0", findings
+    finally:
+        for index in range(len(DISK_BOUND_NVME)):
+            set_throttle(paced, index, DISK_BOUND_BPS)

@@ -157,6 +157,8 @@ def test_predicted_read_with_a_throttled_member_is_within_tolerance_of_fio(guest
 import asyncio, json
 from mdtui.model.job import JobSpec
 from mdtui.plan import CreateRequest, plan_create
+from mdtui.plan.forecast import MemberSource
+from mdtui.plan.md_model import MemberFigures
 from mdtui.probe.inventory import scan
 from mdtui.run.mdadm import execute_create
 from mdtui.run.runners import run_fio
@@ -167,16 +169,17 @@ def read_job(name, target, numjobs):
 
 disks = {{d.serial: d for d in scan("/").disks}}
 members = tuple(disks[s] for s in {serials!r})
-# Each member alone first: the plan predicts from measured speeds, as the weakest-link run does.
+# Each member alone first: the plan's md model predicts from measured speeds, as the weakest-link run does.
 speeds = {{}}
 for disk in members:
     result = asyncio.run(run_fio(read_job("member", disk.dev_path, 2)))
     speeds[disk.dev_path] = int(result.total.read.bytes_per_s)
-plan = plan_create(CreateRequest(device="/dev/md0", level="raid0", members=members, chunk_kib=512), speeds)
+sources = [MemberSource(d.name, MemberFigures(seq_read_bytes_per_s=speeds[d.dev_path]), "measured") for d in members]
+plan = plan_create(CreateRequest(device="/dev/md0", level="raid0", members=members, chunk_kib=512), sources)
 execute_create(plan, confirmed=True)
 array = asyncio.run(run_fio(read_job("array", "/dev/md0", 4)))
 print(json.dumps({{"speeds": speeds, "predicted": plan.seq_read_bytes_per_s,
-                  "slowest": plan.prediction.slowest_members, "measured": array.total.read.bytes_per_s}}))
+                  "slowest": plan.pace_setters, "measured": array.total.read.bytes_per_s}}))
 """
     try:
         result = guest.python(code, env=STATE_ENV, timeout=240)

@@ -182,7 +182,7 @@ async def test_create_flow_up_to_the_confirmation(make_app: MakeApp, execute_cre
         assert plan is not None and plan.level.name == "raid5"
         text = preview_text(app)
         assert shlex.join(plan.argv) in text
-        assert "usable capacity" in text and "fault tolerance" in text and "predicted read" in text
+        assert "usable capacity" in text and "fault tolerance" in text and "what it will do" in text
         assert "small writes" in text and "mkfs.ext4" in text and "⚠" in text
 
         dialog = await open_confirm(pilot)

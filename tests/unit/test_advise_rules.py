@@ -28,7 +28,6 @@ from mdtui.advise.rules.resync import rule_resync
 from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, rule_level_for_workload, rule_parallelism
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
-from mdtui.model.link import pcie_lane_bytes_per_s
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
 from mdtui.probe.inventory import scan
@@ -81,19 +80,23 @@ def make_plan(
 
 
 def test_slow_members_fire_on_md0_with_the_cost(real_links: Inventory) -> None:
-    (finding,) = rule_slow_members(AdviceInput(inventory=real_links))
-    assert finding.id == "slow-member:md0"
+    findings = {f.id: f for f in rule_slow_members(AdviceInput(inventory=real_links))}
+    finding = findings["slow-member:md0"]
     numbers = evidence(finding)
-    # real-links: nvme2n1 and nvme3n1 at 2.5 GT/s x1 (250 MB/s), nvme1n1 at 2.5 GT/s x4 (1000 MB/s); raid6 of 4
-    # reads from 2 data disks' worth: 2 × 250 vs 2 × 1000.
-    assert numbers["slowest members (nvme2n1, nvme3n1)"] == 250.0
-    assert numbers["next slowest member"] == 1000.0
-    assert numbers["array at slowest × factor"] == 500.0
-    assert numbers["array without the slow members"] == 2000.0
+    # real-links: nvme2n1 and nvme3n1 at 2.5 GT/s x1 (250 MB/s), nvme1n1 at 2.5 GT/s x4 (1000 MB/s). The md
+    # model reads a raid6 of four flash members from all four (`mdtui predict --level 6` says 1,000 MB/s):
+    # 4 × 250 now against 4 × 1,000 (before: 2 × 250 vs 2 × 1,000, a second arithmetic).
+    assert numbers["slow member nvme2n1 (link)"] == numbers["slow member nvme3n1 (link)"] == 250.0
+    assert numbers["next slowest member nvme1n1 (link)"] == 1000.0
+    assert numbers["md0 sequential read now"] == 1000.0
+    assert numbers["with the slow members as fast as nvme1n1"] == 4000.0
     assert numbers["throughput lost"] == 75.0
+    assert finding.members == ("nvme2n1", "nvme3n1")
     assert finding.severity is Severity.WARNING  # the slow ones trained at their own maximum: not a fault
     assert "832" in finding.why and "3,322" in finding.why
     assert finding.experiment == "weakest-link"
+    # md2 mixes a hard disk (vda: a platter's field figure, no link) with a SAS SSD: named, but only as a note.
+    assert findings["slow-member:md2"].severity is Severity.INFO
 
 
 def test_slow_member_on_a_downgraded_link_in_a_plan_is_critical(real_links: Inventory) -> None:
@@ -102,14 +105,15 @@ def test_slow_member_on_a_downgraded_link_in_a_plan_is_critical(real_links: Inve
     assert finding.id == "slow-member:/dev/md9 (planned)"
     assert finding.severity is Severity.CRITICAL
     numbers = evidence(finding)
-    assert numbers["array at slowest × factor"] == 2000.0  # 2 × 1000 MB/s (Gen1 x4)
-    assert numbers["array without the slow member"] == round(2 * pcie_lane_bytes_per_s(8.0) * 4 / 1e6, 1)
+    assert numbers["/dev/md9 (planned) sequential read now"] == 2000.0  # 2 × 1000 MB/s
+    # 2 × Gen3 x4 (2 × 3,938 MB/s) to the two figures a link can claim.
+    assert numbers["with the slow member as fast as nvme0n1"] == 7900.0
     assert finding.what_to_do.startswith("Move nvme1n1 to a slot that runs Gen3 8 GT/s x4")
 
 
 def test_no_slow_members_when_members_match(lab_standard: Inventory, real_links: Inventory) -> None:
     # lab-standard: QEMU trains every NVMe endpoint at 2.5 GT/s x1, so md0's members are equal.
-    assert rule_slow_members(AdviceInput(inventory=lab_standard)) == []
+    assert [f.id for f in rule_slow_members(AdviceInput(inventory=lab_standard))] == ["slow-member:md2"]
     plan = make_plan(real_links, "raid0", "nvme2n1", "nvme3n1")
     assert rule_slow_members(AdviceInput(plan=plan)) == []
 
@@ -120,9 +124,11 @@ def test_downgraded_links_name_cost_or_its_absence(real_links: Inventory) -> Non
     nvme1 = findings["link-downgraded:nvme1n1"]
     # nvme2n1/nvme3n1 are slower still, so fixing nvme1n1 alone would not speed md0 up.
     assert nvme1.severity is Severity.INFO
-    assert evidence(nvme1)["md0 now"] == evidence(nvme1)["md0 with nvme1n1 at its maximum"] == 500.0
+    assert evidence(nvme1)["md0 now"] == evidence(nvme1)["md0 with nvme1n1 at its maximum"] == 1000.0
     sda = findings["link-downgraded:sda"]
-    assert sda.severity is Severity.WARNING
+    # sda is a hard disk: its platter (~210 MB/s) is slower than even the 3 Gbps link it trained at (300 MB/s),
+    # so the downgrade costs nothing (before: a warning).
+    assert sda.severity is Severity.INFO and "it costs nothing" in sda.title
     assert (evidence(sda)["usable now"], evidence(sda)["usable at maximum"]) == (300.0, 600.0)
 
 
@@ -357,8 +363,26 @@ def test_raid5_for_a_database_fires_with_finding_4_ratio(real_links: Inventory) 
     (finding,) = rule_level_for_workload(AdviceInput(plan=plan, workload=workload("database")))
     assert finding.severity is Severity.WARNING
     assert evidence(finding)["raid5 / raid10"] == round(58_300 / 276_000, 2)
-    assert evidence(finding)["member I/Os per small write"] == "2 reads + 2 writes"
+    # md's own choice over three raid5 members: reconstruct-write reads the one other data unit (plan/md_model).
+    assert evidence(finding)["member I/Os per small write"] == "1 read + 2 writes"
     assert finding.experiment == "level-compare"
+
+
+def test_raid5_for_a_database_uses_the_models_figures_when_the_members_were_measured(real_links: Inventory) -> None:
+    from mdtui.plan.forecast import MemberSource
+    from mdtui.plan.md_model import MemberFigures
+
+    members = free(real_links, "nvme0n1", "nvme2n1", "nvme3n1", "nvme4n1")
+    # finding 4's SAS3 SSD class: 181K random reads, 170K random writes.
+    measured = MemberFigures(1113e6, 1022e6, 181e3, 170e3, 58e-6, rotational=False)
+    sources = [MemberSource(d.name, measured, "measured just now") for d in members]
+    plan = plan_create(CreateRequest("/dev/md9", "raid5", members), sources)
+    (finding,) = rule_level_for_workload(AdviceInput(plan=plan, workload=workload("database")))
+    numbers = evidence(finding)
+    # raid5 over four: md's stripe thread (field 60K) before 4 / (2/181K + 2/170K); raid10 n2: 4 × 170K / 2.
+    assert numbers["predicted raid5 random 4 KiB writes here"] == 60_000
+    assert numbers["predicted raid10 random 4 KiB writes on the same members"] == 340_000
+    assert numbers["raid5 / raid10"] == round(60_000 / 340_000, 2) and "0.18×" in finding.title
 
 
 def test_level_rule_silent_for_raid10_or_streaming_workloads(real_links: Inventory) -> None:

@@ -409,3 +409,35 @@ def test_predict_cli_conditions_write_safety_and_kernel(capsys: pytest.CaptureFi
     assert "refuses ppl with a bitmap" in err and "Traceback" not in err and err.count("\n") == 1
     assert main(["predict", "--level", "10", "--members", "4", "--member-figures", figures, "--layout", "x9"]) == 2
     assert "not a raid10 layout" in capsys.readouterr().err
+
+
+def test_the_small_write_text_says_what_md_chooses_and_cites_finding_4() -> None:
+    from mdtui.plan.forecast import small_write_text
+
+    # One answer: the plan's words come from small_write_ios, which the random-write figure uses too.
+    assert small_write_text(level_from_name("raid5"), 4, None, 512 * KIB).startswith(
+        "each small write costs 2 reads + 2 writes (read-modify-write"
+    )
+    assert "1 read + 2 writes (reconstruct-write" in small_write_text(level_from_name("raid5"), 3, None, 512 * KIB)
+    assert "1 read + 3 writes (reconstruct-write" in small_write_text(level_from_name("raid6"), 4, None, 512 * KIB)
+    for name in ("raid0", "raid1", "raid4", "raid5", "raid6", "raid10"):
+        assert "finding 4" in small_write_text(level_from_name(name), 4, None, 512 * KIB)
+    assert "goes to 2 members" in small_write_text(level_from_name("raid10"), 4, None, 512 * KIB)
+
+
+def test_a_link_is_a_limit_only_where_the_device_could_go_faster() -> None:
+    from mdtui.plan.md_model import FIELD, LINK, PLATTER_BYTES_PER_S, link_limits, unmeasured_figures
+
+    # A hard disk on 6 Gbit SAS (600 MB/s usable) is held by its platter; on 1.5 Gbps SATA (150 MB/s) by the link.
+    assert not link_limits(600e6, rotational=True) and link_limits(150e6, rotational=True)
+    # Flash is built to fill its link: any link is its limit (unknown rotation is read as flash).
+    assert link_limits(600e6, rotational=False) and link_limits(600e6, rotational=None)
+    hdd = unmeasured_figures(600e6, rotational=True)
+    assert (hdd.seq_read_bytes_per_s, hdd.seq_write_bytes_per_s, hdd.basis) == (PLATTER_BYTES_PER_S,) * 2 + (FIELD,)
+    slow_sata = unmeasured_figures(150e6, rotational=True)
+    assert (slow_sata.seq_read_bytes_per_s, slow_sata.basis) == (150e6, LINK)
+    ssd = unmeasured_figures(7.877e9, rotational=False)
+    assert (ssd.seq_read_bytes_per_s, ssd.basis) == (7.877e9, LINK)
+    # A link says nothing of random I/O or latency, and no link at all says nothing of flash.
+    assert ssd.rand_read_iops is None and ssd.q1_read_latency_s is None
+    assert unmeasured_figures(None, rotational=False).seq_read_bytes_per_s is None

@@ -8,7 +8,9 @@ from mdtui.errors import PlanError
 from mdtui.model import Disk, InUseKind, InUseReason, Link, LinkKind, Transport
 from mdtui.plan import metadata
 from mdtui.plan.create import CreateRequest, plan_create
+from mdtui.plan.forecast import MemberSource, link_sources
 from mdtui.plan.levels import RAID5_LAYOUTS, RAID6_LAYOUTS
+from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.plan.rejected import PlanRejected
 
 TB = 10**12
@@ -548,9 +550,13 @@ def test_fault_tolerance(level, n, layout, tolerance):
 
 
 def test_small_write_figures():
+    # md's own choice over four raid6 members: reconstruct-write reads the one other data unit (1 read) rather
+    # than old data, P and Q (3): the figures the model's random-write prediction uses (before: 3 + 3).
     plan = plan_create(CreateRequest("/dev/md0", "raid6", disks(4)))
-    assert (plan.small_write_reads, plan.small_write_writes) == (3, 3)
-    assert "3 reads + 3 writes" in plan.small_write_text
+    assert (plan.small_write_reads, plan.small_write_writes) == (1, 3)
+    assert "1 read + 3 writes (reconstruct-write" in plan.small_write_text
+    wide = plan_create(CreateRequest("/dev/md0", "raid6", disks(8)))
+    assert "3 reads + 3 writes (read-modify-write" in wide.small_write_text and "finding 4" in wide.small_write_text
 
 
 @pytest.mark.parametrize(
@@ -578,38 +584,46 @@ def test_no_mkfs_alignment(level, n):
     assert plan.stripe_width_bytes is None
 
 
+def measured(members: tuple[Disk, ...], speeds: dict[str, float]) -> list[MemberSource]:
+    """Each member measured at its sequential speed (read and write), the rest what bounds them (their links)."""
+    bounds = {s.name: s for s in link_sources(members)}
+    return [
+        MemberSource(d.name, MemberFigures(speeds[d.name], speeds[d.name], basis=MEASURED), "measured just now")
+        if d.name in speeds
+        else bounds[d.name]
+        for d in members
+    ]
+
+
 def test_prediction_with_a_downgraded_member():
     members = (*disks(3), nvme(3, link=GEN1_X4))
     plan = plan_create(CreateRequest("/dev/md0", "raid0", members))
-    pred = plan.prediction
-    assert pred.slowest_members == ("nvme3n1",)
-    assert pred.slowest_member_bytes_per_s == 1_000_000_000
-    assert pred.basis == "link"
+    # The md model over the links (nothing measured): 4 × 1,000 MB/s, to the two figures a link can claim.
+    assert plan.pace_setters == ("nvme3n1",)
+    assert plan.prediction.seq_read_bytes_per_s.basis == "link"
     assert plan.seq_read_bytes_per_s == 4_000_000_000
     assert plan.seq_write_bytes_per_s == 4_000_000_000
     assert any(
-        "nvme3n1 at Gen1 2.5 GT/s x4 (1,000 MB/s) limits the array to 4 × 1,000 MB/s = 4,000 MB/s; "
-        "the others would allow 4 × 3,938 MB/s" in w
+        "nvme3n1 at 1,000 MB/s (link) limits the array to 4,000 MB/s of sequential reads (members (slowest × 4)); "
+        "the others would allow 16,000 MB/s" in w
         for w in plan.warnings
-    )
+    ), plan.warnings
     assert any(w.startswith("nvme3n1: link trained at Gen1 2.5 GT/s x4") for w in plan.warnings)
 
 
 def test_prediction_from_measured_speeds_matches_finding_1():
     members = disks(4)
-    measured = {"/dev/nvme0n1": 1_650_000_000, "/dev/nvme1n1": 1_650_000_000, "/dev/nvme2n1": 1_650_000_000}
-    measured["/dev/nvme3n1"] = 832_000_000
-    plan = plan_create(CreateRequest("/dev/md0", "raid0", members), member_speed_bytes_per_s=measured)
-    assert plan.seq_read_bytes_per_s == 3_328_000_000
-    assert plan.prediction.basis == "measured"
-    assert any("nvme3n1 measured at 832 MB/s limits the array to 4 × 832 MB/s = 3,328 MB/s" in w for w in plan.warnings)
+    speeds = {"nvme0n1": 1.65e9, "nvme1n1": 1.65e9, "nvme2n1": 1.65e9, "nvme3n1": 832e6}
+    plan = plan_create(CreateRequest("/dev/md0", "raid0", members), measured(members, speeds))
+    assert plan.seq_read_bytes_per_s == 3_330_000_000  # 4 × 832 = 3,328, three figures for a measured basis
+    assert plan.prediction.seq_read_bytes_per_s.basis == "measured"
+    assert any("nvme3n1 at 832 MB/s (measured) limits the array to 3,300 MB/s" in w for w in plan.warnings)
 
 
 def test_prediction_mixes_measured_and_link():
-    plan = plan_create(
-        CreateRequest("/dev/md0", "raid0", disks(2)), member_speed_bytes_per_s={"/dev/nvme0n1": 3_000_000_000}
-    )
-    assert plan.prediction.basis == "measured and link"
+    members = disks(2)
+    plan = plan_create(CreateRequest("/dev/md0", "raid0", members), measured(members, {"nvme0n1": 3e9}))
+    assert plan.prediction.seq_read_bytes_per_s.basis == "link, measured"
     assert plan.seq_read_bytes_per_s == 2 * 3_000_000_000
 
 
@@ -617,38 +631,37 @@ def test_prediction_unknown_speed():
     plan = plan_create(CreateRequest("/dev/md0", "raid0", (nvme(0), nvme(1, link=None))))
     assert plan.seq_read_bytes_per_s is None
     assert plan.seq_write_bytes_per_s is None
-    assert "speed of nvme1n1 is unknown" in plan.prediction.notes[0]
+    assert plan.prediction.seq_read_bytes_per_s.bound.startswith("unknown")
+    assert plan.sources[1].note == "not measured: no link speed known"
 
 
 @pytest.mark.parametrize(
-    ("level", "n", "layout", "read_x", "write_x"),
+    ("level", "n", "layout", "read", "write", "write_bound"),
     [
-        ("linear", 3, None, 1, 1),
-        ("raid0", 4, None, 4, 4),
-        ("raid1", 3, None, 3, 1),
-        ("raid4", 4, None, 3, 3),
-        ("raid5", 4, None, 3, 3),
-        ("raid6", 6, None, 4, 4),
-        ("raid10", 4, "n2", 4, 2),
-        ("raid10", 6, "f3", 6, 2),
+        ("linear", 3, None, 1, 1, "members"),
+        ("raid0", 4, None, 4, 4, "members"),
+        ("raid1", 3, None, 3, 1, "members"),
+        # Flash members: parity levels read from every member; writes are held by md's stripe thread (the
+        # field's 985 MB/s, to two figures) before the members' 3 × 1 GB/s.
+        ("raid4", 4, None, 3, 0.98, "md stripe thread"),
+        ("raid5", 4, None, 4, 0.98, "md stripe thread"),
+        ("raid6", 6, None, 6, 0.98, "md stripe thread"),
+        ("raid10", 4, "n2", 4, 2, "members"),
+        ("raid10", 6, "f3", 6, 2, "members"),
     ],
 )
-def test_prediction_factors(level, n, layout, read_x, write_x):
-    speed = 1_000_000_000
-    measured = {f"/dev/nvme{i}n1": speed for i in range(n)}
-    plan = plan_create(CreateRequest("/dev/md0", level, disks(n), layout=layout), member_speed_bytes_per_s=measured)
-    assert plan.seq_read_bytes_per_s == read_x * speed
-    assert plan.seq_write_bytes_per_s == write_x * speed
+def test_prediction_factors(level, n, layout, read, write, write_bound):
+    members = disks(n)
+    speeds = {d.name: 1e9 for d in members}
+    plan = plan_create(CreateRequest("/dev/md0", level, members, layout=layout), measured(members, speeds))
+    assert plan.seq_read_bytes_per_s == pytest.approx(read * 1e9)
+    assert plan.seq_write_bytes_per_s == pytest.approx(write * 1e9)
+    assert plan.prediction.seq_write_bytes_per_s.bound.startswith(write_bound)
 
 
-def test_raid1_note_says_single_stream_reads_one_member():
-    plan = plan_create(CreateRequest("/dev/md0", "raid1", disks(2)))
-    assert any("one sequential stream reads one member" in n for n in plan.prediction.notes)
-
-
-def test_parity_write_is_an_upper_bound():
+def test_the_plan_notes_how_md_does_a_small_write():
     plan = plan_create(CreateRequest("/dev/md0", "raid5", disks(4)))
-    assert any("upper bound for full-stripe writes" in n for n in plan.prediction.notes)
+    assert any("2 member reads and 2 writes (read-modify-write" in n for n in plan.prediction.notes)
 
 
 # --- warnings ---------------------------------------------------------------------------------------

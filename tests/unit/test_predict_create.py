@@ -1,6 +1,6 @@
 """create --dry-run (and the plan preview, through describe_create) predicts every workload from the members'
 stored member-matrix figures, to two significant figures, naming bound and basis; a member without figures is
-named with the command that measures it."""
+predicted from what bounds it (its link) and named with the command that measures it."""
 
 from __future__ import annotations
 
@@ -73,10 +73,16 @@ def test_a_member_without_figures_is_named_with_how_to_measure_it(
     out = capsys.readouterr().out
     assert "loop0 has no measured random write" in out
     assert "mdtui bench --preset member-matrix --target /dev/loop0" in out
-    assert "nvme4n1 has no" not in out and "predicted read" in out  # the link estimate stays
+    assert "nvme4n1 has no" not in out and "loop0 measured 1 d ago in part" in out
+    # Every workload loop0 measured still predicts; the one it did not is unknown, never zero.
+    assert "360,000 IOPS" in out and "random write      4 KiB Q32T8       unknown" in out
+    assert "predicted read" not in out  # one prediction: the model's
     assert main([*DRY_RUN, "--db", str(tmp_path / "none.db"), "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)["plan"]
-    assert plan["prediction"] is None and len(plan["prediction_missing"]) == 2
+    # Nothing measured: the model still answers from what bounds each member (nvme4n1's link; loop0 has no
+    # link, so the sequential figures it would set stay unknown) and says which were not measured.
+    assert plan["prediction"]["basis"]["seq_read_mb_s"] == "link" and len(plan["prediction_missing"]) == 2
+    assert plan["prediction"]["predicted"]["seq_read_mb_s"] is None
 
 
 def test_never_more_precision_than_two_figures() -> None:
@@ -108,23 +114,26 @@ def test_the_plan_preview_shows_the_prediction_and_the_missing_member(tmp_path: 
     inventory = scan(SystemRoot(str(TREE)))
     disks = tuple(d for d in inventory.disks if d.name in ("nvme4n1", "loop0"))
     request = CreateRequest(device="/dev/md3", level="raid1", members=disks, allow_mixed_sizes=True)
-    result = cf.Preview(plan_create(request))
-    assert result.plan is not None
-    sources = member_sources(load_member_runs(str(db)), result.plan.request.members)
-    text = preview_renderable(result, Palette(), sources).plain
+    result = cf.Preview(plan_create(request, member_sources(load_member_runs(str(db)), disks)))
+    text = preview_renderable(result, Palette()).plain
     assert "loop0 has no member figures" in text and "--preset member-matrix --target /dev/loop0" in text
     store_member(db, "loop0", 0)
-    sources = member_sources(load_member_runs(str(db)), result.plan.request.members)
-    text = preview_renderable(result, Palette(), sources).plain
+    result = cf.Preview(plan_create(request, member_sources(load_member_runs(str(db)), disks)))
+    text = preview_renderable(result, Palette()).plain
     assert "random read" in text and "360,000 IOPS" in text and "nvme4n1 measured 2 d ago" in text
 
 
 def test_members_never_measured_share_one_line() -> None:
-    never = [MemberSource(f"nvme{i}n1", None, f"nvme{i}n1 has no member figures: ...", True) for i in range(3)]
-    partly = MemberSource("sdb", None, "sdb has no measured random write: ...")
+    link = MemberFigures(basis="link")
+    never = [MemberSource(f"nvme{i}n1", link, "-", f"nvme{i}n1 has no member figures", True) for i in (0, 1, 2)]
+    partly = MemberSource("sdb", MemberFigures(), "measured in part", "sdb has no measured random write: ...")
     lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
-    assert lines[1].startswith("  nvme0n1, nvme1n1, nvme2n1 have no member figures: measure each alone")
-    assert lines[2] == "  sdb has no measured random write: ..." and len(lines) == 3
+    assert lines[-2].startswith(
+        "  nvme0n1, nvme1n1, nvme2n1 have no member figures (until measured, their links bound the figures): "
+        "measure each alone"
+    )
+    assert lines[-1] == "  sdb has no measured random write: ..."
+    assert sum("have no member figures" in line or "has no" in line for line in lines) == 2
 
 
 def test_the_level_table_puts_levels_side_by_side() -> None:
@@ -142,7 +151,8 @@ def test_the_level_table_puts_levels_side_by_side() -> None:
     assert lines[0].split() == ["level", "seq", "read", "seq", "write", "rand", "read", "rand", "write", "Q1", "lat"]
     assert len({len(line) for line in lines}) == 1  # aligned
     # Two members: no raid4/5/6 row; a member without figures leaves the figures unknown, not zero.
-    rows = level_table(LEVELS, [MemberSource("a", member, "given"), MemberSource("b", None, "b has no ...")])
+    unmeasured = MemberSource("b", MemberFigures(), "not measured: no link speed known", "b has no ...")
+    rows = level_table(LEVELS, [MemberSource("a", member, "given"), unmeasured])
     assert {row.level for row in rows} == {"linear", "raid0", "raid1", "raid10"}
     assert all(cell == "unknown" for row in rows for cell in row.cells)
 
@@ -154,5 +164,6 @@ def test_an_unreadable_results_database_does_not_stop_the_plan(
     db.write_bytes(b"not a database at all" * 100)
     assert main([*DRY_RUN, "--db", str(db)]) == 0
     captured = capsys.readouterr()
-    assert "predicted read" in captured.out and "what it will do" not in captured.out
-    assert captured.err.count("\n") == 1 and "no prediction from member figures" in captured.err
+    # The plan still predicts, from what bounds each member (its link), and says the figures were not measured.
+    assert "what it will do" in captured.out and "nvme4n1 not measured: its link" in captured.out
+    assert captured.err.count("\n") == 1 and "no measured member figures" in captured.err

@@ -9,7 +9,7 @@ from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.keep import rule_boot, rule_health, rule_monitoring
 from mdtui.advise.rules.knobs import rule_knob_sweep
-from mdtui.advise.rules.measured import rule_measured_slow_member
+from mdtui.advise.rules.measured import rule_measured_slow_member, rule_shared_limit
 from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
 from mdtui.advise.rules.members import rule_downgraded_links, rule_slow_members
 from mdtui.advise.rules.parity import rule_parity_cpu, rule_stripe_cache
@@ -20,6 +20,7 @@ from mdtui.advise.rules.workload import rule_bitmap, rule_chunk_for_workload, ru
 
 RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_measured_slow_member,
+    rule_shared_limit,
     rule_below_prediction,
     rule_same_job_on_members,
     rule_busy_member,

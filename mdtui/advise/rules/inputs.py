@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mdtui.advise.findings import Workload
+from mdtui.format import rate_mb_s
 from mdtui.keep.boot import BootState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
@@ -42,15 +43,6 @@ class WeakestLinkFigures:
     alone: tuple[MemberAlone, ...] = ()  # each member alone, in step order
     together_run_id: int | None = None
 
-    def slowest_alone(self) -> MemberAlone | None:
-        return min(self.alone, key=lambda member: member.read_bytes_per_s) if self.alone else None
-
-    @property
-    def slowest_times_n_bytes_per_s(self) -> float | None:
-        """What a stripe of these members can read at most: its slowest member × N (finding 1)."""
-        slowest = self.slowest_alone()
-        return slowest.read_bytes_per_s * len(self.alone) if slowest is not None else None
-
 
 @dataclass(frozen=True)
 class AdviceInput:
@@ -83,21 +75,13 @@ class MemberSet:
     bitmap: str | None
     planned: bool
 
-    @property
-    def read_factor(self) -> float:
-        return float(self.level.seq_read_factor(self.member_count, self.layout))
-
 
 def mbps(bytes_per_s: float) -> float:
     return round(bytes_per_s / 1e6, 1)
 
 
-def mb_text(bytes_per_s: float | None) -> str:
-    return "unknown" if bytes_per_s is None else f"{bytes_per_s / 1e6:,.0f} MB/s"
-
-
-def factor_text(value: float) -> str:
-    return f"{value:g}"
+# A rate as the findings' titles show it ("1,321 MB/s"): format.rate_mb_s, the one spelling.
+mb_text = rate_mb_s
 
 
 def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
@@ -108,7 +92,7 @@ def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
         level = level_from_name(array.level)
     except ValueError:
         return None
-    return level, array.plan_layout
+    return level, level.normalise_layout(array.layout)
 
 
 def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:

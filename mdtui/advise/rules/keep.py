@@ -221,9 +221,9 @@ def _measured_slow(inp: AdviceInput, disk: str) -> tuple[str, float, int] | None
     at (rules/measured.py): the slowest of healthy members scattering from run to run is not "the slow one"."""
     during_resync = resync_run_ids(inp)
     for figures in reversed(inp.weakest_link):
-        found = judge_weakest_link(inp, figures, during_resync)
+        verdict, _ = judge_weakest_link(inp, figures, during_resync)
         member = next((m for m in figures.alone if m.name == disk), None)
-        if found is not None and member is not None and disk in found[0].named:
+        if member is not None and disk in verdict.named:
             return figures.array.rsplit("/", 1)[-1], member.read_bytes_per_s, member.run_id
     return None
 
@@ -320,6 +320,7 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
         findings.append(
             Finding(
                 topic=Topic.PERFORMANCE if explains else TOPIC,
+                data_at_risk=True,  # a disk reporting trouble endangers its array's data, whatever else it explains
                 id=f"smart:{disk}",
                 severity=Severity.CRITICAL if smart.failing or smart.media_errors else Severity.WARNING,
                 title=title,

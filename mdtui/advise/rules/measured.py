@@ -3,44 +3,35 @@ on each member, are in rules/member_runs.py).
 
 These name a slow member whatever makes it slow (a worn or hot SSD, an SMR disk, a failing drive, a busy
 HBA, a bad link): the figures, not the link speeds, decide, and only when the array's own figure blames the
-member (rules/spread.py); members merely slower than their peers are spread. A link that explains the figure
+member (plan/member_verdict.py); members merely slower than their peers are spread. A link that explains the figure
 is folded in.
 """
 
 from __future__ import annotations
 
-import statistics
-
 from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput, WeakestLinkFigures, disk_of, mb_text, mbps
 from mdtui.advise.rules.members import CRITICAL_COST_FRACTION, WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
-from mdtui.advise.rules.spread import (
-    PACE_TOLERANCE,
-    SLOW_ALONE_RATIO,
-    Judged,
-    judge,
-    own_figures,
-    ratios_text,
-    spread_title,
-)
+from mdtui.advise.rules.spread import own_figures, ratios_text, spread_title
 from mdtui.format import times
-from mdtui.model.disk import Disk
+from mdtui.plan.member_verdict import (
+    Judged,
+    Stripe,
+    WeakestLinkVerdict,
+    array_stripe,
+    at_pace,
+    links_of,
+    weakest_link_verdict,
+)
+from mdtui.store.calibration import host_ceilings
 
-__all__ = ["PACE_TOLERANCE", "SLOW_ALONE_RATIO", "member_link", "rule_measured_slow_member"]
+__all__ = ["judge_weakest_link", "rule_measured_slow_member", "rule_shared_limit", "stripe_of"]
 
 
-def member_link(disk: Disk | None, peers: list[Disk]) -> tuple[str | None, bool]:
-    """What a member's link says, and whether it explains a slow figure (a downgrade or a slower link)."""
-    if disk is None or disk.link is None:
-        return None, False
-    link = disk.link
-    mine = link.bandwidth_bytes_per_s
-    theirs = [p.link.bandwidth_bytes_per_s for p in peers if p.link is not None and p.link.bandwidth_bytes_per_s]
-    slower = mine is not None and bool(theirs) and mine < 0.8 * statistics.median(theirs)
-    if link.downgraded or slower:
-        return f"{disk.name}'s link trained at {link.describe_current()} (max {link.describe_max()})", True
-    return f"{disk.name}'s link ({link.describe_current()}) is like its peers'", False
+def stripe_of(inp: AdviceInput, level_name: str | None, members: int, names: list[str]) -> Stripe:
+    """How the array's read follows its members' (plan/member_verdict.array_stripe)."""
+    return array_stripe(level_name, members, (disk_of(inp.inventory, name) for name in names), host_ceilings())
 
 
 def alone_repeats(inp: AdviceInput, array: str, during_resync: set[int]) -> dict[str, list[tuple[float, int]]]:
@@ -70,10 +61,10 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
         ids = {figures.run_id, *(m.run_id for m in figures.alone)}
         if ids & during_resync:
             continue  # a resync explains these figures before anything else (rules/resync.py)
-        found = judge_weakest_link(inp, figures, during_resync)
-        if found is None:
+        verdict, links = judge_weakest_link(inp, figures, during_resync)
+        judged = verdict.judged
+        if judged is None:
             continue
-        judged, links = found
         run_ids = [m.run_id for m in figures.alone]
         if figures.together_run_id is not None:
             run_ids.append(figures.together_run_id)
@@ -87,29 +78,20 @@ def rule_measured_slow_member(inp: AdviceInput) -> list[Finding]:
 
 def judge_weakest_link(
     inp: AdviceInput, figures: WeakestLinkFigures, during_resync: set[int]
-) -> tuple[Judged, dict[str, tuple[str | None, bool]]] | None:
-    """A weakest-link run's members judged (named, unsure, spread) with their repeats and links, and what each
-    slower member's link says."""
+) -> tuple[WeakestLinkVerdict, dict[str, tuple[str | None, bool]]]:
+    """A weakest-link run's verdict (plan/member_verdict.py) with each member's stored repeats and links, and
+    what each slower member's link says."""
     alone = {m.name: m.read_bytes_per_s for m in figures.alone}
-    slower = _slower_than_peers(alone)
-    links = {name: member_link(disk_of(inp.inventory, name), _peer_disks(inp, alone, slower)) for name in slower}
-    judged = judge(
+    links = links_of(alone, {name: disk_of(inp.inventory, name) for name in alone})
+    verdict = weakest_link_verdict(
         alone,
-        len(figures.alone),
+        stripe_of(inp, figures.level, len(figures.alone), list(alone)),
+        together=figures.together_bytes_per_s,
         array=figures.array_bytes_per_s,
         repeats=alone_repeats(inp, device_name(figures.array), during_resync),
         link_explains={name for name, (_, explains) in links.items() if explains},
     )
-    return None if judged is None else (judged, links)
-
-
-def _slower_than_peers(figures: dict[str, float]) -> set[str]:
-    judged = judge(figures, 1, array=None)
-    return set() if judged is None else {*judged.named, *judged.unsure, *judged.spread}
-
-
-def _peer_disks(inp: AdviceInput, figures: dict[str, float], slower: set[str]) -> list[Disk]:
-    return [d for name in figures if name not in slower and (d := disk_of(inp.inventory, name)) is not None]
+    return verdict, links
 
 
 def _named_finding(
@@ -120,10 +102,11 @@ def _named_finding(
     links: dict[str, tuple[str | None, bool]],
 ) -> Finding:
     named = judged.named
-    n = judged.n
+    factor = judged.stripe.factor_text
     slowest = min(named, key=lambda name: judged.figures[name])
-    pace = judged.figures[slowest] * n
-    possible = judged.others_floor or judged.peers * n
+    pace = judged.pace(slowest)
+    peers_pace = judged.stripe.pace(judged.peers)
+    possible = judged.others_floor or peers_pace
     cost = 1 - pace / possible
     named_links = [links[name] for name in named if name in links]
     link_explains = bool(named_links) and all(explains for _, explains in named_links)
@@ -132,15 +115,15 @@ def _named_finding(
         Evidence("runs", ", ".join(f"#{i}" for i in run_ids)),
         *(Evidence(f"{m.name} alone", mbps(m.read_bytes_per_s), "MB/s") for m in figures.alone),
         Evidence("median of the peers alone", mbps(judged.peers), "MB/s"),
-        Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
+        Evidence(f"slowest × {factor}", mbps(pace), "MB/s"),
         Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
-        Evidence(f"peers × {n}", mbps(judged.peers * n), "MB/s"),
-        Evidence(f"the others' slowest × {n}", mbps(possible), "MB/s"),
+        Evidence(f"peers × {factor}", mbps(peers_pace), "MB/s"),
+        Evidence(f"the others' slowest × {factor}", mbps(possible), "MB/s"),
         Evidence("throughput lost", round(cost * 100, 1), "%"),
         Evidence("run-to-run scatter", judged.scatter_text(named)),
     ]
     ruled_out = [
-        f"too little parallelism: {array} read {times(figures.array_bytes_per_s / pace)} slowest × {n}, "
+        f"too little parallelism: {array} read {times(figures.array_bytes_per_s / pace)} slowest × {factor}, "
         "so more jobs would not raise it"
     ]
     if link_text is not None and not link_explains:
@@ -149,7 +132,7 @@ def _named_finding(
     title = (
         f"{own_figures(judged, named, 'read')} alone, {ratios_text(judged, named)}: {array} runs at "
         f"{'its' if one else 'their'} pace ({mb_text(figures.array_bytes_per_s)} = "
-        f"{times(figures.array_bytes_per_s / pace)} slowest × {n}; the others allow {mb_text(possible)})"
+        f"{times(figures.array_bytes_per_s / pace)} slowest × {factor}; the others allow {mb_text(possible)})"
     )
     names = ", ".join(named)
     checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest}), firmware"
@@ -175,13 +158,14 @@ def _named_finding(
             *(f"link-downgraded:{name}" for name in named),
             *(f"busy-member:{array}:{name}" for name in named),
         ),
+        members=named,
     )
 
 
 def _spread_finding(figures: WeakestLinkFigures, judged: Judged, array: str, run_ids: list[int]) -> Finding:
     listed = [*judged.unsure, *judged.spread]
     noisy = any(judged.within_noise(name) for name in listed)
-    below = [name for name in judged.spread if figures.array_bytes_per_s < judged.figures[name] * judged.n]
+    below = [name for name in judged.spread if figures.array_bytes_per_s < judged.pace(name)]
     evidence = [
         Evidence("runs", ", ".join(f"#{i}" for i in run_ids)),
         *(Evidence(f"{name} alone", mbps(judged.figures[name]), "MB/s") for name in listed),
@@ -213,3 +197,56 @@ def _spread_finding(figures: WeakestLinkFigures, judged: Judged, array: str, run
         what_to_do=what,
         experiment="weakest-link",
     )
+
+
+def rule_shared_limit(inp: AdviceInput) -> list[Finding]:
+    """The members read together clearly less than their sums alone in the newest weakest-link run of an array
+    (plan/member_verdict.py): something they share caps them. A warning where that cap is what the array ran
+    at; a note where something else held the array lower still."""
+    findings = []
+    seen: set[str] = set()
+    during_resync = resync_run_ids(inp)
+    for figures in sorted(inp.weakest_link, key=lambda f: -f.run_id):
+        array = device_name(figures.array)
+        if array in seen:
+            continue
+        seen.add(array)
+        if {figures.run_id, *(m.run_id for m in figures.alone)} & during_resync or not figures.alone:
+            continue
+        verdict, _ = judge_weakest_link(inp, figures, during_resync)
+        alone = verdict.alone_sum
+        if not verdict.shared_limit or alone is None:
+            continue
+        together = figures.together_bytes_per_s
+        capped = verdict.allowed is not None and together < verdict.allowed and at_pace(
+            figures.array_bytes_per_s, together
+        )
+        findings.append(
+            Finding(
+                id=f"shared-limit:{array}",
+                severity=Severity.WARNING if capped else Severity.INFO,
+                title=(
+                    f"{array}'s members read {mb_text(together)} all at once, {times(together / alone)} their sum "
+                    f"alone ({mb_text(alone)}): something they share caps them"
+                    + (f", and {array} runs at that cap" if capped else f"; {array} read less still")
+                ),
+                evidence=(
+                    Evidence("run", f"#{figures.run_id}"),
+                    Evidence("members alone, summed", mbps(alone), "MB/s"),
+                    Evidence("members at once", mbps(together), "MB/s"),
+                    Evidence(f"{array} read", mbps(figures.array_bytes_per_s), "MB/s"),
+                ),
+                why=(
+                    "Members behind one HBA, PCIe switch or root port, or one CPU moving their I/O, cannot all run "
+                    "at their own speed at once: the array gets what they share, not the sum of its members. "
+                    "Where nothing is shared they add up (docs/findings.md, finding 1: the four raw drives together "
+                    "read 5,645 MB/s, about their sum alone, 832 + 3 × ~1,650 MB/s)."
+                ),
+                what_to_do=(
+                    "Find what the members share (lspci -tv for a switch or root port, the HBA's own link, the CPU "
+                    "busy during the run) and spread the members over more of it; the weakest-link run proves it."
+                ),
+                experiment="weakest-link",
+            )
+        )
+    return findings

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdtui.advise.findings import Evidence, Finding, Severity
-from mdtui.advise.rules.inputs import AdviceInput, disk_of, mb_text, mbps
-from mdtui.advise.rules.measured import member_link
+from mdtui.advise.rules.inputs import AdviceInput, disk_of, level_layout, mb_text, mbps
+from mdtui.advise.rules.measured import stripe_of
 from mdtui.advise.rules.members import WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
-from mdtui.advise.rules.spread import Judged, judge, own_figures, ratios_text, spread_title
+from mdtui.advise.rules.spread import own_figures, ratios_text, spread_title
 from mdtui.model.array import MdArray
+from mdtui.plan.member_verdict import Judged, judge, member_link, slower_than_peers
 from mdtui.sample.dashboard import BUSY_MARGIN_PERCENT, BUSY_MIN_PERCENT, MemberLoad, standouts
 from mdtui.store.records import RunRecord, RunStatus
 
@@ -94,19 +95,20 @@ def rule_same_job_on_members(inp: AdviceInput) -> list[Finding]:
         if array.name in covered:
             continue  # the weakest-link run of this array speaks (rules/measured.py)
         disks = _member_disks(inp, array)
+        resolved = level_layout(array)
+        stripe = stripe_of(inp, resolved[0].name if resolved else None, len(disks), list(disks))
         best: tuple[float, str, Judged, list[MemberRun], dict[str, tuple[str | None, bool]]] | None = None
         for direction, runs in _same_job_groups(inp, disks):
             newest = {name: member_runs[-1] for name, member_runs in runs.items()}
             figures = {name: run.bytes_per_s for name, run in newest.items()}
-            rough = judge(figures, len(disks), array=None)
-            if rough is None:
+            slower = set(slower_than_peers(figures))
+            if not slower:
                 continue
-            slower = {*rough.named, *rough.unsure}
             peers = [d for name in figures if name not in slower and (d := disk_of(inp.inventory, name)) is not None]
             links = {name: member_link(disk_of(inp.inventory, name), peers) for name in slower}
             judged = judge(
                 figures,
-                len(disks),
+                stripe,
                 array=None,
                 repeats={name: [(m.bytes_per_s, m.run.id) for m in member_runs] for name, member_runs in runs.items()},
                 link_explains={name for name, (_, explains) in links.items() if explains},
@@ -141,8 +143,8 @@ def _same_job_finding(
     named_links = [links[name] for name in named if name in links]
     link_explains = bool(named_links) and all(explains for _, explains in named_links)
     texts = "; ".join(text for text, _ in named_links if text) or None
-    n = judged.n
-    pace, possible = judged.figures[slowest] * n, judged.peers * n
+    factor = judged.stripe.factor_text
+    pace, possible = judged.pace(slowest), judged.stripe.pace(judged.peers)
     run = next(m.run for m in members if m.disk == slowest)
     checks = f"SMART health, temperature and media errors (smartctl -a /dev/{slowest}), firmware"
     ruled_out = [] if texts is None or link_explains else [f"the link: {texts}"]
@@ -160,8 +162,8 @@ def _same_job_finding(
             Evidence("runs", ", ".join(f"#{m.run.id}" for m in sorted(members, key=lambda m: m.run.id))),
             *(Evidence(f"{m.disk} {direction}", mbps(m.bytes_per_s), "MB/s") for m in members),
             Evidence("median of the others", mbps(judged.peers), "MB/s"),
-            Evidence(f"slowest × {n}", mbps(pace), "MB/s"),
-            Evidence(f"peers × {n}", mbps(possible), "MB/s"),
+            Evidence(f"slowest × {factor}", mbps(pace), "MB/s"),
+            Evidence(f"peers × {factor}", mbps(possible), "MB/s"),
             Evidence("run-to-run scatter", judged.scatter_text(named)),
         ),
         why=WEAKEST_LINK_WHY,
@@ -178,6 +180,7 @@ def _same_job_finding(
             *(f"link-downgraded:{name}" for name in named),
             *(f"busy-member:{array.name}:{name}" for name in named),
         ),
+        members=named,
     )
 
 

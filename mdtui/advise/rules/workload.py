@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from mdtui.advise.findings import Evidence, Finding, Pattern, Severity, Workload
 from mdtui.advise.rules.inputs import AdviceInput, MemberSet, mb_text, mbps, member_sets
-from mdtui.advise.rules.measured import PACE_TOLERANCE
+from mdtui.advise.rules.measured import judge_weakest_link
+from mdtui.advise.rules.members import group_sources
 from mdtui.advise.rules.resync import device_name, resync_run_ids
+from mdtui.errors import PlanError
 from mdtui.format import iec_bytes, times
-from mdtui.plan.levels import RAID0
-
-# Finding 1 (docs/findings.md): md needed 16-64 jobs to approach the members' sum; well under it means too
-# little parallelism.
-PARALLELISM_SHORTFALL = 0.8
-
+from mdtui.plan.forecast import forecast, significant
+from mdtui.plan.levels import RAID0, RAID10
+from mdtui.plan.md_model import small_write_ios
 
 # Chunk sizes the findings support (finding 5, docs/findings.md).
 SEQUENTIAL_MIN_CHUNK_KIB = 512
@@ -36,18 +35,18 @@ RND4K_WRITE_IOPS = {
 
 
 def rule_parallelism(inp: AdviceInput) -> list[Finding]:
-    """The md device read well under its members together in a weakest-link result: too few jobs in flight."""
+    """The md device read clearly under what its members allow, alone (the model) and together, in a weakest-link
+    result: too few jobs in flight (plan/member_verdict.py decides)."""
     findings = []
     during_resync = resync_run_ids(inp)
     for figures in inp.weakest_link:
         if figures.together_bytes_per_s <= 0 or figures.run_id in during_resync:
             continue  # a resync explains low figures before anything else (rules/resync.py)
-        share = figures.array_bytes_per_s / figures.together_bytes_per_s
-        if share >= PARALLELISM_SHORTFALL:
+        verdict, _ = judge_weakest_link(inp, figures, during_resync)
+        if not verdict.short_of_parallelism:
             continue
-        bound = figures.slowest_times_n_bytes_per_s
-        if bound is not None and figures.array_bytes_per_s >= (1 - PACE_TOLERANCE) * bound:
-            continue  # the slowest member × N accounts for the array: that is the cause (rules/measured.py)
+        share = figures.array_bytes_per_s / figures.together_bytes_per_s
+        bound = verdict.allowed
         evidence = [
             Evidence("run", f"#{figures.run_id}"),
             Evidence("members read together", mbps(figures.together_bytes_per_s), "MB/s"),
@@ -56,10 +55,11 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
             Evidence("numjobs", figures.numjobs if figures.numjobs is not None else "unknown"),
         ]
         ruled_out = []
-        if bound is not None:
-            evidence.append(Evidence(f"slowest alone × {len(figures.alone)}", mbps(bound), "MB/s"))
+        if bound:
+            factor = verdict.stripe.factor_text
+            evidence.append(Evidence(f"slowest alone × {factor}", mbps(bound), "MB/s"))
             ruled_out.append(
-                f"a slow member: slowest × {len(figures.alone)} = {mb_text(bound)}, but "
+                f"a slow member: slowest × {factor} = {mb_text(bound)}, but "
                 f"{device_name(figures.array)} read only {times(figures.array_bytes_per_s / bound)} of it"
             )
         findings.append(
@@ -87,8 +87,28 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
     return findings
 
 
+def _modelled_random_writes(inp: AdviceInput, group: MemberSet) -> tuple[float, float] | None:
+    """(the group's level, raid10) random 4 KiB write IOPS the md model gives over the group's members' figures,
+    shown as `mdtui predict` shows them; None when a member's random-write figure is not known."""
+    sources = group_sources(inp, group)
+    if not sources or group.member_count < RAID10.min_members:
+        return None
+    try:
+        here = forecast(group.level, sources, layout=group.layout, chunk_bytes=group.chunk_bytes)
+        raid10 = forecast(RAID10, sources, layout=None, chunk_bytes=group.chunk_bytes)
+    except (PlanError, ValueError):
+        return None
+    if here is None or raid10 is None:
+        return None
+    values = (here.rand_write_iops.rounded, raid10.rand_write_iops.rounded)
+    if values[0] is None or values[1] is None or values[1] <= 0:
+        return None
+    return significant(values[0]), significant(values[1])
+
+
 def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
-    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10 (finding 4, docs/findings.md)."""
+    """RAID5/6 for a small-random-write workload: the expected IOPS against RAID10, the md model's over these
+    members' figures where they are measured, else finding 4's (docs/findings.md)."""
     workload = inp.workload
     if workload is None or not workload.small_random_writes:
         return []
@@ -98,7 +118,21 @@ def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
             continue
         level_iops = RND4K_WRITE_IOPS[group.level.name]
         ratio = level_iops / RND4K_WRITE_IOPS["raid10"]
-        reads, writes = group.level.small_write_ios(group.member_count, group.layout)
+        modelled = _modelled_random_writes(inp, group)
+        model_evidence: tuple[Evidence, ...] = ()
+        if modelled is not None:
+            # The members' own figures through the md model, as `mdtui predict` gives them: these disks, not
+            # the field's.
+            here, raid10 = modelled
+            ratio = here / raid10
+            model_evidence = (
+                Evidence(f"predicted {group.level.name} random 4 KiB writes here", round(here), "IOPS"),
+                Evidence("predicted raid10 random 4 KiB writes on the same members", round(raid10), "IOPS"),
+            )
+        reads, writes = small_write_ios(
+            group.level, group.member_count, group.level.effective_layout(group.layout), 4096, group.chunk_bytes
+        )
+        ios = f"{reads} read{'s' if reads != 1 else ''} + {writes} writes"
         findings.append(
             Finding(
                 id=f"level-small-writes:{group.name}",
@@ -109,9 +143,10 @@ def rule_level_for_workload(inp: AdviceInput) -> list[Finding]:
                 ),
                 evidence=(
                     Evidence("level", group.level.name),
-                    Evidence("member I/Os per small write", f"{reads} reads + {writes} writes"),
+                    Evidence("member I/Os per small write", ios),
                     Evidence(f"finding 4 {group.level.name} RND4KQ32T8 write", level_iops, "IOPS"),
                     Evidence("finding 4 raid10 RND4KQ32T8 write", RND4K_WRITE_IOPS["raid10"], "IOPS"),
+                    *model_evidence,
                     Evidence(f"{group.level.name} / raid10", round(ratio, 2)),
                 ),
                 why=(

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from mdtui.bench.member_figures import member_sources
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.plan import metadata as md_meta
@@ -13,6 +14,7 @@ from mdtui.plan.create import BITMAP_CHOICES, DEFAULT_CHUNK_KIB, MIN_CHUNK_KIB, 
 from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID5, RaidLevel, level_from_name
 from mdtui.plan.md_model import LOCKLESS_BITMAP, kernel_version
 from mdtui.plan.rejected import PlanRejected
+from mdtui.store.records import RunRecord
 
 # Finding 5 (docs/findings.md) swept chunks up to 8 MiB; one step beyond leaves room for the sweep's largest point.
 MAX_CHUNK_KIB = 16 * 1024
@@ -259,9 +261,12 @@ def _name_the_control(problem: str) -> str:
     return problem
 
 
-def preview(form: CreateForm, inventory: Inventory) -> Preview:
+def preview(form: CreateForm, inventory: Inventory, member_runs: Sequence[RunRecord] = ()) -> Preview:
+    """The plan of ``form``, predicting from the members' stored figures in ``member_runs`` (what bounds a
+    member without them: its link, or a hard disk's platter)."""
     try:
-        return Preview(plan_create(to_request(form, inventory)))
+        request = to_request(form, inventory)
+        return Preview(plan_create(request, member_sources(member_runs, request.members)))
     except PlanRejected as exc:
         return Preview(None, tuple(_name_the_control(problem) for problem in exc.problems))
 

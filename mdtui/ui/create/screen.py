@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rich.console import Group, RenderableType
@@ -15,14 +14,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
-from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.bench.member_figures import load_member_runs
 from mdtui.bench.sync_forecast import create_time
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
-from mdtui.plan.forecast import MemberSource
 from mdtui.plan.sync_time import SyncTime, initial_sync_line
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
@@ -50,22 +48,16 @@ class Created:
     outcome: CreateOutcome
 
 
-def preview_renderable(
-    result: cf.Preview,
-    palette: Palette,
-    sources: Sequence[MemberSource] | None = None,
-    initial: SyncTime | None = None,
-) -> Text:
+def preview_renderable(result: cf.Preview, palette: Palette, initial: SyncTime | None = None) -> Text:
     """The plan as describe_create words it (argv, size, tolerance, prediction, alignment, warnings), or the
-    problems. ``sources``: each member's stored figures, for the prediction of every workload; ``initial``: the
-    initial sync mdadm starts, predicted (bench/sync_forecast.create_time)."""
+    problems. ``initial``: the initial sync mdadm starts, predicted (bench/sync_forecast.create_time)."""
     if result.plan is None:
         text = Text("Cannot create yet; change:\n", style=f"bold {palette.error}")
         for problem in result.problems:
             text.append(f"• {problem}\n", style=palette.error)
         return text
     text = Text()
-    lines = describe_create(result.plan, sources)
+    lines = describe_create(result.plan)
     if (sync_line := initial_sync_line(initial)) is not None:
         lines.append(sync_line)
     for index, line in enumerate(lines):
@@ -142,7 +134,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
             kernel=kernel_release(SystemRoot(root)),
             free_disks=tuple(d.name for d in inventory.disks if not d.in_use and not d.problems),
         )
-        self.result = cf.preview(self.form, inventory)
+        self.result = cf.preview(self.form, inventory)  # the stored figures are read once mounted (_sync_widgets)
         self.driver = cf.check_driver(md_personalities(root), self.form)
         self.error: str | None = None
         self._offered: dict[str, tuple[cf.Choice, ...]] = {}
@@ -259,7 +251,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
             checkbox.disabled = not enabled
         picker = self.query_one("#members", MemberPicker)
         picker.show(self.inventory.disks, form.members, form.spares if offered.spares_allowed else ())
-        self.result = cf.preview(form, self.inventory)
+        self.result = cf.preview(form, self.inventory, self._member_runs())
         # Read again on every change: a driver loaded meanwhile (modprobe) is seen without reopening.
         self.driver = cf.check_driver(md_personalities(self.root), form)
         self._draw()
@@ -267,10 +259,9 @@ class CreateScreen(MdtuiScreen[Created | None]):
     def _draw(self) -> None:
         palette = self.palette()
         plan = self.result.plan
-        sources = member_sources(self._member_runs(), plan.request.members) if plan is not None else None
         initial = create_time(SystemRoot(self.root), plan, self._member_runs()) if plan is not None else None
         body = driver_text(self.driver, palette)
-        body.append_text(preview_renderable(self.result, palette, sources, initial))
+        body.append_text(preview_renderable(self.result, palette, initial))
         self.query_one("#preview-body", Static).update(body)
         self.query_one("#create", Button).disabled = not self.can_create or self.busy
         picker = self.query_one("#members", MemberPicker)

@@ -25,7 +25,7 @@ from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
-from mdtui.plan.forecast import level_table, level_table_lines
+from mdtui.plan.forecast import level_table, level_table_lines, missing_lines
 from mdtui.plan.levels import LEVELS
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
@@ -245,7 +245,7 @@ class PlanStep(GuideStep):
         for index, line in enumerate(level_table_lines(rows)):
             is_suggested = index > 0 and rows[index - 1].level == suggested
             texts.append(Text(("▸ " if is_suggested else "  ") + line, style="bold" if is_suggested else ""))
-        texts += [Text(f"  {s.note}", style=palette.warning) for s in sources if s.figures is None]
+        texts += [Text(f"  {line}", style=palette.warning) for line in missing_lines(sources)]
         texts.append(Text(""))
         return texts
 

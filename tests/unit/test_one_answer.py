@@ -1,0 +1,122 @@
+"""Issue 41/44: one question, one answer. For every level over the same disks, `predict --json`, `create --dry-run
+--json`, the create screen, the guide's level table and `advise` give the md model's figures; on the generated
+256-disk host `advise` raises no link alarm on a hard disk and opens with the array whose data is at risk."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from test_predict_create import store_member
+
+from mdtui.advise.rules import advise
+from mdtui.advise.rules.inputs import AdviceInput
+from mdtui.bench.member_figures import load_member_runs, member_sources
+from mdtui.cli.main import main
+from mdtui.plan.create import CreateRequest, plan_create
+from mdtui.plan.forecast import level_table, significant
+from mdtui.plan.levels import LEVELS, RaidLevel
+from mdtui.probe.inventory import scan
+from mdtui.probe.root import SystemRoot
+from mdtui.ui.common.render import Palette
+from mdtui.ui.create import form as cf
+from mdtui.ui.create.screen import preview_renderable
+
+DISKS = 256
+# Four free NVMe of the generated host: nvme22n1 trained at Gen4 x2 (3,938 MB/s), the others at Gen4 x4
+# (7,877 MB/s); nvme20n1 is measured alone (member-matrix, test_predict_create's figures: 1,113 MB/s reads), so
+# one member is measured and three are their links.
+MEMBERS = ("nvme20n1", "nvme21n1", "nvme22n1", "nvme23n1")
+
+
+@pytest.fixture(scope="module")
+def host(bigtree: ModuleType) -> Iterator[Path]:
+    directory = bigtree.scratch_directory()
+    try:
+        bigtree.build(directory, DISKS)
+        yield Path(directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "results.db"
+    store_member(path, "nvme20n1", 1)
+    monkeypatch.setenv("MDTUI_DB", str(path))
+    return path
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+LEVELS_OF_FOUR: list[RaidLevel] = [level for level in LEVELS if level.min_members <= len(MEMBERS)]
+
+
+@pytest.mark.parametrize("level", LEVELS_OF_FOUR, ids=lambda level: level.name)
+def test_every_front_end_gives_the_models_figures(
+    host: Path, db: Path, level: RaidLevel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(host)
+    predicted = cli_json(capsys, "--root", root, "predict", "--level", level.mdadm_level, *MEMBERS, "--json")
+    planned = cli_json(capsys, "--root", root, "create", "--level", level.mdadm_level, *MEMBERS, "--dry-run", "--json")
+    # create --dry-run --json: the same document predict --json prints, and its seq figures in bytes/s.
+    assert planned["plan"]["prediction"] == predicted
+    seq_read = predicted["predicted"]["seq_read_mb_s"]
+    assert seq_read is not None and predicted["basis"]["seq_read_mb_s"] == "link, measured"
+    assert planned["plan"]["predicted_read_bytes_per_s"] == pytest.approx(seq_read * 1e6)
+
+    inventory = scan(SystemRoot(root))
+    disks = tuple(d for name in MEMBERS if (d := inventory.disk(name)) is not None)
+    sources = member_sources(load_member_runs(str(db)), disks)
+    shown_read = f"{significant(seq_read):,.0f} MB/s"
+    # The create screen's plan preview (what the screen renders for this form).
+    form = cf.CreateForm(device="/dev/md8", level=level.name, members=MEMBERS)
+    preview = cf.preview(form, inventory, load_member_runs(str(db)))
+    assert preview.plan is not None, preview.problems
+    text = preview_renderable(preview, Palette()).plain
+    line = next(line for line in text.splitlines() if line.strip().startswith("sequential read"))
+    assert shown_read in line, line
+    # The guide's level table (the cells ui/guide/steps.py shows).
+    row = next(row for row in level_table(LEVELS, sources, chunk_bytes=512 * 1024) if row.level == level.name)
+    assert row.cells[0] == shown_read and "unknown" not in row.cells[:2]
+    # The advisor over the planned array: nvme20n1 (measured, 1,113 MB/s) and nvme22n1 (its x2 link, 3,938 MB/s)
+    # are under 0.8x the others (7,877 MB/s links), and the figure they hold the array to is predict's.
+    if level.name == "linear":
+        return  # a concatenation has no pace to set: the advisor says nothing of it
+    plan = plan_create(CreateRequest("/dev/md8", level, disks), sources)
+    finding = next(f for f in advise(AdviceInput(plan=plan)) if f.id.startswith("slow-member:"))
+    evidence = {e.label: e.value for e in finding.evidence}
+    assert evidence["/dev/md8 (planned) sequential read now"] == significant(seq_read), finding.title
+    assert finding.members == ("nvme20n1", "nvme22n1") and shown_read in finding.title
+
+
+def test_the_big_host_opens_with_data_at_risk_and_no_link_alarm_on_a_hard_disk(
+    host: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 44 item 1: sdan is a 16 TB hard disk on a 6 Gbit link of a 12 Gbit port; its platter, not the link,
+    is its limit, so the downgrade costs md6 nothing (before: CRITICAL "sdan limits md6 to 8 x 600 MB/s",
+    first). Findings are ordered by what is at stake: the degraded md2 first."""
+    findings = cli_json(capsys, "--root", str(host), "advise", "--json", "--db", str(tmp_path / "none.db"))["findings"]
+    assert findings[0]["id"] == "degraded:md2", [f["id"] for f in findings[:5]]
+    inventory = scan(SystemRoot(str(host)))
+    hard_disks = {d.name for d in inventory.disks if d.rotational}
+    alarms = [
+        f for f in findings
+        if f["severity"] != "info" and (set(f["members"]) & hard_disks or f["id"].split(":")[-1] in hard_disks)
+    ]  # fmt: skip
+    assert alarms == [], [f["title"] for f in alarms]
+    sdan = next(f for f in findings if f["id"] == "link-downgraded:sdan")
+    assert sdan["severity"] == "info" and "it costs nothing" in sdan["title"]
+    # Data at risk, then lost speed, then advice: no keeping warning after a performance one, no info before.
+    stakes = [
+        0 if f["topic"] == "keeping" and f["severity"] != "info" else 2 if f["severity"] == "info" else 1
+        for f in findings
+    ]
+    assert stakes == sorted(stakes), [f["id"] for f in findings]
