@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
@@ -11,6 +12,7 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.mounts import read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import array_in_use
+from mdtui.text import clean_line
 
 
 def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,6 +108,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from mdtui.probe.capture import capture
     from mdtui.probe.root import SystemRoot
 
-    copied = capture(args.out_dir, SystemRoot(args.root))
+    def refused(why: str) -> None:
+        print(f"mdtui: {clean_line(why)}", file=sys.stderr)
+
+    copied = capture(args.out_dir, SystemRoot(args.root), refused)
     print(f"captured {copied} files into {args.out_dir}; read it back with: mdtui --root {args.out_dir} scan")
     return 0
