@@ -126,16 +126,20 @@ class Location:
     """Where a walk ended: an open directory (O_PATH) and the last component's name in it.
 
     ``name`` is "" when the path names a directory reached by ``..`` (or the top itself). ``info`` is the
-    last component's lstat as the walk saw it, None when it does not exist. ``chain`` holds every
+    last component's lstat as the walk saw it, None when it does not exist; ``via_link`` says a link at the
+    end of the path was followed to reach it. ``chain`` holds every
     directory from the top down as (shown path, stat): what the walk resolved, links followed. Close it
     (or use it in a ``with``).
     """
 
-    def __init__(self, stack: list[int], shown: list[str], name: str, info: os.stat_result | None) -> None:
+    def __init__(
+        self, stack: list[int], shown: list[str], name: str, info: os.stat_result | None, via_link: bool = False
+    ) -> None:
         self._stack = stack
         self._shown = shown
         self.name = name
         self.info = info
+        self.via_link = via_link  # the last component was reached through a link that was followed
 
     @property
     def directory(self) -> int:
@@ -200,6 +204,7 @@ def locate(
     shown = [shown_top]
     pending = list(reversed(text.split("/")))
     links = 0
+    final_link = False  # the path's last component was a link, being followed
 
     def here(name: str = "") -> str:
         return os.path.join(shown[-1], name) if name else shown[-1]
@@ -222,7 +227,7 @@ def locate(
                 info = os.stat(name, dir_fd=current, follow_symlinks=False)
             except FileNotFoundError:
                 if last:
-                    return Location(stack, shown, name, None)
+                    return Location(stack, shown, name, None, final_link)
                 if make_mode is None:
                     raise MdtuiError(f"cannot use {text}: {here(name)} does not exist") from None
                 with contextlib.suppress(FileExistsError):
@@ -231,6 +236,7 @@ def locate(
             if stat.S_ISLNK(info.st_mode):
                 if last and not follow_last:
                     return Location(stack, shown, name, info)
+                final_link = final_link or last
                 if owners is not None:
                     problem = link_problem(info, os.fstat(current), owners, sticky=sticky)
                     if problem:
@@ -248,7 +254,7 @@ def locate(
                 pending.extend(reversed(target.split("/")))
                 continue
             if last:
-                return Location(stack, shown, name, info)
+                return Location(stack, shown, name, info, final_link)
             if not stat.S_ISDIR(info.st_mode):
                 raise MdtuiError(f"cannot use {text}: {here(name)} is not a directory")
             try:
@@ -315,6 +321,9 @@ def write_file(
     with locate(path, owners=trusted_uids(), follow_last=follow_last, make_mode=make_mode) as where:
         if not where.name:
             raise MdtuiError(f"{path} is a directory; name a file in it")
+        if where.via_link and where.info is None:
+            # Writing a new file where a dangling link points would leave the path still not a file.
+            raise MdtuiError(f"{path} is a link to {where.path}, which does not exist; nothing was written")
         write_in(where.directory, where.name, data, replace=replace, mode=mode, shown=where.path)
         return where.path
 

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, detect_distribution, logical_lines, read_conf
 from mdtui.keep.persist import write_planned_conf
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 MONITOR_UNIT = "mdmonitor.service"  # the unit's name on Debian, Ubuntu, RHEL, Fedora, SUSE and Arch
@@ -323,17 +323,16 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
     runs: list[tuple[int, str]] = []
     mailbox = local_mailbox(mailaddr)
     before = _size(mailbox)
-    work = Path(tempfile.mkdtemp(prefix="mdtui-alert-test-", dir="/run" if os.access("/run", os.W_OK) else None))
-    try:
+    with scratch_directory("mdtui-alert-test-") as work:
         if program is not None:
             record = work / "ran"
             wrapper = work / "program"
             # Both paths are plain (validate_program, mkdtemp's letters): no quoting is needed beyond ''.
-            wrapper.write_text(
+            script = (
                 f"#!/bin/sh\n'{program}' \"$@\"\nstatus=$?\nprintf '%s %s\\n' \"$status\" \"$*\" >> '{record}'\n"
                 "exit $status\n"
             )
-            wrapper.chmod(0o700)
+            write_file(wrapper, script.encode(), replace=False, mode=0o700)
             argv.append(f"--program={wrapper}")
         result = run_command(argv, timeout_s=TEST_TIMEOUT_S)
         if program is not None:
@@ -349,8 +348,6 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
             deadline = time.monotonic() + PROGRAM_WAIT_S
             while _size(mailbox) == before and time.monotonic() < deadline:
                 time.sleep(0.2)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     grew = None if mailbox is None else max(0, (_size(mailbox) or 0) - (before or 0))
     return AlertTestResult(result, tuple(runs), program, mailaddr, mailer, mailbox, grew)
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import text_diff
@@ -28,6 +26,7 @@ from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 TIMER = "mdcheck_start.timer"
@@ -350,14 +349,15 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
     unit = _unit_file(root, TIMER)
     if unit is None:
         raise MdtuiError(f"{TIMER} is not installed")
-    work = Path(tempfile.mkdtemp(prefix="mdtui-verify-"))
-    try:
-        source = root.path(unit).parent
+    # A private directory in a place no other user can change (never a $TMPDIR another user's environment
+    # kept), holding copies read through the root's own bounded reads.
+    with scratch_directory("mdtui-verify-") as work:
+        source = unit.rsplit("/", 1)[0]
         for name in (TIMER, "mdcheck_start.service", "mdcheck_continue.timer", "mdcheck_continue.service"):
-            if (source / name).is_file():
-                shutil.copyfile(source / name, work / name)
-        (work / f"{TIMER}.d").mkdir()
-        (work / f"{TIMER}.d" / Path(edit.path).name).write_text(edit.new_text)
+            data = root.read_bytes(f"{source}/{name}")
+            if data is not None:
+                write_file(work / name, data, replace=False)
+        write_file(work / f"{TIMER}.d" / Path(edit.path).name, edit.new_text.encode(), replace=False, make_mode=0o700)
         # The scratch directory first, then systemd's own (the trailing ':'), so the units it names resolve.
         env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{work}:"}
         done = run_command(["systemd-analyze", "verify", str(work / TIMER)], timeout_s=60, env=env)
@@ -365,8 +365,6 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
         if done.returncode != 0 or complaints:
             raise MdtuiError(f"systemd-analyze verify refuses the drop-in: {'; '.join(complaints) or done.stderr}")
         return done
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def write_schedule(
@@ -380,11 +378,9 @@ def write_schedule(
     if (_whole(system, edit.path) or "") != edit.old_text:
         raise SafetyError(f"{edit.path} changed since the plan was made; run it again to see the new diff")
     started = time.monotonic()
-    target = system.path(edit.path)
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    safefile.write_text(target, edit.new_text, replace=True)
+    # The one way (mdtui.rootsafe): the drop-in's directory made if missing, a link followed only when no
+    # other user can change it, the file made new and renamed into place.
+    write_file(system.path(edit.path), edit.new_text.encode("utf-8"), replace=True, follow_last=True, make_mode=0o755)
     (log or ActionLog()).record(
         CommandResult(("mdtui-write", edit.path), 0, edit.diff(), "", time.monotonic() - started),
         f"scrub schedule: {edit.path}",

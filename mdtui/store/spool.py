@@ -9,7 +9,7 @@ the caller prints the same document on stdout.
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import json
 import math
 import os
@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mdtui.errors import MdtuiError
+from mdtui.rootsafe import write_file
 from mdtui.store.errors import FioImportError
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunSetup, RunStatus, SamplePoint
 
@@ -76,21 +78,15 @@ def spool_dir(db_path: str | os.PathLike[str]) -> Path:
 def write_spooled(db_path: str | os.PathLike[str], run: SpooledRun) -> Path:
     """Write ``run`` into the spool directory (synced, renamed into place); OSError when that fails too."""
     directory = spool_dir(db_path)
-    directory.mkdir(parents=True, exist_ok=True)
     moment = run.started_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = directory / f"run-{moment}-{os.getpid()}.json"
-    tmp = directory / f".{path.name}.tmp"
     data = json.dumps(run.document(), default=str).encode()
     try:
-        with tmp.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        # The one way (mdtui.rootsafe): the spool directory made 0700 if missing, no link another user could
+        # change followed, the file made new and renamed into place.
+        write_file(path, data, replace=True, make_mode=0o700)
+    except MdtuiError as exc:
+        raise OSError(errno.EIO, str(exc)) from None
     return path
 
 

@@ -16,8 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdtui.errors import PlanError
+from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
+from mdtui.rootsafe import remove_file
 from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
 
@@ -35,7 +36,7 @@ _COMMENT = re.compile(r"^# mdtui: (?P<array>\S+) (?P<knob>\S+)$")
 
 
 def rules_path(directory: str | os.PathLike[str] | None = None) -> Path:
-    # Under sudo a directory from the environment is used only when root owns it (safefile.env_location):
+    # In another user's environment (sudo, su) a directory from it is used only when root owns it (env_location):
     # root must not write udev rules where the invoking user chose.
     base = directory or env_location("MDTUI_UDEV_RULES_DIR") or RULES_DIR
     return Path(base) / RULES_FILE
@@ -163,8 +164,6 @@ def write_plan(plan: RulePlan) -> None:
         write_text(plan.path, plan.new, replace=True)
         return
     try:
-        plan.path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise PlanError(f"cannot remove {plan.path}: {exc.strerror or exc}") from None
+        remove_file(plan.path)
+    except MdtuiError as exc:
+        raise PlanError(str(exc)) from None
