@@ -26,18 +26,22 @@ _MAX_ANCESTORS = 256  # a process tree deeper than this is not one a login made
 _ancestry: dict[int, bool] = {}  # pid -> whether a process it was started from is not root's
 
 
-def _status_uids(pid: int | str) -> tuple[int, ...] | None:
-    """The real, effective, saved and filesystem uids of a process; None when it is gone or unreadable."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            text = handle.read(1 << 16).decode("ascii", "replace")
-    except OSError:
-        return None
+def status_uids(text: str) -> tuple[int, ...] | None:
+    """The real, effective, saved and filesystem uids in a /proc/PID/status text; None without a Uid line."""
     for line in text.splitlines():
         if line.startswith("Uid:"):
             uids = [parse_int(word) for word in line.split()[1:5]]
-            return tuple(u for u in uids if u is not None)
+            return tuple(u for u in uids if u is not None) or None
     return None
+
+
+def _status_uids(pid: int | str) -> tuple[int, ...] | None:
+    """A live process's uids (status_uids); None when it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            return status_uids(handle.read(1 << 16).decode("ascii", "replace"))
+    except OSError:
+        return None
 
 
 def _parent(pid: int | str) -> int | None:

@@ -25,6 +25,7 @@ from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
+from mdtui.probe.kernel_log import kernel_messages
 from mdtui.probe.root import SystemRoot
 from mdtui.rootsafe import scratch_directory, write_file
 from mdtui.run.state import ActionLog
@@ -33,8 +34,10 @@ TIMER = "mdcheck_start.timer"
 DROP_IN = f"/etc/systemd/system/{TIMER}.d/mdtui-schedule.conf"
 SYSTEMD_RUNNING = "/run/systemd/system"
 # The scrub messages md prints (drivers/md/md.c): a check is "data-check", a repair "requested-resync".
-_BEGIN = re.compile(r"md: (data-check|requested-resync) of RAID array (md\w+)")
-_END = re.compile(r"md: (md\w+): (data-check|requested-resync) (done|interrupted)\.")
+# Each is the whole message (probe.kernel_log.kernel_messages): one found inside another message (a program
+# or file name in a segfault line, which any user chooses) is not md's.
+_BEGIN = re.compile(r"md: (data-check|requested-resync) of RAID array (md\w+)\s*")
+_END = re.compile(r"md: (md\w+): (data-check|requested-resync) (done|interrupted)\.\s*")
 _CRON_FIELD = re.compile(r"(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?(,(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?)*")
 _CRON_RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
 # Where a cron expression's next run is looked for: a year and a bit covers every "first Sunday" schedule.
@@ -60,12 +63,12 @@ def scrubs_in_log(lines: Sequence[tuple[datetime, str]]) -> dict[str, LastScrub]
     """The last scrub of each array from kernel log lines with their times."""
     last: dict[str, LastScrub] = {}
     for when, text in lines:
-        begin = _BEGIN.search(text)
+        begin = _BEGIN.fullmatch(text)
         if begin:
             action = "check" if begin.group(1) == "data-check" else "repair"
             last[begin.group(2)] = LastScrub(begin.group(2), action, when, None, None)
             continue
-        end = _END.search(text)
+        end = _END.fullmatch(text)
         if end and end.group(1) in last and last[end.group(1)].ended is None:
             old = last[end.group(1)]
             last[end.group(1)] = LastScrub(old.array, old.action, old.started, when, end.group(3))
@@ -73,28 +76,30 @@ def scrubs_in_log(lines: Sequence[tuple[datetime, str]]) -> dict[str, LastScrub]
 
 
 def parse_journal(text: str) -> list[tuple[datetime, str]]:
-    """`journalctl -k -o short-unix` lines as (time, message)."""
+    """`journalctl -k -o short-unix` lines ("1764000000.123456 host kernel: message") as (time, message)."""
     found = []
-    for line in text.splitlines():
-        stamp, _, rest = line.partition(" ")
+    for stamp, message in kernel_messages(text):
+        if stamp is None or not stamp.endswith(" kernel:"):
+            continue
         try:
-            when = datetime.fromtimestamp(float(stamp), UTC)
+            when = datetime.fromtimestamp(float(stamp.split(" ", 1)[0]), UTC)
         except (ValueError, OverflowError, OSError):
             continue
-        found.append((when, rest))
+        found.append((when, message))
     return found
 
 
 def parse_dmesg(text: str) -> list[tuple[datetime, str]]:
     """`dmesg --time-format=iso` lines (2026-11-26T22:18:58,123456+00:00 message) as (time, message)."""
     found = []
-    for line in text.splitlines():
-        stamp, _, rest = line.partition(" ")
+    for stamp, message in kernel_messages(text):
+        if stamp is None:
+            continue
         try:
             when = datetime.fromisoformat(stamp.replace(",", "."))
         except ValueError:
             continue
-        found.append((when if when.tzinfo else when.replace(tzinfo=UTC), rest))
+        found.append((when if when.tzinfo else when.replace(tzinfo=UTC), message))
     return found
 
 
