@@ -210,7 +210,7 @@ class SystemRoot:
         if not self.confined:
             return open_regular(self._file(absolute))
         inside = self._inside(absolute)
-        source = f"{self._prefix}{inside}"
+        source = str(self._file(absolute))
         try:
             fd = open_beneath(self.root, inside, os.O_PATH)
         except UnsafePathError as exc:
