@@ -97,6 +97,13 @@ def give_to_nobody(path: Path, mode: int | None = None) -> Path:
     return path
 
 
+def users_home(place: Path) -> Path:
+    """``place``/home-nobody: a directory of the attacking user's own (0755), as their home is."""
+    home = place / "home-nobody"
+    home.mkdir()
+    return give_to_nobody(home, 0o755)
+
+
 def run_as_nobody(
     code: str,
     *args: str,

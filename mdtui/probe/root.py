@@ -26,11 +26,15 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from mdtui.ascii_numbers import U64_MAX, parse_hex, parse_int
 from mdtui.errors import ParseError, ReadOnlyRootError
 from mdtui.rootsafe import UnsafePathError, open_beneath, resolve_beneath
+
+T = TypeVar("T")
 
 ATTRIBUTE_LIMIT = 1 << 20
 TABLE_LIMIT = 16 << 20
@@ -117,11 +121,16 @@ def read_descriptor(fd: int, limit: int, source: str) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_file_bytes(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
-    """A regular file's bytes; None when it does not exist, RefusedFileError when it cannot be used."""
+def read_file_bytes(
+    path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT, opener: Callable[[str], int] | None = None
+) -> bytes | None:
+    """A regular file's bytes; None when it does not exist, RefusedFileError when it cannot be used.
+
+    ``opener`` opens it (open_regular by default; a captured tree's confined open, SystemRoot.open_file).
+    """
     source = os.fspath(path)
     try:
-        fd = open_regular(source)
+        fd = (opener or open_regular)(source)
     except FileNotFoundError:
         return None
     try:
@@ -152,6 +161,12 @@ def read_attribute(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT
     except RefusedFileError:
         return None
     return None if data is None else data.decode(errors="replace").strip()
+
+
+def _link_text(fd: int) -> str | None:
+    """The text of the link an O_PATH|O_NOFOLLOW descriptor holds (readlinkat with an empty name); None if
+    it holds no link."""
+    return os.readlink("", dir_fd=fd) if stat.S_ISLNK(os.fstat(fd).st_mode) else None
 
 
 def _open_checked(fd: int, source: str) -> int:
@@ -223,19 +238,8 @@ class SystemRoot:
 
     def read_raw(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
         """A file's bytes; None when it does not exist, RefusedFileError when it cannot be used."""
-        if not self.confined:
-            return read_file_bytes(self._file(absolute), limit=limit)
-        try:
-            fd = self.open_file(absolute)
-        except FileNotFoundError:
-            return None
-        source = str(self._file(absolute))
-        try:
-            return read_descriptor(fd, limit, source)
-        except OSError as exc:
-            raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
+        opener = (lambda _: self.open_file(absolute)) if self.confined else None
+        return read_file_bytes(self._file(absolute), limit=limit, opener=opener)
 
     @property
     def is_live(self) -> bool:
@@ -300,57 +304,46 @@ class SystemRoot:
             return parse_hex(word, lo=lo, hi=hi)
         return parse_int(word, lo=lo, hi=hi)
 
-    def listdir(self, absolute: str | Path) -> list[str]:
-        if not self.confined:
-            try:
-                return sorted(os.listdir(self._file(absolute)))
-            except OSError:
-                return []
+    def _beneath(self, absolute: str | Path, flags: int, use: Callable[[int], T]) -> T | None:
+        """``use`` on a descriptor of a captured tree's path, found beneath the tree only; None when the path
+        cannot be reached that way or ``use`` fails."""
         try:
-            fd = open_beneath(self.root, self._inside(absolute), os.O_RDONLY | os.O_DIRECTORY)
-        except (OSError, UnsafePathError, RefusedFileError):
-            return []
+            fd = open_beneath(self.root, self._inside(absolute), flags)
+        except (OSError, UnsafePathError, RefusedFileError, ValueError):
+            return None
         try:
-            return sorted(os.listdir(fd))
+            return use(fd)
         except OSError:
-            return []
+            return None
         finally:
             os.close(fd)
+
+    def listdir(self, absolute: str | Path) -> list[str]:
+        if self.confined:
+            return sorted(self._beneath(absolute, os.O_RDONLY | os.O_DIRECTORY, os.listdir) or [])
+        try:
+            return sorted(os.listdir(self._file(absolute)))
+        except OSError:
+            return []
 
     def lstat(self, absolute: str | Path) -> os.stat_result | None:
         """What is at a path itself (a link is not followed; links above it are, inside a tree only); None
         when nothing is there or it cannot be reached."""
-        if not self.confined:
-            try:
-                return os.lstat(self._file(absolute))
-            except (OSError, ValueError):
-                return None
+        if self.confined:
+            return self._beneath(absolute, os.O_PATH | os.O_NOFOLLOW, os.fstat)
         try:
-            fd = open_beneath(self.root, self._inside(absolute), os.O_PATH | os.O_NOFOLLOW)
-        except (OSError, UnsafePathError, RefusedFileError, ValueError):
+            return os.lstat(self._file(absolute))
+        except (OSError, ValueError):
             return None
-        try:
-            return os.fstat(fd)
-        finally:
-            os.close(fd)
 
     def read_link(self, absolute: str | Path) -> str | None:
         """What a link says (its text, not followed); None when it is not a link or cannot be reached."""
-        if not self.confined:
-            try:
-                return os.readlink(self._file(absolute))
-            except (OSError, ValueError):
-                return None
+        if self.confined:
+            return self._beneath(absolute, os.O_PATH | os.O_NOFOLLOW, _link_text)
         try:
-            fd = open_beneath(self.root, self._inside(absolute), os.O_PATH | os.O_NOFOLLOW)
-        except (OSError, UnsafePathError, RefusedFileError, ValueError):
+            return os.readlink(self._file(absolute))
+        except (OSError, ValueError):
             return None
-        try:
-            return os.readlink("", dir_fd=fd) if stat.S_ISLNK(os.fstat(fd).st_mode) else None
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     def link_name(self, absolute: str | Path) -> str | None:
         """Last component of where a link chain points, whether or not the target exists.

@@ -10,11 +10,10 @@ import platform
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from unprivileged import Attacker, drop_privileges, give_to_nobody, public_dir, python_for_nobody
+from unprivileged import Attacker, drop_privileges, give_to_nobody, python_for_nobody, users_home
 
 from mdtui.errors import MdtuiError
 from mdtui.keep import alerts, schedule
@@ -28,12 +27,6 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks need root
 
 REPO = Path(__file__).resolve().parents[2]
 LIVE = SystemRoot("/")
-
-
-@pytest.fixture
-def place() -> Iterator[Path]:
-    with public_dir("mdtui-believed-") as made:
-        yield made
 
 
 # --- case 7: PROGRAM through a link the user controls -----------------------------------------------------
@@ -52,9 +45,7 @@ def _root_program(place: Path) -> Path:
 @needs_root
 def test_a_program_path_through_a_link_the_user_owns_is_refused(place: Path) -> None:
     _root_program(place)
-    users = place / "home-nobody"
-    users.mkdir()
-    give_to_nobody(users, 0o755)
+    users = users_home(place)
     with Attacker() as attacker:
         # Leads to root's own program, for now; mdadm.conf would say PROGRAM /home-nobody/alert.
         assert attacker.ask("symlink", "../sbin/md-alert", users / "alert") == "ok"
@@ -91,9 +82,7 @@ def test_roots_own_program_and_links_are_accepted(place: Path) -> None:
 
 @needs_root
 def test_a_users_process_named_mdadm_monitor_is_not_the_monitor(place: Path) -> None:
-    users = place / "home-nobody"
-    users.mkdir()
-    give_to_nobody(users, 0o755)
+    users = users_home(place)
     fake = users / "mdadm"  # a copy of a shell named mdadm: its executable, its name, its command line
     shutil.copy("/bin/sh", fake)
     give_to_nobody(fake, 0o755)
@@ -164,9 +153,7 @@ ctypes.CFUNCTYPE(ctypes.c_int)(address)()
 def test_a_real_segfault_in_a_file_named_as_md_s_message_forges_no_scrub(place: Path) -> None:
     if platform.machine() != "x86_64":
         pytest.skip("the fault is x86-64 machine code")
-    users = place / "home-nobody"
-    users.mkdir()
-    give_to_nobody(users, 0o755)
+    users = users_home(place)
     array = f"md{90 + os.getpid() % 9}"  # an array name no earlier run of this test left in the log
     name = users / f"md: data-check of RAID array {array}"
     done = subprocess.run(

@@ -12,11 +12,11 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from unprivileged import NOBODY, Attacker, give_to_nobody, public_dir
+from unprivileged import NOBODY, Attacker, users_home
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks are on root's runs: run as root")
 
@@ -82,25 +82,12 @@ def run_started(start: str, argv: list[str], env: Mapping[str, str]) -> subproce
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, cwd="/", env=environment)
 
 
-@pytest.fixture
-def place() -> Iterator[Path]:
-    with public_dir("mdtui-env-") as made:
-        yield made
-
-
-def _users(place: Path) -> Path:
-    """The invoking user's own directory."""
-    users = place / "home-nobody"
-    users.mkdir()
-    return give_to_nobody(users, 0o755)
-
-
 # --- case 5: $MDTUI_DB (and the other locations) from another user's environment --------------------
 
 
 @pytest.mark.parametrize("start", STARTS)
 def test_root_never_creates_a_database_through_a_link_the_user_planted(place: Path, start: str) -> None:
-    users = _users(place)
+    users = users_home(place)
     victim = place / "etc-victim.db"  # where the user wants root to create a file
     with Attacker() as attacker:
         assert attacker.ask("symlink", victim, users / "results.db") == "ok"
@@ -112,7 +99,7 @@ def test_root_never_creates_a_database_through_a_link_the_user_planted(place: Pa
 
 @pytest.mark.parametrize("start", ("sudo-E", "started-by-user"))  # plain su sets $HOME itself
 def test_root_s_own_home_is_used_not_the_users(place: Path, start: str) -> None:
-    users = _users(place)
+    users = users_home(place)
     done = run_started(start, ["results", "list"], {"HOME": str(users)})
     assert done.returncode == 0, done.stderr
     assert str(users) not in done.stdout, f"the user's $HOME was taken for root's ({start}): {done.stdout}"
@@ -156,7 +143,7 @@ def test_scratch_space_is_never_made_in_a_tmpdir_the_user_kept(place: Path, star
     writes the unit into it). Nothing may appear in the user's directory, from mdtui or what it runs."""
     if not Path("/lib/systemd/system/mdcheck_start.timer").exists():
         pytest.skip("mdadm's mdcheck_start.timer is not installed here")
-    users = _users(place)
+    users = users_home(place)
     watch = Watch(users)
     try:
         done = run_started(
@@ -172,7 +159,7 @@ def test_scratch_space_is_never_made_in_a_tmpdir_the_user_kept(place: Path, star
 def test_the_environment_is_settled_for_what_mdtui_runs(place: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mdtui import invoker
 
-    users = _users(place)
+    users = users_home(place)
     monkeypatch.setenv("SUDO_UID", str(NOBODY))
     monkeypatch.setenv("TMPDIR", str(users))
     monkeypatch.setenv("HOME", str(users))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from unprivileged import NOBODY, Attacker, give_to_nobody, public_dir
+from unprivileged import NOBODY, Attacker, give_to_nobody
 
 from mdtui.keep import metrics
 from mdtui.keep.conf import ConfEdit
@@ -37,13 +37,6 @@ SECRET = "root:$y$j9T$only-root-may-read-this:19000:0:99999:7:::\n"
 # A command that could hang (a FIFO opened for reading) is given this long before the test calls it a hang.
 HANG_S = 20.0
 UUID = "d4d41c85-895e-5776-7178-204735012576"
-
-
-@pytest.fixture
-def place() -> Iterator[Path]:
-    """A directory every user can enter (a clone under root's 0700 home must not matter), removed after."""
-    with public_dir("mdtui-attack-") as made:
-        yield made
 
 
 def _secret(place: Path) -> Path:
