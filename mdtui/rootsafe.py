@@ -36,7 +36,7 @@ import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mdtui.errors import MdtuiError
@@ -443,27 +443,34 @@ class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
-_libc: ctypes.CDLL | None = None
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
+
+
+_syscall: Callable[..., int] | None = None  # libc's syscall(), typed for openat2's arguments
+_hows: dict[int, _OpenHow] = {}  # one open_how per set of flags: a scan opens thousands of files alike
 _openat2_works: bool | None = None  # None: not tried yet; False: ENOSYS (an old kernel) or refused (seccomp)
 
 
 def _openat2(directory: int, path: str, flags: int) -> int | None:
     """The kernel's openat2 beneath ``directory``; None when this kernel (or a sandbox) does not offer it."""
-    global _libc, _openat2_works
+    global _syscall, _openat2_works
     if _openat2_works is False:
         return None
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    how = _OpenHow(flags | os.O_CLOEXEC, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+    if _syscall is None:
+        # A library object of its own, so typing its syscall() leaves ctypes.CDLL(None).syscall as it was.
+        function = ctypes.CDLL(None, use_errno=True).syscall
+        function.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(_OpenHow), ctypes.c_size_t]
+        function.restype = ctypes.c_long
+        _syscall = function
+    how = _hows.get(flags)
+    if how is None:
+        how = _hows[flags] = _OpenHow(flags | os.O_CLOEXEC, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
     encoded = os.fsencode(path)
     for _ in range(8):
-        fd = _libc.syscall(
-            ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(directory), ctypes.c_char_p(encoded),
-            ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)),
-        )  # fmt: skip
+        fd = _syscall(_SYS_OPENAT2, directory, encoded, how, _HOW_SIZE)
         if fd >= 0:
             _openat2_works = True
-            return int(fd)
+            return fd
         error = ctypes.get_errno()
         if error == errno.EAGAIN:
             continue  # a rename raced the lookup; the kernel asks to try again
@@ -474,51 +481,35 @@ def _openat2(directory: int, path: str, flags: int) -> int | None:
     return None
 
 
-def open_beneath(top: str | os.PathLike[str], path: str, flags: int, *, kernel: bool = True) -> int:
+def open_beneath(top: str | os.PathLike[str] | int, path: str, flags: int, *, kernel: bool = True) -> int:
     """A descriptor for ``path`` inside ``top`` (absolute or relative, taken from ``top``), links resolved
     only inside it: UnsafePathError when one leads out, FileNotFoundError when it does not exist.
 
-    ``flags`` are os.open flags (O_PATH to look, O_RDONLY to read, with O_DIRECTORY for a directory). The
-    kernel's openat2 does it when it can; else (``kernel=False``, or kernels before 5.6) :func:`locate`.
+    ``top`` is a directory's path or an open descriptor of it (O_PATH will do). ``flags`` are os.open flags
+    (O_PATH to look, O_RDONLY to read, with O_DIRECTORY for a directory). The kernel's openat2 does it when
+    it can; else (``kernel=False``, or kernels before 5.6) :func:`locate`.
     """
     relative = path.lstrip("/") or "."
+    shown = top if isinstance(top, int) else os.fspath(top)
     if kernel:
-        top_fd = os.open(top, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        top_fd = top if isinstance(top, int) else os.open(top, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             fd = _openat2(top_fd, relative, flags)
         except OSError as exc:
             if exc.errno == errno.EXDEV:
-                raise UnsafePathError(f"{path} leads out of {top}; not followed") from None
+                raise UnsafePathError(f"{path} leads out of {shown}; not followed") from None
             if exc.errno == errno.ELOOP and not flags & os.O_NOFOLLOW:
-                raise UnsafePathError(f"{path} in {top} goes through too many links; not followed") from None
+                raise UnsafePathError(f"{path} in {shown} goes through too many links; not followed") from None
             raise
         finally:
-            os.close(top_fd)
+            if top_fd is not top:
+                os.close(top_fd)
         if fd is not None:
             return fd
-    with locate(relative, top=top, beneath=True) as where:
+    with locate(relative, top=top, top_name=str(shown), beneath=True) as where:
         if where.name and where.info is None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
         return os.open(where.name or ".", flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=where.directory)
-
-
-def resolve_beneath(top: str | os.PathLike[str], path: str) -> Path | None:
-    """Where ``path`` leads inside ``top`` (a path under ``top``'s real path), links resolved inside it
-    only; None when it does not exist or leads out."""
-    try:
-        fd = open_beneath(top, path, os.O_PATH)
-    except (OSError, UnsafePathError):
-        return None
-    try:
-        where = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    real_top = os.path.realpath(top)
-    if where != real_top and not where.startswith(real_top.rstrip("/") + "/"):
-        return None
-    return Path(where)
 
 
 # --- scratch space ---------------------------------------------------------------------------------------
