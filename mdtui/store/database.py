@@ -32,8 +32,8 @@ _DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 def default_db_path() -> Path:
     """$MDTUI_DB, else $XDG_DATA_HOME/mdtui/results.db, else ~/.local/share/mdtui/results.db.
 
-    Named in help texts, so it never refuses; ResultsStore refuses to open it under sudo when the
-    variable it came from is not root's (checked_default_db_path).
+    Named in help texts, so it never refuses; ResultsStore refuses to open it in another user's environment
+    (sudo, su, doas, pkexec) when the variable it came from is not root's (checked_default_db_path).
     """
     return _default_db(os.environ.get)
 
