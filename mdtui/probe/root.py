@@ -26,7 +26,6 @@ import contextlib
 import errno
 import os
 import stat
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -198,7 +197,6 @@ class SystemRoot:
         self.root = Path(root)
         self._real: Path | None = None  # the root with its links resolved, when first needed
         self._confined: bool | None = None  # a captured tree (not "/"): read beneath it, when first needed
-        self._top: int | None = None  # a captured tree's root, opened (O_PATH) at its first read
         # What path() puts before an absolute path, for the reads that need only its text: a scan of a
         # thousand disks reads some 20000 files, and building each path as a Path cost more than reading it.
         self._prefix = str(self.root).rstrip("/")
@@ -209,14 +207,6 @@ class SystemRoot:
         if self._confined is None:
             self._confined = not self.is_live
         return self._confined
-
-    def _top_fd(self) -> int:
-        """The captured tree's root, opened once (O_PATH) and closed with this object: every confined read
-        starts from it, so the root path is not looked up again for each of a scan's thousands of files."""
-        if self._top is None:
-            self._top = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-            weakref.finalize(self, os.close, self._top)
-        return self._top
 
     def _inside(self, absolute: str | Path) -> str:
         """The path below the root that ``absolute`` names (a system path, or a Path inside the root)."""
@@ -237,7 +227,7 @@ class SystemRoot:
         inside = self._inside(absolute)
         source = str(self._file(absolute))
         try:
-            fd = open_beneath(self._top_fd(), inside, os.O_PATH)
+            fd = open_beneath(self.root, inside, os.O_PATH)
         except UnsafePathError as exc:
             raise RefusedFileError(source, str(exc)) from None
         except OSError as exc:
@@ -318,7 +308,7 @@ class SystemRoot:
         """``use`` on a descriptor of a captured tree's path, found beneath the tree only; None when the path
         cannot be reached that way or ``use`` fails."""
         try:
-            fd = open_beneath(self._top_fd(), self._inside(absolute), flags)
+            fd = open_beneath(self.root, self._inside(absolute), flags)
         except (OSError, UnsafePathError, RefusedFileError, ValueError):
             return None
         try:
