@@ -148,7 +148,9 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="store fio --output-format=json output made elsewhere, or a run spooled when the database was full",
         parents=[common],
     )
-    importing.add_argument("file", metavar="FILE.json")
+    importing.add_argument(
+        "file", metavar="FILE.json", help="a regular file of at most 512 MiB (a FIFO or device is refused)"
+    )
     importing.add_argument("--label", default="", metavar="TEXT")
 
     for name, what in (("label", "a short name shown in tables"), ("note", "free text kept with the run")):

@@ -23,9 +23,13 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--no-smart", action="store_true", help="with --json: skip SMART (smartctl -j -a per disk, as root)"
     )
     capture_parser = sub.add_parser(
-        "capture", help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)"
+        "capture",
+        help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)",
+        description="Copy what mdtui reads into DIR, a new or empty directory (never a symbolic link), for "
+        "`mdtui --root DIR`. With --root TREE a captured tree is copied again, read beneath itself only: a "
+        "link of the tree that leads out of it is not copied, and said.",
     )
-    capture_parser.add_argument("out_dir", metavar="DIR")
+    capture_parser.add_argument("out_dir", metavar="DIR", help="a new or empty directory (not a link)")
 
 
 def render_scan(inventory: Inventory) -> str:
