@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from mdtui.cli.launch import app_launch_args
 from mdtui.errors import MdtuiError
+from mdtui.invoker import settle_environment
 
 # How long the launch waits for the first step of the inventory's scan before loading the app anyway
 # (a slow host's screen then shows "Scanning…" until the step comes, as it would without waiting).
@@ -17,6 +18,8 @@ SCAN_AHEAD_WAIT_S = 0.5
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Before anything reads $HOME or $TMPDIR or starts a program: another user's kept there are not used.
+    settle_environment()
     if argv is None and "_ARGCOMPLETE" in os.environ:
         # A shell's tab: the completion scripts run `mdtui` with the line typed so far in the environment.
         from mdtui.cli.complete import complete

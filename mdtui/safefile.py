@@ -15,29 +15,22 @@ import contextlib
 import errno
 import json
 import os
-import pwd
 import re
-import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mdtui.errors import MdtuiError
+from mdtui.invoker import foreign_environment, own_home
+from mdtui.rootsafe import OutputExistsError, open_directory, path_problem, write_file, write_in
+
+__all__ = ["OutputExistsError", "path_problem"]  # kept here for the callers that know them from this module
 
 T = TypeVar("T")
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
-
-
-class OutputExistsError(MdtuiError):
-    """The named file exists and the user has not confirmed replacing it."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        super().__init__(f"{path} exists; pass --force to replace it (or name another file)")
 
 
 def is_sqlite_file(path: Path) -> bool:
@@ -97,7 +90,7 @@ def parent_problem(path: Path) -> str | None:
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, replace: bool, protected: Iterable[Path] = ()) -> Path:
-    """Write ``text`` to ``path`` whole (temporary file + rename); returns the path written.
+    """Write ``text`` to ``path`` whole, the one way root writes a file (mdtui.rootsafe); returns the path.
 
     Raises MdtuiError when :func:`output_problem` names one, and OutputExistsError when the file exists
     and ``replace`` is False. A new file gets the usual permissions (0666 less the umask); a replaced
@@ -107,49 +100,7 @@ def write_text(path: str | os.PathLike[str], text: str, *, replace: bool, protec
     problem = output_problem(target, protected=protected)
     if problem:
         raise MdtuiError(problem)
-    existing_mode: int | None = None
-    if target.exists():
-        if not replace:
-            raise OutputExistsError(target)
-        existing_mode = stat.S_IMODE(os.stat(target).st_mode)
-    try:
-        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    except OSError as exc:
-        raise MdtuiError(f"cannot write in {target.parent}: {exc.strerror}") from None
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, existing_mode if existing_mode is not None else 0o666 & ~_umask())
-        if replace:
-            os.replace(temp, target)
-        else:
-            # link() fails if the name appeared meanwhile: a file created by someone else is never clobbered.
-            os.link(temp, target)
-            temp.unlink()
-    except FileExistsError:
-        _remove_quietly(temp)
-        raise OutputExistsError(target) from None
-    except OSError as exc:
-        _remove_quietly(temp)
-        raise MdtuiError(f"cannot write {target}: {exc.strerror}") from None
-    except BaseException:
-        _remove_quietly(temp)
-        raise
-    return target
-
-
-def _remove_quietly(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink()
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    return write_file(target, text.encode("utf-8"), replace=replace)
 
 
 # --- mdtui's own state: files in a directory no one but this user (and root) can change ----------------
@@ -170,80 +121,36 @@ class UnsafeStateError(MdtuiError):
     """A state file or directory (or a location from the environment) another user could control."""
 
 
-def under_sudo() -> bool:
-    """Whether mdtui runs with another user's environment: through sudo, or set-uid (real != effective)."""
-    return bool(os.environ.get("SUDO_UID")) or os.getuid() != os.geteuid()
-
-
 def home_dir() -> Path:
-    """The effective user's home: $HOME normally; under sudo the password database's, since $HOME may
-    still be the invoking user's (sudo -E, su without -)."""
-    if under_sudo():
-        try:
-            return Path(pwd.getpwuid(os.geteuid()).pw_dir)
-        except KeyError:
-            return Path("/root")
+    """The effective user's home: $HOME normally; in another user's environment (invoker.foreign_environment:
+    sudo, su, doas, pkexec) the password database's, since $HOME may still be the invoking user's."""
+    if foreign_environment():
+        return Path(own_home())
     return Path.home()
-
-
-def _component_problem(path: str, info: os.stat_result, owners: frozenset[int]) -> str | None:
-    if info.st_uid not in owners:
-        return f"{path} belongs to uid {info.st_uid}"
-    if stat.S_ISLNK(info.st_mode):
-        return None  # a link's own mode means nothing; where it leads is checked on the resolved path
-    if info.st_mode & 0o022:
-        # /tmp: anyone may add entries, but the sticky bit keeps them from renaming or removing root's.
-        if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX and info.st_uid == 0:
-            return None
-        return f"{path} is writable by group or others"
-    return None
-
-
-def path_problem(path: str | os.PathLike[str], owners: frozenset[int] | None = None) -> str | None:
-    """Why someone other than ``owners`` (root and the effective user by default) could change what
-    ``path`` names: the path, an existing directory above it, or a component of where its links lead,
-    is theirs or writable by them. None when no one else can."""
-    trusted = owners if owners is not None else frozenset({0, os.geteuid()})
-    absolute = os.path.abspath(path)
-    for candidate in dict.fromkeys((absolute, os.path.realpath(absolute))):
-        current = candidate
-        while True:
-            try:
-                info = os.lstat(current)
-            except FileNotFoundError:
-                info = None
-            except OSError as exc:
-                return f"cannot check {current}: {exc.strerror}"
-            if info is not None:
-                problem = _component_problem(current, info, trusted)
-                if problem:
-                    return problem
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-    return None
 
 
 def env_location(variable: str) -> str | None:
     """The location ``$variable`` names, or None when unset or empty.
 
-    Under sudo (see under_sudo) the environment may still be the invoking user's, so the location is
+    In another user's environment (invoker.foreign_environment: sudo, su, doas, pkexec) the location is
     used only when root owns it (and every directory above it) and no one else can write it; otherwise
     UnsafeStateError names the variable.
     """
     value = os.environ.get(variable)
     if not value:
         return None
-    if not under_sudo():
+    if not foreign_environment():
         return value
     if not os.path.isabs(value):
-        raise UnsafeStateError(f"${variable} ({value}) is relative; under sudo mdtui uses only absolute ones")
+        raise UnsafeStateError(
+            f"${variable} ({value}) is relative; in another user's environment mdtui uses only absolute ones"
+        )
     problem = path_problem(value, frozenset({0}))
     if problem:
         raise UnsafeStateError(
-            f"${variable} ({value}) is not root's ({problem}): under sudo mdtui uses it only when root owns it "
-            "and no one else can write it; unset it, or run sudo without -E"
+            f"${variable} ({value}) is not root's ({problem}): this run keeps another user's environment "
+            "(sudo, su, doas or pkexec), so mdtui uses it only when root owns it and no one else can write "
+            "it; unset it, or start from a root login (sudo -i, su -)"
         )
     return value
 
@@ -267,40 +174,35 @@ class StateDir:
     def child(self, name: str) -> StateDir:
         return StateDir(self.path / _state_name(name))
 
-    def _make(self) -> None:
-        missing = []
-        current = Path(os.path.abspath(self.path))
-        while not os.path.lexists(current) and current != current.parent:
-            missing.append(current)
-            current = current.parent
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)
-
     @contextlib.contextmanager
     def _open(self, create: bool) -> Iterator[int | None]:
-        """A descriptor of the directory after its checks; None when it does not exist (and not ``create``)."""
-        try:
-            if create:
-                self._make()
-            elif not os.path.lexists(self.path):
-                yield None
-                return
-            problem = path_problem(self.path)
+        """A descriptor of the directory after its checks; None when it does not exist (and not ``create``).
+
+        Made 0700 with its missing parents, and opened the one way (mdtui.rootsafe): walked without
+        following a link another user could change, then checked on the descriptor itself.
+        """
+        if not create and not os.path.lexists(self.path):
+            yield None
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                problem = None if create else path_problem(self.path)
+                if problem is None:
+                    fd = stack.enter_context(open_directory(self.path, make_mode=0o700 if create else None))
+                    problem = path_problem(self.path)
+            except UnsafeStateError:
+                raise
+            except (OSError, MdtuiError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise UnsafeStateError(f"cannot use mdtui's state directory {self.path}: {why}") from None
             if problem:
                 raise UnsafeStateError(f"mdtui's state directory {self.path} is not safe ({problem}); not used")
-            fd = os.open(os.path.realpath(self.path), _DIR_FLAGS)
-        except OSError as exc:
-            raise UnsafeStateError(f"cannot use mdtui's state directory {self.path}: {exc.strerror or exc}") from None
-        try:
             info = os.fstat(fd)
             if info.st_uid != os.geteuid():
                 raise UnsafeStateError(f"mdtui's state directory {self.path} belongs to uid {info.st_uid}; not used")
             if stat.S_IMODE(info.st_mode) & 0o077:
                 os.fchmod(fd, 0o700)
             yield fd
-        finally:
-            os.close(fd)
 
     def read(self, name: str, *, limit: int = STATE_FILE_LIMIT) -> bytes | None:
         """The file's bytes; None when it (or the directory) does not exist; UnsafeStateError when refused."""
@@ -326,39 +228,16 @@ class StateDir:
         return data
 
     def write(self, name: str, data: bytes) -> Path:
-        """Replace the file with ``data``, synced: a new uniquely named file (O_EXCL) renamed over it."""
+        """Replace the file with ``data``, synced: a new uniquely named file (O_EXCL, 0600) renamed over it."""
         where = self.path / _state_name(name)
         with self._open(create=True) as directory:
             assert directory is not None
-            for _ in range(100):
-                temp = f".{name}.{secrets.token_hex(8)}.tmp"
-                try:
-                    fd = os.open(
-                        temp,
-                        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                        0o600,
-                        dir_fd=directory,
-                    )
-                    break
-                except FileExistsError:
-                    continue
-            else:
-                raise UnsafeStateError(f"cannot make a temporary file beside {where}")
             try:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.rename(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=directory)
+                write_in(directory, name, data, replace=True, mode=0o600, shown=where)
+            except UnsafeStateError:
                 raise
-            with contextlib.suppress(OSError):
-                os.fsync(directory)
+            except MdtuiError as exc:
+                raise UnsafeStateError(str(exc)) from None
         return where
 
     def append(self, name: str, data: bytes) -> None:

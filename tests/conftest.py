@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -72,3 +73,12 @@ def tree_stands_for_live(monkeypatch: pytest.MonkeyPatch) -> None:
     import mdtui.cli.common as common
 
     monkeypatch.setattr(common, "live_action", lambda args: None)
+
+
+@pytest.fixture
+def place() -> Iterator[Path]:
+    """A directory every user can enter, root's, for a test written as another user's attack (removed after)."""
+    from unprivileged import public_dir
+
+    with public_dir("mdtui-attack-") as made:
+        yield made

@@ -6,7 +6,6 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from mdtui.store.export import (
     format_metric,
     runs_json,
 )
-from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
+from mdtui.store.fio_import import read_import, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, STEADINESS_LEGEND, RunRecord, Steadiness
-from mdtui.store.spool import is_spooled, read_spooled
+from mdtui.store.spool import SpooledRun
 
 
 def _run_id(text: str) -> int:
@@ -149,7 +148,9 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="store fio --output-format=json output made elsewhere, or a run spooled when the database was full",
         parents=[common],
     )
-    importing.add_argument("file", metavar="FILE.json")
+    importing.add_argument(
+        "file", metavar="FILE.json", help="a regular file of at most 512 MiB (a FIFO or device is refused)"
+    )
     importing.add_argument("--label", default="", metavar="TEXT")
 
     for name, what in (("label", "a short name shown in tables"), ("note", "free text kept with the run")):
@@ -317,29 +318,18 @@ def _cmd_normalise(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spooled(path: str) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return is_spooled(handle.read(512).decode("utf-8", "replace"))
-    except OSError:
-        return False  # read_fio_file_runs says why
-
-
 def _cmd_import(args: argparse.Namespace) -> int:
     # Read and check the file before the database is opened, so a failed import creates nothing.
-    if _spooled(args.file):
+    found = read_import(args.file, label=args.label)
+    if isinstance(found, SpooledRun):
         # A run the database could not take when it was measured (mdtui.store.spool).
-        spooled = read_spooled(args.file)
-        if args.label:
-            spooled = replace(spooled, setup=replace(spooled.setup, label=args.label))
         with _store(args, create=True) as store:
-            run = store.get_run(store.store_spooled(spooled))
+            run = store.get_run(store.store_spooled(found))
         print(f"stored the spooled run as #{run.id} ({run.status.value}); {args.file} can be deleted")
         return 0
     # One run per stonewall group and per --client host, every one read and checked before any is stored.
-    fio_runs = read_fio_file_runs(args.file, label=args.label)
     with _store(args, create=True) as store:
-        runs = [store.get_run(store_fio_run(store, fio_run)) for fio_run in fio_runs]
+        runs = [store.get_run(store_fio_run(store, fio_run)) for fio_run in found]
     for run in runs:
         figures = ", ".join(
             f"{m.label} {format_metric(m, v)}" for m in METRICS[:4] if (v := run.metrics.get(m.name)) is not None

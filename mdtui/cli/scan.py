@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from mdtui.format import duration, ident_text, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
@@ -11,6 +12,7 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.mounts import read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import array_in_use
+from mdtui.text import clean_line
 
 
 def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,9 +23,13 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--no-smart", action="store_true", help="with --json: skip SMART (smartctl -j -a per disk, as root)"
     )
     capture_parser = sub.add_parser(
-        "capture", help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)"
+        "capture",
+        help="copy what mdtui reads from /sys, /proc and udev into DIR (for bug reports and tests)",
+        description="Copy what mdtui reads into DIR, a new or empty directory (never a symbolic link), for "
+        "`mdtui --root DIR`. With --root TREE a captured tree is copied again, read beneath itself only: a "
+        "link of the tree that leads out of it is not copied, and said.",
     )
-    capture_parser.add_argument("out_dir", metavar="DIR")
+    capture_parser.add_argument("out_dir", metavar="DIR", help="a new or empty directory (not a link)")
 
 
 # Cells of the model / serial column: the model is cut to fit, the serial never.
@@ -111,6 +117,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from mdtui.probe.capture import capture
     from mdtui.probe.root import SystemRoot
 
-    copied = capture(args.out_dir, SystemRoot(args.root))
+    def refused(why: str) -> None:
+        print(f"mdtui: {clean_line(why)}", file=sys.stderr)
+
+    copied = capture(args.out_dir, SystemRoot(args.root), refused)
     print(f"captured {copied} files into {args.out_dir}; read it back with: mdtui --root {args.out_dir} scan")
     return 0

@@ -8,7 +8,6 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from mdtui.advise.experiments import ExperimentResult
@@ -28,7 +27,7 @@ from mdtui.run.jobs import PRESETS
 from mdtui.tune.catalogue import KNOBS, Knob, Scope, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir, write_knob
 from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
-from mdtui.tune.udev import Rule, plan_apply, plan_remove, rules_for, rules_path, write_plan
+from mdtui.tune.udev import Rule, plan_apply, plan_remove, rules_file, rules_for, rules_path, write_plan
 
 EXIT_DECLINED = 1
 
@@ -196,7 +195,7 @@ def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory
     if current is None:
         raise PlanError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply to {array.name}")
     checked = knob.check_value(value, current.choices)
-    plan = plan_apply(array, knob, checked, rules_file(root))
+    plan = plan_apply(array, knob, checked, root=root)
     shape = array_shape(array, inventory)
     memory = knob.memory_bytes(checked, shape)
     cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
@@ -215,7 +214,7 @@ def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory
 
 def _remove(args: argparse.Namespace, root: SystemRoot, array: MdArray) -> int:
     knob = knob_named(args.remove)
-    plan = plan_remove(array, knob, rules_file(root))
+    plan = plan_remove(array, knob, root=root)
     print(f"{array.name} {knob.name} will no longer be set when the array appears:")
     print(plan.diff)
     require_live(root, "changing a knob")
@@ -226,12 +225,6 @@ def _remove(args: argparse.Namespace, root: SystemRoot, array: MdArray) -> int:
     live = read_value(root, knob, array.name)
     print(f"removed; {array.name} {knob.name} stays {live.raw if live else 'as it is'} until the array starts again.")
     return 0
-
-
-def rules_file(root: SystemRoot) -> Path:
-    """The rule file: the live one, or a captured tree's own copy under --root."""
-    path = rules_path()
-    return path if root.is_live else root.path(str(path))
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -245,7 +238,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.remove:
         return _remove(args, root, array)
     readings = read_knobs(root, array, inventory, workload=args.workload)
-    rules = rules_for(array, rules_file(root))
+    rules = rules_for(array, root=root)
     print(knobs_json(array, readings, rules) if args.json else render_knobs(array, readings, rules, root))
     return 0
 

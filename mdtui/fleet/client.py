@@ -25,14 +25,13 @@ import json
 import os
 import pwd
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
+from mdtui.rootsafe import open_directory, scratch_directory, write_file
 from mdtui.run import fio as fio_parse
 from mdtui.run.jobs import fio_argv
 from mdtui.run.process import ProcessRun, run_streaming
@@ -126,16 +125,13 @@ def client_sandbox(spec: JobSpec) -> Iterator[tuple[list[str], str]]:
     job but can neither change it nor create anything there, so an IOLOG it is told to write fails.
     """
     ids = sandbox_ids()
-    directory = tempfile.mkdtemp(prefix="mdtui-fio-client-")
-    try:
-        path = Path(directory) / "job.fio"
-        path.write_text(job_file(spec), encoding="utf-8")
-        path.chmod(0o444)
+    # In a place no other user can change (rootsafe.scratch_base), never a $TMPDIR another user's environment kept.
+    with scratch_directory("mdtui-fio-client-") as directory:
+        path = write_file(directory / "job.fio", job_file(spec).encode("utf-8"), replace=False, mode=0o444)
         if ids is not None:
-            os.chmod(directory, 0o755)
-        yield sandbox_prefix(directory, ids), str(path)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+            with open_directory(directory) as opened:
+                os.fchmod(opened, 0o755)  # the unprivileged client may enter it, not change it
+        yield sandbox_prefix(str(directory), ids), str(path)
 
 
 def host_timeout_s(spec: JobSpec, slack_s: float) -> float:

@@ -13,17 +13,24 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.boot import monitor_pids, read_monitoring
-from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, detect_distribution, logical_lines, read_conf
+from mdtui.keep.conf import (
+    ConfEdit,
+    Distribution,
+    MdadmConf,
+    detect_distribution,
+    keyword_of,
+    logical_lines,
+    read_conf,
+)
 from mdtui.keep.persist import write_planned_conf
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import UnsafePathError, locate, scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 MONITOR_UNIT = "mdmonitor.service"  # the unit's name on Debian, Ubuntu, RHEL, Fedora, SUSE and Arch
@@ -54,18 +61,27 @@ def validate_mail(text: str) -> str:
 def validate_program(text: str, root: SystemRoot | None = None) -> str:
     """PROGRAM for mdadm: an absolute path to a root-owned executable nobody else can change, or MdtuiError.
 
-    mdadm runs it as root on every event; a program (or a directory on its way) that another user can write
-    would let that user run anything as root at the next failure.
+    mdadm runs it as root on every event, by the path written in mdadm.conf: a program, a directory on its
+    way or a link on its way (the path itself, or any link it goes through) that another user can change
+    would let that user run anything as root at the next failure. The path is walked as rootsafe walks
+    one, following only links of root's in root's directories that no one else can write.
     """
     system = root or SystemRoot("/")
     if not _PATH.fullmatch(text) or "/../" in f"{text}/" or "/./" in f"{text}/" or len(text) > 1024:
         raise MdtuiError(
             f"{text!r} is not a plain absolute path (letters, digits and ._+@-/ only; no spaces, quotes or ..)"
         )
-    where = system.path(text)
-    real = Path(os.path.realpath(where))
+    root_only = frozenset({0})
     try:
-        info = os.stat(real)
+        # A sticky directory (/tmp) lets others create files but not replace root's; still no place for it.
+        with locate(text, top=str(system.root), owners=root_only, sticky=False) as where:
+            if where.info is None or not where.name:
+                raise MdtuiError(f"{text} cannot be used as PROGRAM: No such file or directory")
+            info = os.stat(where.name, dir_fd=where.directory, follow_symlinks=False)
+            chain = where.chain()
+
+    except UnsafePathError as exc:
+        raise MdtuiError(f"{text}: {exc}; mdadm runs PROGRAM as root") from None
     except OSError as exc:
         raise MdtuiError(f"{text} cannot be used as PROGRAM: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
@@ -75,11 +91,8 @@ def validate_program(text: str, root: SystemRoot | None = None) -> str:
     problem = _owner_problem(info)
     if problem:
         raise MdtuiError(f"{text}: {problem}; mdadm runs PROGRAM as root")
-    top = Path(os.path.realpath(system.path("/")))
-    for parent in real.parents:
-        if parent != top and top not in parent.parents:
-            break  # above a captured tree's root: not part of the system it describes
-        problem = _owner_problem(os.stat(parent))
+    for parent, parent_info in reversed(chain):
+        problem = _owner_problem(parent_info)
         if problem:
             raise MdtuiError(f"{text}: its directory {parent} {problem.removeprefix('it ')}; mdadm runs it as root")
     return text
@@ -101,16 +114,17 @@ def set_alert_lines(conf: MdadmConf, *, mail: str | None = None, program: str | 
     old = conf.text
     lines = old.splitlines(keepends=True)
     wanted = {
-        "MAIL": None if mail is None else f"MAILADDR {mail}",
-        "PROG": None if program is None else f"PROGRAM {program}",
+        "MAILADDR": None if mail is None else f"MAILADDR {mail}",
+        "PROGRAM": None if program is None else f"PROGRAM {program}",
     }
     logical = logical_lines(old)
     done: set[str] = set()
     drop: set[int] = set()
     replace: dict[int, str] = {}
     for number, text in logical:
-        keyword = text.split(None, 1)[0].upper()
-        key = next((k for k in wanted if wanted[k] is not None and keyword.startswith(k)), None)
+        # mdadm's own reading of the first word: MAILFROM (or MAILF) is not MAILADDR and is left alone.
+        keyword = keyword_of(text.split(None, 1)[0])
+        key = keyword if keyword in wanted and wanted[keyword] is not None else None
         if key is None:
             continue
         index = number - 1
@@ -323,17 +337,16 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
     runs: list[tuple[int, str]] = []
     mailbox = local_mailbox(mailaddr)
     before = _size(mailbox)
-    work = Path(tempfile.mkdtemp(prefix="mdtui-alert-test-", dir="/run" if os.access("/run", os.W_OK) else None))
-    try:
+    with scratch_directory("mdtui-alert-test-") as work:
         if program is not None:
             record = work / "ran"
             wrapper = work / "program"
             # Both paths are plain (validate_program, mkdtemp's letters): no quoting is needed beyond ''.
-            wrapper.write_text(
+            script = (
                 f"#!/bin/sh\n'{program}' \"$@\"\nstatus=$?\nprintf '%s %s\\n' \"$status\" \"$*\" >> '{record}'\n"
                 "exit $status\n"
             )
-            wrapper.chmod(0o700)
+            write_file(wrapper, script.encode(), replace=False, mode=0o700)
             argv.append(f"--program={wrapper}")
         result = run_command(argv, timeout_s=TEST_TIMEOUT_S)
         if program is not None:
@@ -349,8 +362,6 @@ def send_test(program: str | None, *, mailaddr: str | None = None, mailer: str |
             deadline = time.monotonic() + PROGRAM_WAIT_S
             while _size(mailbox) == before and time.monotonic() < deadline:
                 time.sleep(0.2)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     grew = None if mailbox is None else max(0, (_size(mailbox) or 0) - (before or 0))
     return AlertTestResult(result, tuple(runs), program, mailaddr, mailer, mailbox, grew)
 

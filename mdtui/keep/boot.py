@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mdtui.invoker import status_uids
 from mdtui.keep.conf import (
     ArrayLine,
     Distribution,
@@ -119,6 +120,14 @@ def detect_bootloader(root: SystemRoot) -> str | None:
 
 
 def monitor_pids(root: SystemRoot) -> tuple[int, ...]:
+    """The running `mdadm --monitor` processes: root's own, whose executable is mdadm.
+
+    Any user can start a process whose command line reads `mdadm --monitor` (a copy of mdadm, a script
+    named so); only root can start one that runs as root. A process counts when all its user ids are 0
+    and its executable (/proc/PID/exe) is mdadm; when mdtui may not read that link (it runs without
+    root), the name the kernel keeps for it (/proc/PID/comm), which only the process itself, root's,
+    could have set.
+    """
     found = []
     for entry in root.listdir("/proc"):
         if not entry.isdigit():
@@ -127,10 +136,26 @@ def monitor_pids(root: SystemRoot) -> tuple[int, ...]:
         if not raw:
             continue
         argv = [a.decode("utf-8", "replace") for a in raw.split(b"\x00") if a]
-        if argv and os.path.basename(argv[0]) == "mdadm" and any(
-            a in _MONITOR_FLAGS or a.startswith("--monitor") for a in argv[1:]
+        if not (
+            argv
+            and os.path.basename(argv[0]) == "mdadm"
+            and any(a in _MONITOR_FLAGS or a.startswith("--monitor") for a in argv[1:])
         ):
-            found.append(int(entry))
+            continue
+        try:
+            uids = status_uids(root.read_table(f"/proc/{entry}/status") or "")
+        except RefusedFileError:
+            uids = None
+        if not uids or any(uid != 0 for uid in uids):
+            continue
+        executable = root.read_link(f"/proc/{entry}/exe")
+        if executable is not None:
+            # After an upgrade replaced the binary, the kernel adds " (deleted)" to the link.
+            if os.path.basename(executable.removesuffix(" (deleted)")) != "mdadm":
+                continue
+        elif root.read_text(f"/proc/{entry}/comm") != "mdadm":
+            continue
+        found.append(int(entry))
     return tuple(sorted(found))
 
 

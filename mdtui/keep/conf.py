@@ -16,6 +16,21 @@ REDHAT_CONF = "/etc/mdadm.conf"  # RHEL, Fedora, SUSE, Arch (dracut, mkinitcpio)
 CONF_LIMIT = 1 << 20
 _DEBIAN_IDS = {"debian", "ubuntu", "raspbian", "linuxmint", "pop", "devuan"}
 _HEX = re.compile(r"[0-9a-fA-F]")
+# mdadm's own keywords in its own order (config.c, keywords[]): a line's first word is the first keyword it
+# abbreviates, case ignored, with at least three letters (match_keyword), so "MAIL" is MAILADDR while
+# "MAILF" is MAILFROM and "PRO" is PROGRAM.
+MDADM_KEYWORDS = (
+    "DEVICES", "ARRAY", "MAILADDR", "MAILFROM", "PROGRAM", "CREATE", "HOMEHOST", "HOMECLUSTER", "AUTO",
+    "POLICY", "PART-POLICY", "SYSFS", "MONITORDELAY", "ENCRYPTION_NO_VERIFY", "PROBING", "IMSM_DISABLE_OROM",
+)  # fmt: skip
+
+
+def keyword_of(word: str) -> str | None:
+    """The mdadm.conf keyword a line's first word means to mdadm (see MDADM_KEYWORDS); None for none."""
+    upper = word.upper()
+    if len(upper) < 3:
+        return None
+    return next((keyword for keyword in MDADM_KEYWORDS if keyword.startswith(upper)), None)
 
 
 @dataclass(frozen=True)
@@ -138,15 +153,15 @@ def parse_conf(path: str, text: str | None) -> MdadmConf:
     arrays = []
     mailaddr = program = None
     for number, line in logical_lines(text):
-        keyword = line.split(None, 1)[0].upper()
+        keyword = keyword_of(line.split(None, 1)[0])
         rest = line.split(None, 1)[1] if " " in line else ""
         if keyword == "ARRAY":
             parsed = parse_array_line(line, number)
             if parsed is not None:
                 arrays.append(parsed)
-        elif keyword.startswith("MAIL") and rest:
+        elif keyword == "MAILADDR" and rest:
             mailaddr = rest.strip()
-        elif keyword.startswith("PROG") and rest:
+        elif keyword == "PROGRAM" and rest:
             program = rest.strip()
     return MdadmConf(path, True, text, tuple(arrays), mailaddr, program)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.probe.kernel_log import kernel_messages
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.smart import SmartHealth, read_smart_all
 
@@ -16,13 +17,17 @@ from mdtui.probe.smart import SmartHealth, read_smart_all
 MISMATCH_LIMIT = 1 << 48
 # What md's raid1/raid10/raid456 personalities log when they drop a member ("md/raid:md0: Disk failure on
 # nvme1n1, disabling device."): the only place a hot-unplugged member is still named once udev removed it.
-_DISK_FAILURE = re.compile(r"md/raid\d*:(md[\w/]+): Disk failure on (\S+?),")
+# Matched only at the start of a message (probe.kernel_log.kernel_messages), never inside another one.
+_DISK_FAILURE = re.compile(r"md/raid\d*:(md[\w/]+): Disk failure on (\S+?), disabling device\.")
 
 
 def failures_in_kernel_log(text: str | None) -> dict[str, tuple[str, ...]]:
     """Members each array lost, in order, from the kernel log."""
     found: dict[str, list[str]] = {}
-    for array, member in _DISK_FAILURE.findall(text or ""):
+    for _, message in kernel_messages(text or ""):
+        if (failure := _DISK_FAILURE.match(message)) is None:
+            continue
+        array, member = failure.groups()
         names = found.setdefault(array, [])
         if member not in names:
             names.append(member)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from mdtui.keep.boot import BootState, read_boot_state
 from mdtui.keep.health import Health, read_health
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import write_file
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.tune.read import read_knobs
 
@@ -283,27 +283,14 @@ def collect(
 
 
 def write_textfile(directory: str | os.PathLike[str], text: str) -> Path:
-    """Write DIR/mdtui.prom atomically: a temporary file in DIR, then a rename over the old one.
+    """Write DIR/mdtui.prom whole, 0644, the one way root writes a file (mdtui.rootsafe).
 
     node_exporter reads the directory whenever it is scraped; a rename in the same directory means it reads
-    either the old file or the new one, never half of one.
+    either the old file or the new one, never half of one. The directory is often its user's or 1777: the
+    file is made, chmod'ed and renamed only through the directory's descriptor, so nobody who can write
+    there can turn the write or the chmod onto another file.
     """
     where = Path(directory)
     if not where.is_dir():
         raise MdtuiError(f"{where} is not a directory (the textfile collector's --collector.textfile.directory)")
-    target = where / TEXTFILE_NAME
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".mdtui.prom.", dir=where)
-    except OSError as exc:
-        raise MdtuiError(f"cannot write in {where}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise MdtuiError(f"cannot write {target}: {exc.strerror}") from None
-    return target
+    return write_file(where / TEXTFILE_NAME, text.encode("utf-8"), replace=True, mode=0o644)

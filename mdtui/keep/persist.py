@@ -4,18 +4,15 @@ with the distribution's own tool so the copy the early boot reads says the same.
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import write_file
 from mdtui.run.mdadm import find_array
 from mdtui.run.process import run_streaming
 from mdtui.run.state import ActionLog
@@ -90,33 +87,12 @@ def describe_persist(plan: PersistPlan) -> list[str]:
     return lines
 
 
-def conf_target(root: SystemRoot, path: str) -> Path:
-    """The file a write of mdadm.conf goes to: the file itself, or where its link leads.
-
-    A link is resolved once, here, and what it leads to must be a regular file: replacing the link with
-    a plain file would leave the file it pointed at (the one mdadm may still read) with the old lines.
-    """
-    where = root.path(path)
-    if not where.is_symlink():
-        return where
-    target = Path(os.path.realpath(where))
-    try:
-        mode = os.lstat(target).st_mode
-    except OSError as exc:
-        raise MdtuiError(
-            f"{path} is a link to {target}, which cannot be used ({exc.strerror}); nothing was written"
-        ) from None
-    if not stat.S_ISREG(mode):
-        raise MdtuiError(f"{path} is a link to {target}, which is not a regular file; nothing was written")
-    return target
-
-
 def write_conf(
     plan: PersistPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
     """Write the planned mdadm.conf (temporary file + rename), after checking nothing changed since the plan.
 
-    A link is written through, to the regular file it leads to (conf_target).
+    A link is written through, to the regular file it leads to (write_planned_conf).
 
     Returns False when there was nothing to write.
     """
@@ -152,7 +128,9 @@ def write_planned_conf(
     if recheck is not None:
         recheck()
     started = time.monotonic()
-    safefile.write_text(conf_target(system, edit.path), edit.new_text, replace=True)
+    # A link is written through to the file it leads to (replacing the link with a plain file would leave
+    # that file, which mdadm may still read, with the old lines), when no other user can change the link.
+    write_file(system.path(edit.path), edit.new_text.encode("utf-8"), replace=True, follow_last=True)
     (log or ActionLog()).record(
         CommandResult(("mdtui-write", edit.path), 0, edit.diff(), "", time.monotonic() - started), note
     )

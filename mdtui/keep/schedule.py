@@ -13,29 +13,31 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui import safefile
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
+from mdtui.probe.kernel_log import kernel_messages
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 TIMER = "mdcheck_start.timer"
 DROP_IN = f"/etc/systemd/system/{TIMER}.d/mdtui-schedule.conf"
 SYSTEMD_RUNNING = "/run/systemd/system"
 # The scrub messages md prints (drivers/md/md.c): a check is "data-check", a repair "requested-resync".
-_BEGIN = re.compile(r"md: (data-check|requested-resync) of RAID array (md\w+)")
-_END = re.compile(r"md: (md\w+): (data-check|requested-resync) (done|interrupted)\.")
+# Each is the whole message (probe.kernel_log.kernel_messages): one found inside another message (a program
+# or file name in a segfault line, which any user chooses) is not md's.
+_BEGIN = re.compile(r"md: (data-check|requested-resync) of RAID array (md\w+)\s*")
+_END = re.compile(r"md: (md\w+): (data-check|requested-resync) (done|interrupted)\.\s*")
 _CRON_FIELD = re.compile(r"(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?(,(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?)*")
 _CRON_RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
 # Where a cron expression's next run is looked for: a year and a bit covers every "first Sunday" schedule.
@@ -62,13 +64,13 @@ def passes_in_log(lines: Sequence[tuple[datetime, str]]) -> list[LastScrub]:
     found: list[LastScrub] = []
     running: dict[str, int] = {}  # array -> index in found of its pass without an end yet
     for when, text in lines:
-        begin = _BEGIN.search(text)
+        begin = _BEGIN.fullmatch(text)
         if begin:
             action = "check" if begin.group(1) == "data-check" else "repair"
             running[begin.group(2)] = len(found)
             found.append(LastScrub(begin.group(2), action, when, None, None))
             continue
-        end = _END.search(text)
+        end = _END.fullmatch(text)
         if end and end.group(1) in running:
             index = running.pop(end.group(1))
             old = found[index]
@@ -82,28 +84,30 @@ def scrubs_in_log(lines: Sequence[tuple[datetime, str]]) -> dict[str, LastScrub]
 
 
 def parse_journal(text: str) -> list[tuple[datetime, str]]:
-    """`journalctl -k -o short-unix` lines as (time, message)."""
+    """`journalctl -k -o short-unix` lines ("1764000000.123456 host kernel: message") as (time, message)."""
     found = []
-    for line in text.splitlines():
-        stamp, _, rest = line.partition(" ")
+    for stamp, message in kernel_messages(text):
+        if stamp is None or not stamp.endswith(" kernel:"):
+            continue
         try:
-            when = datetime.fromtimestamp(float(stamp), UTC)
+            when = datetime.fromtimestamp(float(stamp.split(" ", 1)[0]), UTC)
         except (ValueError, OverflowError, OSError):
             continue
-        found.append((when, rest))
+        found.append((when, message))
     return found
 
 
 def parse_dmesg(text: str) -> list[tuple[datetime, str]]:
     """`dmesg --time-format=iso` lines (2026-11-26T22:18:58,123456+00:00 message) as (time, message)."""
     found = []
-    for line in text.splitlines():
-        stamp, _, rest = line.partition(" ")
+    for stamp, message in kernel_messages(text):
+        if stamp is None:
+            continue
         try:
             when = datetime.fromisoformat(stamp.replace(",", "."))
         except ValueError:
             continue
-        found.append((when if when.tzinfo else when.replace(tzinfo=UTC), rest))
+        found.append((when if when.tzinfo else when.replace(tzinfo=UTC), message))
     return found
 
 
@@ -368,14 +372,15 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
     unit = _unit_file(root, TIMER)
     if unit is None:
         raise MdtuiError(f"{TIMER} is not installed")
-    work = Path(tempfile.mkdtemp(prefix="mdtui-verify-"))
-    try:
-        source = root.path(unit).parent
+    # A private directory in a place no other user can change (never a $TMPDIR another user's environment
+    # kept), holding copies read through the root's own bounded reads.
+    with scratch_directory("mdtui-verify-") as work:
+        source = unit.rsplit("/", 1)[0]
         for name in (TIMER, "mdcheck_start.service", "mdcheck_continue.timer", "mdcheck_continue.service"):
-            if (source / name).is_file():
-                shutil.copyfile(source / name, work / name)
-        (work / f"{TIMER}.d").mkdir()
-        (work / f"{TIMER}.d" / Path(edit.path).name).write_text(edit.new_text)
+            data = root.read_bytes(f"{source}/{name}")
+            if data is not None:
+                write_file(work / name, data, replace=False)
+        write_file(work / f"{TIMER}.d" / Path(edit.path).name, edit.new_text.encode(), replace=False, make_mode=0o700)
         # The scratch directory first, then systemd's own (the trailing ':'), so the units it names resolve.
         env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{work}:"}
         done = run_command(["systemd-analyze", "verify", str(work / TIMER)], timeout_s=60, env=env)
@@ -383,8 +388,6 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
         if done.returncode != 0 or complaints:
             raise MdtuiError(f"systemd-analyze verify refuses the drop-in: {'; '.join(complaints) or done.stderr}")
         return done
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def write_schedule(
@@ -398,11 +401,9 @@ def write_schedule(
     if (_whole(system, edit.path) or "") != edit.old_text:
         raise SafetyError(f"{edit.path} changed since the plan was made; run it again to see the new diff")
     started = time.monotonic()
-    target = system.path(edit.path)
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    safefile.write_text(target, edit.new_text, replace=True)
+    # The one way (mdtui.rootsafe): the drop-in's directory made if missing, a link followed only when no
+    # other user can change it, the file made new and renamed into place.
+    write_file(system.path(edit.path), edit.new_text.encode("utf-8"), replace=True, follow_last=True, make_mode=0o755)
     (log or ActionLog()).record(
         CommandResult(("mdtui-write", edit.path), 0, edit.diff(), "", time.monotonic() - started),
         f"scrub schedule: {edit.path}",

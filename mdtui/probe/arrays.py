@@ -206,7 +206,8 @@ class ArrayReader:
         file = self._files.get(absolute)
         if file is None:
             keep = len(self._files) < self._kept_limit
-            file = KeptFile(str(self.root.path(absolute)), keep)
+            opener = (lambda: self.root.open_file(absolute)) if self.root.confined else None
+            file = KeptFile(str(self.root.path(absolute)), keep, opener=opener)
             if keep:
                 self._files[absolute] = file
         was_open = file.is_open

@@ -1,33 +1,59 @@
 """Copy the parts of /sys, /proc, /run/udev and /dev/disk that mdtui reads into a directory.
 
 The copy is a system root that `mdtui --root DIR scan` reads exactly as it reads the live system:
-attach it to a bug report, or keep it as a test fixture. sysfs links stay relative links.
+attach it to a bug report, or keep it as a test fixture. sysfs links stay relative links. A captured tree
+can be captured again (a tree that came with a bug report): it is read confined to itself, and only links
+that stay inside the copy are recreated, so a tree can neither make mdtui read a file of this machine
+nor write one outside the copy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import shutil
-import tempfile
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from mdtui.errors import ProbeError
-from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot, read_file_bytes
+from mdtui.errors import MdtuiError, ProbeError
+from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot
+from mdtui.rootsafe import locate, trusted_uids, write_in
 from mdtui.safefile import parent_problem
 
 _BLOCK_FILES = (
-    "dev", "size", "ro", "removable", "serial", "wwid", "range", "capability", "stat",
-    "queue/rotational", "queue/logical_block_size", "queue/physical_block_size",
-    "dm/name", "dm/uuid", "loop/backing_file",
+    "dev",
+    "size",
+    "ro",
+    "removable",
+    "serial",
+    "wwid",
+    "range",
+    "capability",
+    "stat",
+    "queue/rotational",
+    "queue/logical_block_size",
+    "queue/physical_block_size",
+    "dm/name",
+    "dm/uuid",
+    "loop/backing_file",
 )
 _DEVICE_FILES = ("model", "vendor", "serial", "wwid", "firmware_rev", "state", "vpd_pg80", "rev", "transport")
 _PCI_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width", "vendor", "device")
 _ATA_LINK_FILES = ("sata_spd", "hw_sata_spd_limit", "sata_spd_limit")
 _SAS_PHY_FILES = (
-    "negotiated_linkrate", "maximum_linkrate_hw", "minimum_linkrate_hw", "maximum_linkrate", "sas_address",
+    "negotiated_linkrate",
+    "maximum_linkrate_hw",
+    "minimum_linkrate_hw",
+    "maximum_linkrate",
+    "sas_address",
 )
 _PROC_FILES = ("mdstat", "swaps", "diskstats", "stat", "cpuinfo", "loadavg", "meminfo")
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class CaptureError(ProbeError):
@@ -35,60 +61,107 @@ class CaptureError(ProbeError):
 
 
 class _Copier:
-    def __init__(self, source: SystemRoot, out: Path) -> None:
+    """Copies into a new directory (``out``, an open descriptor): files at their real path, links as links.
+
+    Everything is read through the source's confined reads (a captured tree is read beneath itself only)
+    and written beneath ``out`` through its descriptor: no link is followed out of either.
+    """
+
+    def __init__(self, source: SystemRoot, out: int, refused: Callable[[str], None]) -> None:
         self.source = source
         self.out = out
+        self.refused = refused
         self.copied = 0
 
-    def _dest(self, system_path: str) -> Path:
-        return self.out / system_path.lstrip("/")
+    def _system(self, real: Path) -> str:
+        return self.source.to_system(real)
+
+    def write(self, system_path: str, data: bytes) -> None:
+        """A file at ``system_path`` in the copy: made beneath the copy's descriptor, never through a link."""
+        with locate(system_path.lstrip("/"), top=self.out, top_name="the capture", beneath=True, follow_last=False,
+                    make_mode=0o755) as where:  # fmt: skip
+            write_in(where.directory, where.name, data, replace=True, shown=Path(system_path))
+
+    def mkdir(self, system_path: str) -> None:
+        inside = system_path.lstrip("/")
+        with locate(inside, top=self.out, top_name="the capture", beneath=True, make_mode=0o755) as where:
+            if where.name and where.info is None:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(where.name, 0o755, dir_fd=where.directory)
 
     def file(self, system_path: str) -> None:
-        """Copy one regular file, found through any links, to its real path inside the copy."""
-        real = os.path.realpath(self.source.path(system_path))
-        if not os.path.isfile(real):
+        """Copy one regular file, found through any links inside the source, to its real path in the copy."""
+        real = self.source.resolve(system_path)
+        if real is None:
             return
         limit = TABLE_LIMIT if system_path.startswith(("/proc/", "/run/udev/")) else ATTRIBUTE_LIMIT
         try:
-            data = read_file_bytes(real, limit=limit)
+            data = self.source.read_raw(real, limit=limit)
         except RefusedFileError:
-            return  # write-only or unreadable sysfs attributes, or a file past its cap
+            return  # write-only or unreadable sysfs attributes, a file past its cap, a directory
         if data is None:
             return
-        dest = self._dest(self.source.to_system(Path(real)))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+        self.write(self._system(real), data)
         self.copied += 1
 
     def link(self, system_path: str) -> None:
-        """Recreate a symlink as the same relative link, below its parent's real path."""
-        path = self.source.path(system_path)
-        if not path.is_symlink():
+        """Recreate a symlink as the same relative link, below its parent's real path, when it stays inside
+        the copy: a link that is absolute or climbs above the root is refused (and said), not recreated."""
+        parent, _, name = system_path.rpartition("/")
+        text = self.source.read_link(system_path)
+        if text is None:
             return
-        parent_real = Path(os.path.realpath(path.parent))
-        dest = self._dest(self.source.to_system(parent_real)) / path.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.is_symlink() or dest.exists():
+        parent_real = self.source.resolve(parent or "/")
+        if parent_real is None:
             return
-        os.symlink(os.readlink(path), dest)
-        target = Path(os.path.realpath(path))
-        target_dest = self._dest(self.source.to_system(target))
+        where = self._system(parent_real).rstrip("/")
+        target = _link_inside(where, text)
+        if target is None:
+            self.refused(f"{system_path} -> {text} leads out of {self.source.root}; not copied")
+            return
+        dest = f"{where}/{name}"
+        with locate(dest.lstrip("/"), top=self.out, top_name="the capture", beneath=True, follow_last=False,
+                    make_mode=0o755) as spot:  # fmt: skip
+            if spot.info is not None or not spot.name:
+                return
+            os.symlink(text, spot.name, dir_fd=spot.directory)
+        landing = self.source.resolve(system_path)
         # Give the link somewhere to land so it resolves inside the copy (driver dirs, holders).
-        if target.is_dir() and not target_dest.exists():
-            target_dest.mkdir(parents=True, exist_ok=True)
+        if landing is not None and (info := self.source.lstat(landing)) is not None and stat.S_ISDIR(info.st_mode):
+            self.mkdir(self._system(landing))
 
     def tree(self, system_path: str, depth: int = 3) -> None:
         """Copy a small directory such as /sys/block/md0/md recursively, links as links."""
-        base = self.source.path(system_path)
-        for entry in self.source.listdir(base):
+        for entry in self.source.listdir(system_path):
             child = f"{system_path}/{entry}"
-            path = self.source.path(child)
-            if path.is_symlink():
+            info = self.source.lstat(child)
+            if info is None:
+                continue
+            if stat.S_ISLNK(info.st_mode):
                 self.link(child)
-            elif path.is_dir() and depth > 0:
+            elif stat.S_ISDIR(info.st_mode) and depth > 0:
                 self.tree(child, depth - 1)
-            elif path.is_file():
+            elif stat.S_ISREG(info.st_mode):
                 self.file(child)
+
+
+def _link_inside(directory: str, text: str) -> str | None:
+    """Where a relative link in ``directory`` (a system path) leads, when it stays inside the root and
+    reads the way sysfs's and udev's own links do ("../../devices/..."): ".." only at its start, never
+    above the root. None otherwise (an absolute link, a climb past the root, a ".." after a name)."""
+    if not text or text.startswith("/"):
+        return None
+    parts = text.split("/")
+    ups = 0
+    while ups < len(parts) and parts[ups] == "..":
+        ups += 1
+    rest = [part for part in parts[ups:] if part not in ("", ".")]
+    if any(part == ".." for part in rest):
+        return None
+    base = [part for part in directory.split("/") if part]
+    if ups > len(base):
+        return None
+    return "/" + "/".join([*base[: len(base) - ups], *rest])
 
 
 # What a capture reads below its root; the copy must not land in any of them.
@@ -119,63 +192,86 @@ def capture_problem(out_dir: Path, src: SystemRoot) -> str | None:
     return parent_problem(out)
 
 
-def capture(out_dir: str | os.PathLike[str], source: SystemRoot | None = None) -> int:
+def capture(
+    out_dir: str | os.PathLike[str],
+    source: SystemRoot | None = None,
+    refused: Callable[[str], None] | None = None,
+) -> int:
     """Write a capture of ``source`` (the live system by default) to ``out_dir``; return files copied.
 
-    Raises CaptureError (nothing written) when :func:`capture_problem` names a problem or the source
-    holds nothing mdtui reads. The copy is made in a temporary directory beside ``out_dir`` and renamed
-    into place when whole, so a failure leaves nothing behind.
+    Raises CaptureError (nothing written) when :func:`capture_problem` names a problem, when ``out_dir``
+    is a link (the copy is never written through one) or the source holds nothing mdtui reads. The copy
+    is made in a new private directory beside ``out_dir``, through descriptors only, and renamed into
+    place when whole, so a failure leaves nothing behind. ``refused`` hears of each link of the source
+    that leads out of it, which is not copied.
     """
     src = SystemRoot(os.path.realpath((source or SystemRoot("/")).root))
     out = Path(out_dir)
     problem = capture_problem(out, src)
     if problem:
         raise CaptureError(problem)
-    if not src.path("/sys/block").is_dir() and not src.path("/proc/mdstat").is_file():
+    if src.lstat("/sys/block") is None and src.lstat("/proc/mdstat") is None:
         raise CaptureError(f"{src.root} has no sys/block and no proc/mdstat: nothing mdtui reads is there")
-    target = Path(os.path.realpath(out))
     try:
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part"))
-    except OSError as exc:
-        raise CaptureError(f"cannot write in {target.parent}: {exc.strerror}") from None
-    try:
-        copied = _copy_all(src, staging)
-        if copied == 0:
-            raise CaptureError(f"found nothing mdtui reads below {src.root}; no capture written")
-        # rename() onto an existing directory succeeds only if it is empty, as capture_problem required.
-        os.rename(staging, target)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)  # made by this call, so ours to remove
-        if isinstance(exc, OSError):
-            raise CaptureError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
-        raise
+        where = locate(out, owners=trusted_uids(), follow_last=False)
+    except MdtuiError as exc:
+        raise CaptureError(f"cannot write the capture to {out_dir}: {exc}") from None
+    with where:
+        if not where.name:
+            raise CaptureError(f"{out_dir} names no new directory; name one")
+        if where.info is not None and stat.S_ISLNK(where.info.st_mode):
+            raise CaptureError(
+                f"{out_dir} is a symbolic link; mdtui never writes a capture through one (name a new directory)"
+            )
+        if where.info is not None and not stat.S_ISDIR(where.info.st_mode):
+            raise CaptureError(f"{out_dir} exists and is not a directory; name a new directory")
+        staging = f".{where.name[:200]}.{secrets.token_hex(8)}.part"
+        try:
+            os.mkdir(staging, 0o700, dir_fd=where.directory)
+            staged = os.open(staging, _DIRECTORY, dir_fd=where.directory)
+        except OSError as exc:
+            raise CaptureError(f"cannot write in {where.path.parent}: {exc.strerror or exc}") from None
+        try:
+            copied = _copy_all(src, staged, refused or (lambda _why: None))
+            if copied == 0:
+                raise CaptureError(f"found nothing mdtui reads below {src.root}; no capture written")
+            # rename() onto an existing directory succeeds only if it is empty, as capture_problem required;
+            # onto a link it fails (ENOTDIR): nothing is ever written through one.
+            os.rename(staging, where.name, src_dir_fd=where.directory, dst_dir_fd=where.directory)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True, dir_fd=where.directory)  # made by this call: ours to remove
+            if isinstance(exc, (OSError, MdtuiError)) and not isinstance(exc, CaptureError):
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise CaptureError(f"cannot write the capture to {out_dir}: {why}") from None
+            raise
+        finally:
+            os.close(staged)
     return copied
 
 
-def _copy_all(src: SystemRoot, out: Path) -> int:
-    copier = _Copier(src, out)
+def _copy_all(src: SystemRoot, out: int, refused: Callable[[str], None]) -> int:
+    copier = _Copier(src, out, refused)
     for name in _PROC_FILES:
         copier.file(f"/proc/{name}")
     mountinfo = src.read_table("/proc/self/mountinfo")
     if mountinfo is not None:
-        (out / "proc/self").mkdir(parents=True, exist_ok=True)
-        (out / "proc/self/mountinfo").write_text(mountinfo.strip() + "\n")
+        copier.write("/proc/self/mountinfo", (mountinfo.strip() + "\n").encode())
 
     for name in src.listdir("/sys/block"):
         block = f"/sys/block/{name}"
         copier.link(block)
         for rel in _BLOCK_FILES:
             copier.file(f"{block}/{rel}")
+        real_block = src.resolve(block)
         for group in ("holders", "slaves"):
             for entry in src.listdir(f"{block}/{group}"):
                 copier.link(f"{block}/{group}/{entry}")
-            (copier._dest(src.to_system(Path(os.path.realpath(src.path(block))))) / group).mkdir(
-                parents=True, exist_ok=True
-            )
-        if src.path(f"{block}/md").is_dir():
+            if real_block is not None:
+                copier.mkdir(f"{src.to_system(real_block)}/{group}")
+        if (info := src.lstat(f"{block}/md")) is not None and stat.S_ISDIR(info.st_mode):
             copier.tree(f"{block}/md", depth=2)
         for entry in src.listdir(block):
-            if src.path(f"{block}/{entry}/partition").exists():
+            if src.lstat(f"{block}/{entry}/partition") is not None:
                 for rel in ("partition", "dev", "size", "start", "stat"):
                     copier.file(f"{block}/{entry}/{rel}")
                 for holder in src.listdir(f"{block}/{entry}/holders"):
@@ -186,7 +282,7 @@ def _copy_all(src: SystemRoot, out: Path) -> int:
             copier.file(f"/run/udev/data/b{mm}")
         for entry in src.listdir(block):
             part_mm = src.read_text(f"{block}/{entry}/dev")
-            if part_mm and src.path(f"{block}/{entry}/partition").exists():
+            if part_mm and src.lstat(f"{block}/{entry}/partition") is not None:
                 copier.file(f"/run/udev/data/b{part_mm}")
 
     for entry in src.listdir("/dev/disk/by-id"):
@@ -224,9 +320,9 @@ def _capture_device(copier: _Copier, src: SystemRoot, block: str) -> None:
 
 
 def _capture_ancestors(copier: _Copier, src: SystemRoot, real: Path) -> None:
-    sys_root = src.path("/sys")
+    sys_root = src.resolve("/sys")
     current = real
-    while current != sys_root and current != current.parent:
+    while current != sys_root and current != current.parent and (sys_root is None or sys_root in current.parents):
         system = src.to_system(current)
         for rel in _PCI_FILES:
             copier.file(f"{system}/{rel}")

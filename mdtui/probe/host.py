@@ -190,7 +190,7 @@ def host_checks(
     """Every check, in the order doctor prints them.
 
     locations: (name, where, what is kept there); an MdtuiError where the location itself was refused
-    (an unsafe $XDG_STATE_HOME under sudo).
+    (an unsafe $XDG_STATE_HOME in another user's environment).
     """
     checks = [check_tool(tool, which, run) for tool in TOOLS]
     checks += [check_udev(root), check_md(root), check_privilege(euid), check_cpufreq(root)]

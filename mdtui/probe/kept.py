@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 
 from mdtui.probe.root import ATTRIBUTE_LIMIT, RefusedFileError, decode_table, open_regular, read_descriptor
 
@@ -22,13 +23,23 @@ class KeptFile:
     reads as None, like a missing one.
     """
 
-    __slots__ = ("_fd", "keep_open", "limit", "path", "table")
+    __slots__ = ("_fd", "_open", "keep_open", "limit", "path", "table")
 
-    def __init__(self, path: str, keep_open: bool = True, *, limit: int = ATTRIBUTE_LIMIT, table: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        keep_open: bool = True,
+        *,
+        limit: int = ATTRIBUTE_LIMIT,
+        table: bool = False,
+        opener: Callable[[], int] | None = None,
+    ) -> None:
         self.path = path
         self.keep_open = keep_open  # False: open and close on every read, to spare descriptors
         self.limit = limit
         self.table = table
+        # How the file is opened: open_regular(path), or a captured tree's confined open (SystemRoot.open_file).
+        self._open = opener
         self._fd: int | None = None
 
     def read(self) -> str | None:
@@ -36,7 +47,7 @@ class KeptFile:
         try:
             if self._fd is None:
                 try:
-                    self._fd = open_regular(self.path)
+                    self._fd = open_regular(self.path) if self._open is None else self._open()
                 except FileNotFoundError:
                     return None
             try:

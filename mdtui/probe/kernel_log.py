@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from mdtui.ascii_numbers import parse_float
@@ -14,23 +15,48 @@ from mdtui.probe.root import LOG_LIMIT, SystemRoot
 # files syslog daemons write.
 KERNEL_LOG_FILES = ("/dmesg.txt", "/var/log/dmesg", "/var/log/kern.log")
 
-# An optional "[    1.234567] " timestamp (dmesg) or syslog prefix ("... kernel: [ 1.2] ") before the message.
-_PREFIX = r"(?:.*?kernel:\s*)?(?:\[\s*[0-9]+\.[0-9]+\]\s*)?"
+# What comes before the message on a kernel log line, in the formats mdtui reads: dmesg's "[    1.234567] ",
+# dmesg --time-format=iso's "2026-11-26T22:18:58,123456+00:00 ", syslog's "May  3 10:00:01 host kernel: "
+# (with the kernel's own "[ 1.2] " after it when it prints one) and journalctl -o short-unix's
+# "1764000000.123456 host kernel: ". A message's own line breaks (a file name in a segfault line may hold
+# them) come out as indented lines, which begin no message; only a line that starts at its first column
+# with no prefix (dmesg -t, a quoted line) is taken as a bare message.
+_LINE = re.compile(
+    r"(?P<stamp>\[\s*[0-9]+\.[0-9]+\]"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[,.][0-9]+(?:[+-][0-9]{2}:?[0-9]{2}|Z)?"
+    r"|[A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8} \S+ kernel:(?: \[\s*[0-9]+\.[0-9]+\])?"
+    r"|[0-9]+\.[0-9]+ \S+ kernel:"
+    r") ?(?P<message>.*)"
+)
+
+
+def kernel_messages(text: str) -> Iterator[tuple[str | None, str]]:
+    """(prefix, message) for each line of a kernel log that begins a message (see _LINE); a matcher then
+    takes a message only from its start, so text a user put inside a message (a program's name, a file
+    name) is never read as one of md's or the kernel's own lines."""
+    for line in text.splitlines():
+        if not line or line[0].isspace():
+            continue  # the rest of a message with line breaks, indented by dmesg and journalctl
+        found = _LINE.fullmatch(line)
+        if found is not None:
+            yield found["stamp"], found["message"]
+        else:
+            yield None, line
 _SPEED = r"(?P<speed>[0-9]+(?:\.[0-9]+)?)\s*MB/s(?:ec)?"
 # No parity routine runs a petabyte a second: a larger figure is a damaged log, and reads as unknown.
 MAX_MB_S = 1e9
 # lib/raid6/algos.c since 4.x: "raid6: using algorithm avx2x4 gen() 23755 MB/s"; older kernels:
 # "raid6: using algorithm sse2x4 (9580 MB/s)".
-_RAID6_CHOSEN = re.compile(_PREFIX + r"raid6: using algorithm (?P<name>\S+)\s+(?:gen\(\)\s+|\()" + _SPEED)
-_RAID6_XOR = re.compile(_PREFIX + r"raid6: \.\.\.\. xor\(\)\s+" + _SPEED)
+_RAID6_CHOSEN = re.compile(r"raid6: using algorithm (?P<name>\S+)\s+(?:gen\(\)\s+|\()" + _SPEED)
+_RAID6_XOR = re.compile(r"raid6: \.\.\.\. xor\(\)\s+" + _SPEED)
 # Kernels built without CONFIG_RAID6_PQ_BENCHMARK pick by CPU features and print no speed.
-_RAID6_SKIPPED = re.compile(_PREFIX + r"raid6: skipped pq benchmark and selected (?P<name>\S+)")
-_RAID6_CANDIDATE = re.compile(_PREFIX + r"raid6: (?P<name>\S+)\s+gen\(\)\s+" + _SPEED)
-_RAID6_RECOVERY = re.compile(_PREFIX + r"raid6: using (?P<name>\S+) recovery algorithm")
+_RAID6_SKIPPED = re.compile(r"raid6: skipped pq benchmark and selected (?P<name>\S+)")
+_RAID6_CANDIDATE = re.compile(r"raid6: (?P<name>\S+)\s+gen\(\)\s+" + _SPEED)
+_RAID6_RECOVERY = re.compile(r"raid6: using (?P<name>\S+) recovery algorithm")
 # crypto/xor.c: "xor: using function: avx (28480 MB/sec)"; older ones print "28480.000 MB/sec".
-_XOR_CHOSEN = re.compile(_PREFIX + r"xor: using function: (?P<name>\S+) \(" + _SPEED + r"\)")
+_XOR_CHOSEN = re.compile(r"xor: using function: (?P<name>\S+) \(" + _SPEED + r"\)")
 # x86 with AVX short-circuits the xor benchmark: the function is named, its speed never measured.
-_XOR_AUTOMATIC = re.compile(_PREFIX + r"xor: automatically using best checksumming function\s+(?P<name>\S+)")
+_XOR_AUTOMATIC = re.compile(r"xor: automatically using best checksumming function\s+(?P<name>\S+)")
 
 
 @dataclass(frozen=True)
@@ -70,8 +96,8 @@ def parse_kernel_log(text: str) -> ParityRoutines:
     """The last choice of each kind in ``text`` (a module reloaded later benchmarks again)."""
     found = ParityRoutines()
     candidates: list[tuple[str, float]] = []
-    for line in text.splitlines():
-        if "raid6:" not in line and "xor:" not in line:
+    for _, line in kernel_messages(text):
+        if not line.startswith(("raid6:", "xor:")):
             continue
         if match := _RAID6_CHOSEN.match(line):
             found = replace(

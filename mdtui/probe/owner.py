@@ -71,8 +71,8 @@ def pid_alive(pid: int) -> bool:
 def state_dir() -> Path:
     """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui.
 
-    Under sudo a location from the environment is used only when root owns it (safefile.env_location:
-    UnsafeStateError naming the variable otherwise), and ~ is the effective user's home.
+    In another user's environment (sudo, su, doas, pkexec) a location from it is used only when root owns it
+    (safefile.env_location: UnsafeStateError naming the variable otherwise), and ~ is the effective user's home.
     """
     override = env_location("MDTUI_STATE_DIR")
     if override:

@@ -26,10 +26,15 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from mdtui.ascii_numbers import U64_MAX, parse_hex, parse_int
 from mdtui.errors import ParseError, ReadOnlyRootError
+from mdtui.rootsafe import UnsafePathError, open_beneath
+
+T = TypeVar("T")
 
 ATTRIBUTE_LIMIT = 1 << 20
 TABLE_LIMIT = 16 << 20
@@ -116,11 +121,16 @@ def read_descriptor(fd: int, limit: int, source: str) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_file_bytes(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
-    """A regular file's bytes; None when it does not exist, RefusedFileError when it cannot be used."""
+def read_file_bytes(
+    path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT, opener: Callable[[str], int] | None = None
+) -> bytes | None:
+    """A regular file's bytes; None when it does not exist, RefusedFileError when it cannot be used.
+
+    ``opener`` opens it (open_regular by default; a captured tree's confined open, SystemRoot.open_file).
+    """
     source = os.fspath(path)
     try:
-        fd = open_regular(source)
+        fd = (opener or open_regular)(source)
     except FileNotFoundError:
         return None
     try:
@@ -153,15 +163,83 @@ def read_attribute(path: str | os.PathLike[str], *, limit: int = ATTRIBUTE_LIMIT
     return None if data is None else data.decode(errors="replace").strip()
 
 
+def _link_text(fd: int) -> str | None:
+    """The text of the link an O_PATH|O_NOFOLLOW descriptor holds (readlinkat with an empty name); None if
+    it holds no link."""
+    return os.readlink("", dir_fd=fd) if stat.S_ISLNK(os.fstat(fd).st_mode) else None
+
+
+def _open_checked(fd: int, source: str) -> int:
+    """A readable descriptor for the regular file an O_PATH descriptor ``fd`` holds (closed here), opened
+    again through /proc/self/fd so it is the same file; RefusedFileError for anything else, which is
+    never opened (a device node in a tree must not be)."""
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise RefusedFileError(source, f"is {_kind(mode)}, not a regular file; not read")
+        return os.open(f"/proc/self/fd/{fd}", _OPEN_FLAGS)
+    except OSError as exc:
+        raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 class SystemRoot:
-    """Reads files below a root directory ("/" on a live system) and never raises on a missing one."""
+    """Reads files below a root directory ("/" on a live system) and never raises on a missing one.
+
+    A captured tree is read confined to it: every read, listing and resolution follows links only
+    inside the tree (mdtui.rootsafe.open_beneath), so a link in a tree someone sent can never make
+    mdtui read, print or copy a file of this machine; a link leading out is refused like an unreadable
+    file.
+    """
 
     def __init__(self, root: str | os.PathLike[str] = "/") -> None:
         self.root = Path(root)
         self._real: Path | None = None  # the root with its links resolved, when first needed
+        self._confined: bool | None = None  # a captured tree (not "/"): read beneath it, when first needed
         # What path() puts before an absolute path, for the reads that need only its text: a scan of a
         # thousand disks reads some 20000 files, and building each path as a Path cost more than reading it.
         self._prefix = str(self.root).rstrip("/")
+
+    @property
+    def confined(self) -> bool:
+        """Whether reads are confined beneath the root: every root but the live system's own "/"."""
+        if self._confined is None:
+            self._confined = not self.is_live
+        return self._confined
+
+    def _inside(self, absolute: str | Path) -> str:
+        """The path below the root that ``absolute`` names (a system path, or a Path inside the root)."""
+        if not isinstance(absolute, Path):
+            return absolute
+        for base in (self.root, self._real_root()):
+            try:
+                return "/" + str(absolute.relative_to(base))
+            except ValueError:
+                continue
+        raise RefusedFileError(str(absolute), f"is outside {self.root}; not read")
+
+    def open_file(self, absolute: str | Path) -> int:
+        """A read-only, non-blocking descriptor for a regular file (see open_regular); a captured tree's
+        file is found beneath the tree only. FileNotFoundError when it does not exist."""
+        if not self.confined:
+            return open_regular(self._file(absolute))
+        inside = self._inside(absolute)
+        source = str(self._file(absolute))
+        try:
+            fd = open_beneath(self.root, inside, os.O_PATH)
+        except UnsafePathError as exc:
+            raise RefusedFileError(source, str(exc)) from None
+        except OSError as exc:
+            if exc.errno in _MISSING:
+                raise FileNotFoundError(exc.errno, exc.strerror, source) from None
+            raise RefusedFileError(source, f"cannot be read: {exc.strerror or exc}") from None
+        return _open_checked(fd, source)
+
+    def read_raw(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
+        """A file's bytes; None when it does not exist, RefusedFileError when it cannot be used."""
+        opener = (lambda _: self.open_file(absolute)) if self.confined else None
+        return read_file_bytes(self._file(absolute), limit=limit, opener=opener)
 
     @property
     def is_live(self) -> bool:
@@ -175,9 +253,11 @@ class SystemRoot:
         """Map a path inside this root back to the absolute path the system would use."""
         for base in (self.root, self._real_root()):
             try:
-                return "/" + str(path.relative_to(base)).lstrip("./")
+                inside = str(path.relative_to(base))
             except ValueError:
                 continue
+            # Not lstrip("./"): that made "/.x" of a tree's ".x" and so two paths of one.
+            return "/" if inside == "." else "/" + inside
         return str(path)
 
     def _real_root(self) -> Path:
@@ -195,18 +275,24 @@ class SystemRoot:
 
     def read_text(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> str | None:
         """An optional value (a sysfs attribute), stripped; None when missing or refused (see the module doc)."""
-        return read_attribute(self._file(absolute), limit=limit)
+        if not self.confined:
+            return read_attribute(self._file(absolute), limit=limit)
+        data = self.read_bytes(absolute, limit=limit)
+        return None if data is None else data.decode(errors="replace").strip()
 
     def read_bytes(self, absolute: str | Path, *, limit: int = ATTRIBUTE_LIMIT) -> bytes | None:
         """A binary attribute (a VPD page); None when missing or refused."""
         try:
-            return read_file_bytes(self._file(absolute), limit=limit)
+            return self.read_raw(absolute, limit=limit)
         except RefusedFileError:
             return None
 
     def read_table(self, absolute: str | Path, *, limit: int = TABLE_LIMIT) -> str | None:
         """A whole table such as /proc/mdstat: None when it does not exist, RefusedFileError when unusable."""
-        return read_table_file(self._file(absolute), limit=limit)
+        if not self.confined:
+            return read_table_file(self._file(absolute), limit=limit)
+        data = self.read_raw(absolute, limit=limit)
+        return None if data is None else decode_table(data, str(self._file(absolute)))
 
     def read_int(self, absolute: str | Path, *, lo: int = 0, hi: int = U64_MAX) -> int | None:
         """The first word of an attribute as a decimal (or 0x hexadecimal) integer in [lo, hi]; else None."""
@@ -218,12 +304,46 @@ class SystemRoot:
             return parse_hex(word, lo=lo, hi=hi)
         return parse_int(word, lo=lo, hi=hi)
 
-    def listdir(self, absolute: str | Path) -> list[str]:
-        path = self._file(absolute)
+    def _beneath(self, absolute: str | Path, flags: int, use: Callable[[int], T]) -> T | None:
+        """``use`` on a descriptor of a captured tree's path, found beneath the tree only; None when the path
+        cannot be reached that way or ``use`` fails."""
         try:
-            return sorted(os.listdir(path))
+            fd = open_beneath(self.root, self._inside(absolute), flags)
+        except (OSError, UnsafePathError, RefusedFileError, ValueError):
+            return None
+        try:
+            return use(fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def listdir(self, absolute: str | Path) -> list[str]:
+        if self.confined:
+            return sorted(self._beneath(absolute, os.O_RDONLY | os.O_DIRECTORY, os.listdir) or [])
+        try:
+            return sorted(os.listdir(self._file(absolute)))
         except OSError:
             return []
+
+    def lstat(self, absolute: str | Path) -> os.stat_result | None:
+        """What is at a path itself (a link is not followed; links above it are, inside a tree only); None
+        when nothing is there or it cannot be reached."""
+        if self.confined:
+            return self._beneath(absolute, os.O_PATH | os.O_NOFOLLOW, os.fstat)
+        try:
+            return os.lstat(self._file(absolute))
+        except (OSError, ValueError):
+            return None
+
+    def read_link(self, absolute: str | Path) -> str | None:
+        """What a link says (its text, not followed); None when it is not a link or cannot be reached."""
+        if self.confined:
+            return self._beneath(absolute, os.O_PATH | os.O_NOFOLLOW, _link_text)
+        try:
+            return os.readlink(self._file(absolute))
+        except (OSError, ValueError):
+            return None
 
     def link_name(self, absolute: str | Path) -> str | None:
         """Last component of where a link chain points, whether or not the target exists.
@@ -239,7 +359,13 @@ class SystemRoot:
         return None
 
     def resolve(self, absolute: str | Path) -> Path | None:
-        """Resolve symlinks inside the root; captured trees keep sysfs's relative links."""
+        """Resolve symlinks inside the root; captured trees keep sysfs's relative links. None when the path
+        does not exist or (in a captured tree) leads out of it."""
+        if self.confined:
+            # Where the descriptor found beneath the tree is (the kernel names it), if it is in the tree.
+            where = self._beneath(absolute, os.O_PATH, lambda fd: os.readlink(f"/proc/self/fd/{fd}"))
+            top = str(self._real_root()).rstrip("/")
+            return Path(where) if where is not None and (where == top or where.startswith(top + "/")) else None
         path = self._where(absolute)
         try:
             return path.resolve(strict=True)

@@ -13,8 +13,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from mdtui.errors import MdtuiError
+from mdtui.invoker import foreign_environment
 from mdtui.probe.owner import current_owner, owner_alive
-from mdtui.safefile import env_location, home_dir, under_sudo
+from mdtui.rootsafe import open_directory
+from mdtui.safefile import env_location, home_dir
 from mdtui.store.errors import StoreBusyError, StoreError, StoreMissingError
 from mdtui.store.records import RunStatus
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
@@ -29,8 +32,8 @@ _DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 def default_db_path() -> Path:
     """$MDTUI_DB, else $XDG_DATA_HOME/mdtui/results.db, else ~/.local/share/mdtui/results.db.
 
-    Named in help texts, so it never refuses; ResultsStore refuses to open it under sudo when the
-    variable it came from is not root's (checked_default_db_path).
+    Named in help texts, so it never refuses; ResultsStore refuses to open it in another user's environment
+    (sudo, su, doas, pkexec) when the variable it came from is not root's (checked_default_db_path).
     """
     return _default_db(os.environ.get)
 
@@ -43,7 +46,7 @@ def checked_default_db_path() -> Path:
 def _default_db(lookup: Callable[[str], str | None]) -> Path:
     override = lookup("MDTUI_DB")
     if override:
-        return Path(override).expanduser() if not under_sudo() else Path(override)
+        return Path(override).expanduser() if not foreign_environment() else Path(override)
     base = lookup("XDG_DATA_HOME") or ""
     # The XDG spec says a relative value is invalid and must be ignored.
     if not base or not os.path.isabs(base):
@@ -65,7 +68,7 @@ class Database:
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else checked_default_db_path()
-        if path is not None and under_sudo() and self.path == default_db_path():
+        if path is not None and foreign_environment() and self.path == default_db_path():
             checked_default_db_path()  # the caller took the default from the environment
         self.busy_timeout_s = busy_timeout_s
         self._owner = current_owner()
@@ -88,9 +91,13 @@ class Database:
             raise StoreMissingError(f"no results database at {self.path} (no runs recorded yet)")
         else:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # Made the one way (mdtui.rootsafe): no link another user could change is followed on the way.
+                with open_directory(self.path.parent, make_mode=0o700):
+                    pass
             except OSError as exc:
                 raise StoreError(f"cannot create the directory for {self.path}: {exc.strerror}") from None
+            except MdtuiError as exc:
+                raise StoreError(f"cannot create the directory for {self.path}: {exc}") from None
         try:
             conn = sqlite3.connect(
                 self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False

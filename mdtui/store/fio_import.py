@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -15,13 +16,24 @@ from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
 from mdtui.store.fio_read import PERCENTILES, fio_documents, fold_confirmations, job_direction, number, read_direction
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
-from mdtui.store.spool import read_bounded_text
+from mdtui.store.spool import MAX_SPOOL_BYTES, SpooledRun, is_spooled, parse_spooled, read_bounded_text
+from mdtui.text import clean_strings, clean_text
 
 IMPORTED_PRESET = "imported"
 # fio timestamps are milliseconds since 1970; anything past the year 9999 cannot be a date.
 _LATEST_MS = 253_402_300_799_000
 # A --status-interval=1 log of an hour with 64 jobs is ~200 MiB; more is not one run's output.
 MAX_IMPORT_BYTES = 512 << 20
+# The runs one import may add (stonewall groups × --client hosts): a sweep of 8 block sizes × 4 depths ×
+# 2 directions on 4 hosts is 256. More is not a benchmark anyone compares run by run.
+MAX_IMPORT_RUNS = 256
+# fio's "global options" section, as JSON: a few hundred bytes in practice. Every run of an import keeps
+# it (its parameters), so one far larger would be stored that many times over.
+MAX_GLOBAL_OPTIONS_BYTES = 64 << 10
+# What a run of a multi-group import keeps of fio's final document besides its own jobs; anything else
+# (disk_util, keys fio may add) is kept once, with the import's first run.
+_HEADER_KEYS = ("fio version", "timestamp", "timestamp_ms", "time", "global options")
+_JOB_LISTS = ("jobs", "client_stats")
 
 
 @dataclass(frozen=True)
@@ -201,7 +213,9 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
     """The runs fio output describes: one per stonewall group (``groupid``) and, for ``fio --client``
     output, per host; FioImportError naming the fio version and what is missing when it cannot be read.
     """
-    documents = parse_fio_output(text)
+    # Strings from outside (job names, options, hosts, errors) are cleaned here, where they enter.
+    raw_documents = parse_fio_output(text)
+    documents = [clean_strings(document) for document in raw_documents]
     where = source or "the input"
     if not documents:
         raise FioImportError(
@@ -219,6 +233,17 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
         host = str(entry.get("hostname") or "?") if client else ""
         groupid = int(number(entry.get("groupid")) or 0)
         groups.setdefault((host, groupid), []).append(entry)
+    if len(groups) > MAX_IMPORT_RUNS:
+        raise FioImportError(
+            f"{where}: the {version} JSON holds {len(groups)} runs (stonewall groups × hosts); mdtui imports at "
+            f"most {MAX_IMPORT_RUNS} from one file"
+        )
+    options_size = len(json.dumps(final.get("global options"), default=str))
+    if options_size > MAX_GLOBAL_OPTIONS_BYTES:
+        raise FioImportError(
+            f"{where}: fio's global options take {options_size >> 10} KiB; fio writes a few hundred bytes there"
+        )
+    stored = _stored_documents(text, raw_documents, documents, groups, client)
     ended_ms = _ended_ms(final)
     if ended_ms is None and any(k in final for k in ("timestamp", "timestamp_ms")):
         raise FioImportError(f"{where}: the {version} JSON has a timestamp that is no date")
@@ -237,7 +262,8 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
                 raise FioImportError(f"{where}: a job's elapsed time ({longest:g} s) is negative or impossible")
             moment = moment - timedelta(seconds=longest)
     runs = []
-    for (host, groupid), jobs in groups.items():
+    for key, jobs in groups.items():
+        host, groupid = key
         figures = group_figures(jobs)
         if figures.missing:
             raise FioImportError(
@@ -275,10 +301,38 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
                 metrics=figures.metrics,
                 samples=samples_from_fio(documents, group_start.timestamp() * 1000) if alone and group_start else (),
                 error="; ".join(failures),
-                fio_json=text,
+                fio_json=stored[key],
             )
         )
     return runs
+
+
+def _stored_documents(
+    text: str,
+    raw: Sequence[dict[str, Any]],
+    documents: Sequence[dict[str, Any]],
+    groups: dict[tuple[str, int], list[dict[str, Any]]],
+    client: bool,
+) -> dict[tuple[str, int], str]:
+    """What each run keeps of fio's output, so that every part of it is stored once, not once per run.
+
+    One run: every document as read (the text itself when cleaning changed nothing). Several: fio's final
+    document cut down to the run's own job entries and its header (version, times, global options); what
+    else the document holds goes with the first run only, and the interim --status-interval documents,
+    which sum every group and host, are not kept.
+    """
+    if len(groups) == 1:
+        (key,) = groups
+        same = all(a == b for a, b in zip(raw, documents, strict=True))
+        return {key: text if same else "\n".join(json.dumps(d) for d in documents)}
+    final = documents[-1]
+    listed = "client_stats" if client else "jobs"
+    stored = {}
+    for index, (key, entries) in enumerate(groups.items()):
+        kept = {k: v for k, v in final.items() if k in _HEADER_KEYS or (index == 0 and k not in _JOB_LISTS)}
+        kept[listed] = entries
+        stored[key] = json.dumps(kept)
+    return stored
 
 
 def read_fio_output(text: str, *, source: str = "", label: str = "") -> FioRun:
@@ -305,6 +359,21 @@ def _strerror(code: int) -> str:
 def read_fio_file_runs(path: str | os.PathLike[str], *, label: str = "") -> list[FioRun]:
     """Every run (stonewall group, --client host) the fio JSON output in ``path`` describes, checked."""
     text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output")
+    return read_fio_runs(text, source=str(Path(path).resolve()), label=label)
+
+
+def read_import(path: str | os.PathLike[str], *, label: str = "") -> SpooledRun | list[FioRun]:
+    """What `mdtui results import FILE` stores: a spooled run of mdtui's, or the runs of fio's JSON output.
+
+    The file is read once, bounded, and only when it is a regular file (a FIFO or device is refused before
+    anything is read from it); it is then told apart by its text.
+    """
+    text = read_bounded_text(path, limit=MAX_IMPORT_BYTES, what="fio JSON output or a spooled run")
+    if is_spooled(text):
+        if len(text.encode()) > MAX_SPOOL_BYTES:
+            raise FioImportError(f"{path} is larger than {MAX_SPOOL_BYTES >> 20} MiB; not a spooled run")
+        run = parse_spooled(text, source=str(Path(path)))
+        return replace(run, setup=replace(run.setup, label=clean_text(label))) if label else run
     return read_fio_runs(text, source=str(Path(path).resolve()), label=label)
 
 

@@ -9,18 +9,22 @@ the caller prints the same document on stdout.
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import json
 import math
 import os
-import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mdtui.errors import MdtuiError
+from mdtui.probe.root import RefusedFileError, open_regular, read_descriptor
+from mdtui.rootsafe import write_file
 from mdtui.store.errors import FioImportError
+from mdtui.store.fio_read import fio_documents
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.text import clean_strings
 
 SPOOL_FORMAT = "mdtui-spooled-run"
 SPOOL_VERSION = 1
@@ -76,21 +80,15 @@ def spool_dir(db_path: str | os.PathLike[str]) -> Path:
 def write_spooled(db_path: str | os.PathLike[str], run: SpooledRun) -> Path:
     """Write ``run`` into the spool directory (synced, renamed into place); OSError when that fails too."""
     directory = spool_dir(db_path)
-    directory.mkdir(parents=True, exist_ok=True)
     moment = run.started_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = directory / f"run-{moment}-{os.getpid()}.json"
-    tmp = directory / f".{path.name}.tmp"
     data = json.dumps(run.document(), default=str).encode()
     try:
-        with tmp.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        # The one way (mdtui.rootsafe): the spool directory made 0700 if missing, no link another user could
+        # change followed, the file made new and renamed into place.
+        write_file(path, data, replace=True, make_mode=0o700)
+    except MdtuiError as exc:
+        raise OSError(errno.EIO, str(exc)) from None
     return path
 
 
@@ -121,9 +119,10 @@ def parse_spooled(text: str, *, source: str = "") -> SpooledRun:
     where = source or "the input"
     try:
         raw = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise FioImportError(f"{where} is not JSON") from None
-    document = _object(where, "the document", raw)
+    # Every string from the file (labels, notes, errors, parameters) is cleaned here, where it enters.
+    document = _object(where, "the document", clean_strings(raw))
     if document.get("format") != SPOOL_FORMAT:
         raise FioImportError(f"{where} is not a spooled mdtui run")
     if document.get("version") != SPOOL_VERSION:
@@ -166,26 +165,48 @@ def parse_spooled(text: str, *, source: str = "") -> SpooledRun:
         metrics=Metrics.from_dict(values),
         samples=tuple(samples),
         error=str(document.get("error") or ""),
-        fio_json=fio_json if isinstance(fio_json, str) else None,
+        fio_json=_clean_fio_json(fio_json) if isinstance(fio_json, str) else None,
         run_id=run_id if isinstance(run_id, int) and not isinstance(run_id, bool) and run_id > 0 else None,
         database=str(document.get("database") or ""),
         reason=str(document.get("reason") or ""),
     )
 
 
+def _clean_fio_json(text: str) -> str:
+    """fio's JSON as a spooled run carries it, with no escape sequence left in what it decodes to.
+
+    The text itself is already cleaned (clean_strings); what JSON escapes (\\u001b) is cleaned in the
+    documents, which are written again only when that changed something.
+    """
+    documents = fio_documents(text)
+    cleaned = [clean_strings(document) for document in documents]
+    if cleaned == documents:
+        return text
+    return "\n".join(json.dumps(document) for document in cleaned)
+
+
 def read_bounded_text(path: str | os.PathLike[str], *, limit: int, what: str) -> str:
     """The UTF-8 text of a regular file a user named for import, at most ``limit`` bytes; FioImportError
-    saying it is not ``what`` ("fio JSON output", "a spooled run") otherwise. Never blocks on a FIFO."""
+    saying it is not ``what`` ("fio JSON output", "a spooled run") otherwise.
+
+    Read the way mdtui reads every file it does not own (probe.root.open_regular): a FIFO, a device or a
+    socket is refused after a stat, before it is opened, and the open never blocks.
+    """
     file = Path(path)
     try:
-        if not stat.S_ISREG(file.stat().st_mode):
-            raise FioImportError(f"{file} is not a regular file (a directory, device or FIFO), so not {what}")
-        with file.open("rb") as handle:
-            data = handle.read(limit + 1)
+        fd = open_regular(file)
+    except FileNotFoundError:
+        raise FioImportError(f"cannot read {file}: No such file or directory") from None
+    except RefusedFileError as exc:
+        raise FioImportError(f"{file} {exc.problem.removesuffix('; not read')}, so not {what}") from None
+    try:
+        data = read_descriptor(fd, limit, str(file))
+    except RefusedFileError:
+        raise FioImportError(f"{file} is larger than {limit >> 20} MiB; not {what}") from None
     except OSError as exc:
         raise FioImportError(f"cannot read {file}: {exc.strerror}") from None
-    if len(data) > limit:
-        raise FioImportError(f"{file} is larger than {limit >> 20} MiB; not {what}")
+    finally:
+        os.close(fd)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

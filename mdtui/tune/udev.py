@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdtui.errors import PlanError
+from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
+from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import remove_file
 from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
 
@@ -34,8 +36,12 @@ _RULE = re.compile(
 _COMMENT = re.compile(r"^# mdtui: (?P<array>\S+) (?P<knob>\S+)$")
 
 
+# The rule file holds a few lines per array; anything far larger is not mdtui's and is not read.
+RULES_LIMIT = 1 << 20
+
+
 def rules_path(directory: str | os.PathLike[str] | None = None) -> Path:
-    # Under sudo a directory from the environment is used only when root owns it (safefile.env_location):
+    # In another user's environment (sudo, su) a directory from it is used only when root owns it (env_location):
     # root must not write udev rules where the invoking user chose.
     base = directory or env_location("MDTUI_UDEV_RULES_DIR") or RULES_DIR
     return Path(base) / RULES_FILE
@@ -87,16 +93,34 @@ def parse_rules(text: str) -> list[Rule]:
     return rules
 
 
-def read_rules(path: Path | None = None) -> list[Rule]:
+def rules_file(root: SystemRoot) -> Path:
+    """The rule file: the live one, or a captured tree's own copy under --root."""
+    path = rules_path()
+    return path if root.is_live else root.path(str(path))
+
+
+def _rules_text(path: Path | None, root: SystemRoot | None) -> str:
+    """The rule file's text ("" when there is none), read bounded and never blocking; a captured tree's is
+    found beneath the tree only (a link out of it is refused, never followed). PlanError when unusable."""
+    system = root or SystemRoot("/")
+    where = path or rules_file(system)
     try:
-        return parse_rules((path or rules_path()).read_text())
-    except (OSError, UnicodeDecodeError):
+        text = system.read_table(where, limit=RULES_LIMIT)
+    except MdtuiError as exc:
+        raise PlanError(f"cannot read {where}: {exc}") from None
+    return text or ""
+
+
+def read_rules(path: Path | None = None, root: SystemRoot | None = None) -> list[Rule]:
+    try:
+        return parse_rules(_rules_text(path, root))
+    except PlanError:
         return []
 
 
-def rules_for(array: MdArray, path: Path | None = None) -> dict[str, Rule]:
+def rules_for(array: MdArray, path: Path | None = None, root: SystemRoot | None = None) -> dict[str, Rule]:
     """This array's rules by knob name."""
-    return {rule.knob: rule for rule in read_rules(path) if rule.matches(array)}
+    return {rule.knob: rule for rule in read_rules(path, root) if rule.matches(array)}
 
 
 def render(rules: list[Rule]) -> str:
@@ -121,16 +145,9 @@ class RulePlan:
         return "".join(lines)
 
 
-def _current(path: Path) -> str:
-    try:
-        return path.read_text()
-    except FileNotFoundError:
-        return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlanError(f"cannot read {path}: {exc}") from None
-
-
-def plan_apply(array: MdArray, knob: Knob, value: str, path: Path | None = None) -> RulePlan:
+def plan_apply(
+    array: MdArray, knob: Knob, value: str, path: Path | None = None, root: SystemRoot | None = None
+) -> RulePlan:
     """The file with this array's rule for ``knob`` set to ``value`` (added, or replacing the old one)."""
     if not knob.persistable or knob.scope is Scope.GLOBAL:
         raise PlanError(
@@ -139,17 +156,17 @@ def plan_apply(array: MdArray, knob: Knob, value: str, path: Path | None = None)
         )
     if knob.scope is Scope.MEMBER:
         raise PlanError(f"{knob.name} is a member's knob: mdtui persists only the array's own knobs")
-    path = path or rules_path()
-    old = _current(path)
+    old = _rules_text(path, root)
+    path = path or rules_file(root or SystemRoot("/"))
     uuid = mdadm_uuid(array.uuid) if array.uuid else None
     rule = Rule(array.name, knob.name, f"{knob.scope.value}/{knob.attribute}", value, uuid)
     kept = [r for r in parse_rules(old) if not (r.knob == knob.name and r.matches(array))]
     return RulePlan(path, old, render([*kept, rule]), f"{array.name} {knob.name}={value} at every start")
 
 
-def plan_remove(array: MdArray, knob: Knob, path: Path | None = None) -> RulePlan:
-    path = path or rules_path()
-    old = _current(path)
+def plan_remove(array: MdArray, knob: Knob, path: Path | None = None, root: SystemRoot | None = None) -> RulePlan:
+    old = _rules_text(path, root)
+    path = path or rules_file(root or SystemRoot("/"))
     rules = parse_rules(old)
     kept = [r for r in rules if not (r.knob == knob.name and r.matches(array))]
     if len(kept) == len(rules):
@@ -163,8 +180,6 @@ def write_plan(plan: RulePlan) -> None:
         write_text(plan.path, plan.new, replace=True)
         return
     try:
-        plan.path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise PlanError(f"cannot remove {plan.path}: {exc.strerror or exc}") from None
+        remove_file(plan.path)
+    except MdtuiError as exc:
+        raise PlanError(str(exc)) from None

@@ -35,6 +35,8 @@ def kept_app(tree_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (host / "proc/sys/kernel/osrelease").write_text(RELEASE + "\n")
     (host / "proc/812").mkdir()
     (host / "proc/812/cmdline").write_bytes(b"/sbin/mdadm\x00--monitor\x00--scan\x00")
+    (host / "proc/812/status").write_text("Name:\tmdadm\nUid:\t0\t0\t0\t0\n")  # root's own monitor
+    (host / "proc/812/exe").symlink_to("/usr/sbin/mdadm")
     (host / "usr/sbin").mkdir(parents=True)
     (host / "usr/sbin/sendmail").write_text("")
     (host / "boot").mkdir()

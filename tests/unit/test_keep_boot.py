@@ -219,6 +219,8 @@ def test_monitoring_finding(tmp_path: Path):
     assert "no `mdadm --monitor`" in findings[0].title and "neither MAILADDR nor PROGRAM" in findings[0].title
     (tmp_path / "proc/4242").mkdir()
     (tmp_path / "proc/4242/cmdline").write_bytes(b"/sbin/mdadm\x00--monitor\x00--scan\x00")
+    (tmp_path / "proc/4242/status").write_text("Name:\tmdadm\nUid:\t0\t0\t0\t0\n")  # root's own monitor
+    (tmp_path / "proc/4242/exe").symlink_to("/usr/sbin/mdadm")
     (tmp_path / "etc/mdadm/mdadm.conf").write_text("PROGRAM /usr/local/bin/alert\n")
     state = read_boot_state(root, arrays=[md0()])
     assert state.monitoring.monitor_pids == (4242,)

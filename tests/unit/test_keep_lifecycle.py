@@ -36,6 +36,8 @@ def host(tmp_path: Path, *, conf: str = "HOMEHOST <system>\n", monitor: bool = F
     if monitor:
         (tmp_path / "proc/812").mkdir()
         (tmp_path / "proc/812/cmdline").write_bytes(b"/sbin/mdadm\x00--monitor\x00--scan\x00")
+        (tmp_path / "proc/812/status").write_text("Name:\tmdadm\nUid:\t0\t0\t0\t0\n")  # root's own monitor
+        (tmp_path / "proc/812/exe").symlink_to("/usr/sbin/mdadm")
     (tmp_path / "boot").mkdir()
     (tmp_path / f"boot/initrd.img-{RELEASE}").write_bytes(b"\x00" * 16)
     (tmp_path / "sys/block/md0/md").mkdir(parents=True)

@@ -126,10 +126,10 @@ def test_textfile_under_root_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
 def test_a_failed_write_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "mdtui.prom").write_text("# old\n")
 
-    def broken(src: str, dst: str) -> None:
+    def broken(src: str, dst: str, **_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(metrics.os, "replace", broken)
+    monkeypatch.setattr(metrics.os, "rename", broken)
     with pytest.raises(MdtuiError, match="No space"):
         write_textfile(tmp_path, "new\n")
     assert (tmp_path / "mdtui.prom").read_text() == "# old\n"

@@ -31,6 +31,11 @@ DISK = Disk(
 )
 
 
+def _link(link: Path, target: Path) -> None:
+    """A link as sysfs makes it: relative, so it stays inside the tree a confined reader walks."""
+    link.symlink_to(os.path.relpath(target, link.parent))
+
+
 def enclosure_tree(root: Path, *, component: str = "Slot 03", slot: str = "3\n") -> Path:
     """A SAS disk in slot 3 of an SES enclosure, as the kernel lays it out: the disk's SCSI device, the enclosure's
     own SCSI device with its enclosure-class directory, a component directory per slot (slot, type, status, fault,
@@ -56,14 +61,14 @@ def enclosure_tree(root: Path, *, component: str = "Slot 03", slot: str = "3\n")
         ):
             (comp / attribute).write_text(value)  # fmt: skip
         if number == 3:
-            (comp / "device").symlink_to(disk_dev)
+            _link(comp / "device", disk_dev)
     block = root / "sys" / "block"
     block.mkdir(parents=True)
-    (block / "sdc").symlink_to(disk_dev / "block" / "sdc")
-    (disk_dev / "block" / "sdc" / "device").symlink_to(disk_dev)
+    _link(block / "sdc", disk_dev / "block" / "sdc")
+    _link(disk_dev / "block" / "sdc" / "device", disk_dev)
     klass = root / "sys" / "class" / "enclosure"
     klass.mkdir(parents=True)
-    (klass / "0:0:12:0").symlink_to(encl)
+    _link(klass / "0:0:12:0", encl)
     return encl / component / "locate"
 
 

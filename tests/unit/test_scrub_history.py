@@ -99,7 +99,7 @@ def test_a_pass_left_open_is_closed_from_the_kernel_log_with_mds_count(tree: Pat
     (tree / MD / "mismatch_cnt").write_text("256\n")
     history = ScrubHistory(tmp_path / "state")
     history.record_start(MD1, "check", 1000.0)  # started with --no-follow, mdtui gone since
-    journal = "1000.2 md: data-check of RAID array md1\n1042.7 md: md1: data-check done.\n"
+    journal = "1000.2 host kernel: md: data-check of RAID array md1\n1042.7 host kernel: md: md1: data-check done.\n"
     observe(SystemRoot(str(tree)), [MD1], history, passes_in_log(parse_journal(journal)), now=9000.0)
     [done] = history.passes(MD1)
     assert (done.seconds, done.mismatch_sectors, done.source) == (pytest.approx(42.7), 256, "kernel log")

@@ -9,12 +9,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from unprivileged import public_dir, run_as_nobody
 
 from mdtui.__main__ import main
 from mdtui.errors import MdtuiError, PlanError
@@ -245,32 +245,25 @@ print(json.dumps(outcome))
 
 def test_write_errors_are_one_line() -> None:
     """A knob file this user may not write: one line naming root, and the journal keeps the restore for a later
-    start as root. Run as nobody in a child, since root writes a read-only file."""
+    start as root. Run as nobody in a child, since root writes a read-only file; the child imports a public
+    copy of the package (unprivileged.run_as_nobody), so it passes wherever the clone lives."""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    base = Path(tempfile.mkdtemp(prefix="mdtui-unprivileged-"))
-    try:
-        base.chmod(0o755)
+    with public_dir("mdtui-unprivileged-") as base:
         _tree(base / "root")
         (base / "journal").mkdir(mode=0o700)
         os.chown(base / "journal", 65534, 65534)
         for directory, dirs, files in os.walk(base / "root"):
             for name in dirs + files:
                 os.chmod(Path(directory, name), 0o755 if name in dirs else 0o444)
-        child = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-             _UNPRIVILEGED_WRITE, str(base), UUID],
-            capture_output=True, text=True, timeout=60, cwd=base,
-            env={"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-                 "XDG_STATE_HOME": str(base / "journal")},
-        )  # fmt: skip
+        child = run_as_nobody(
+            _UNPRIVILEGED_WRITE, str(base), UUID, cwd=base, env={"XDG_STATE_HOME": str(base / "journal")}
+        )
         assert child.returncode == 0, child.stderr
         outcome = json.loads(child.stdout)
         assert "root" in outcome["error"] and "\n" not in outcome["error"]
         assert outcome["kept"] == ["stripe_cache_size"]
         assert _value(SystemRoot(base / "root"), "/sys/block/md0/md/stripe_cache_size") == "256"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_finished_sweep_is_the_advisor_s_evidence(tmp_path: Path) -> None:

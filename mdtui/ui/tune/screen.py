@@ -177,10 +177,6 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
 
-    def _rules_file(self, root: SystemRoot) -> Path:
-        # As `mdtui tune`: the live rule file, or a captured tree's own copy.
-        return rules_path() if root.is_live else root.path(str(rules_path()))
-
     def action_apply(self) -> None:
         """Set the selected knob to its suggestion now and in the udev rule: the plan and typed confirmation
         of `mdtui tune --apply`, refused on a captured tree."""
@@ -204,7 +200,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             if current is None:
                 raise MdtuiError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply here")
             checked = knob.check_value(value, current.choices)
-            plan = plan_apply(array, knob, checked, self._rules_file(root))
+            plan = plan_apply(array, knob, checked, root=root)
         except MdtuiError as exc:
             self.notify(str(exc), title=f"Cannot apply {knob.name}", severity="error", timeout=10)
             return
@@ -289,7 +285,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             if array is None:
                 raise MdtuiError(f"no array {self.wanted}" if self.wanted else "no md arrays here: nothing to tune")
             readings = read_knobs(root, array, inventory)
-            rules = rules_for(array, rules_path() if root.is_live else root.path(str(rules_path())))
+            rules = rules_for(array, root=root)
         except MdtuiError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
