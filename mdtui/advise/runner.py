@@ -12,6 +12,7 @@ from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import EventCallback
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.confirmation import confirms
 from mdtui.errors import MdtuiError, PlanError, SafetyError
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
@@ -73,12 +74,13 @@ class BenchRunner:
         plan = self.plan(preset_key, target, quick=quick, label=label, **options)
         confirmed = None
         if plan.writes:
-            if plan.confirmation not in self.allow_writes_to:
+            # The tokens the user typed for this experiment; run_bench checks the one that names the target again.
+            confirmed = next((typed for typed in self.allow_writes_to if confirms(typed, plan.confirmation)), None)
+            if confirmed is None:
                 raise SafetyError(
                     f"{preset_key} overwrites {plan.target.path}, which this experiment was not confirmed for"
                 )
             plan.ensure_allowed()
-            confirmed = plan.confirmation
         result = asyncio.run(self._run(plan, confirmed))
         for outcome in result.steps:
             if outcome.run_id is not None:

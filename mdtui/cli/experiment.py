@@ -268,7 +268,7 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
     ]
     ctx.say(f"First: {args.preset} on the raw member {members[0].dev_path} (the baseline)")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(
+    confirmed = ctx.confirm(
         args,
         f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
         device,
@@ -283,7 +283,7 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
         chunks_kib=args.chunks,
         preset_key=args.preset,
         quick=args.quick,
-        confirmed=True,
+        confirmed=confirmed,
         tools=ctx.tools,
         cancel=ctx.cancel,
         full_sweep=args.full_sweep or args.fixed_time,
@@ -304,7 +304,7 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
     points = [(level.name, plan_create(ex.sweep_request(device, level, members, args.chunk))) for level in usable]
     ctx.say(f"Each array measured with {args.preset}")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(
+    confirmed = ctx.confirm(
         args,
         f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
         device,
@@ -319,7 +319,7 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
         chunk_kib=args.chunk,
         preset_key=args.preset,
         quick=args.quick,
-        confirmed=True,
+        confirmed=confirmed,
         tools=ctx.tools,
         cancel=ctx.cancel,
         **_options(args),

@@ -51,10 +51,12 @@ class ExperimentContext:
         )
         return self.runner
 
-    def confirm(self, args: argparse.Namespace, what: str, token: str) -> None:
-
-        if not confirm(args, what, token):
+    def confirm(self, args: argparse.Namespace, what: str, token: str) -> str:
+        """What the user confirmed ``what`` with (``token``); Declined when they typed something else."""
+        confirmed = confirm(args, what, token)
+        if confirmed is None:
             raise Declined("Cancelled; nothing was run.")
+        return confirmed
 
 
 __all__ = ["Declined", "ExperimentContext"]

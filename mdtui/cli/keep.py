@@ -48,12 +48,12 @@ def cmd_persist(args: argparse.Namespace) -> int:
     }
     if show_plan(args, describe_persist(plan), report):
         return 0
-    token = plan.device.removeprefix("/dev/")
     if plan.edit.changed:
-        if not confirm(args, f"write {plan.edit.path} (the diff above)", token):
+        confirmed = confirm(args, f"write {plan.edit.path} (the diff above)", plan.confirmation)
+        if confirmed is None:
             print("Cancelled; nothing was written.")
             return 1
-        write_conf(plan, confirmed=True, root=system)
+        write_conf(plan, confirmed=confirmed, root=system)
         report["wrote"] = plan.edit.path
         if not args.json:
             print(f"wrote {plan.edit.path}")
@@ -61,7 +61,8 @@ def cmd_persist(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
-    if not confirm(args, f"run {' '.join(plan.initramfs_argv)}", token):
+    confirmed = confirm(args, f"run {' '.join(plan.initramfs_argv)}", plan.confirmation)
+    if confirmed is None:
         print(f"Cancelled; the initramfs still has the old {plan.edit.path} (run {' '.join(plan.initramfs_argv)}).")
         return 1
 
@@ -70,7 +71,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
         out.write(text)
         out.flush()
 
-    result = refresh_initramfs(plan, confirmed=True, on_output=show)
+    result = refresh_initramfs(plan, confirmed=confirmed, on_output=show)
     report["initramfs_seconds"] = round(result.duration_s, 1)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -162,11 +163,12 @@ def cmd_repair(args: argparse.Namespace) -> int:
     report: dict = {"plan": [list(step.argv) for step in plan.steps], "warnings": list(plan.warnings)}
     if show_plan(args, describe_repair(plan), report):
         return 0
-    token = disk.name if disk is not None and action != "re-add" else array.name
-    if not confirm(args, f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else ""), token):
+    what = f"{action} on {array.dev_path}" + (f" and overwrite {plan.overwritten}" if plan.overwritten else "")
+    confirmed = confirm(args, what, plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was run.")
         return 1
-    results = execute_repair(plan, confirmed=True, root=system)
+    results = execute_repair(plan, confirmed=confirmed, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     if not args.json:
         print(f"{action} on {array.dev_path}: done")
@@ -224,10 +226,13 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"{plan.action} {array.name}: {plan.shown}")
     # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write.
-    if plan.action == "repair" and not confirm(args, f"repair (rewrite) mismatches on {array.name}", array.name):
-        print("Cancelled; nothing was started.")
-        return 1
-    start_scrub(plan, confirmed=True, root=system)
+    confirmed = None
+    if plan.writes:
+        confirmed = confirm(args, f"repair (rewrite) mismatches on {array.name}", plan.confirmation)
+        if confirmed is None:
+            print("Cancelled; nothing was started.")
+            return 1
+    start_scrub(plan, confirmed=confirmed, root=system)
     if args.no_follow:
         if args.json:
             print(json.dumps(report, indent=2))

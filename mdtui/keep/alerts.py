@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mdtui.command import CommandResult, run_command
-from mdtui.errors import MdtuiError, SafetyError
+from mdtui.confirmation import require_confirmed
+from mdtui.errors import MdtuiError
 from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import ConfEdit, Distribution, MdadmConf, detect_distribution, logical_lines, read_conf
 from mdtui.keep.persist import write_planned_conf
@@ -206,6 +207,11 @@ class AlertsPlan:
     program: str | None
     start: tuple[tuple[str, ...], ...]  # the commands that (re)start the monitor
 
+    @property
+    def confirmation(self) -> str:
+        """What the user types to write mdadm.conf's MAILADDR/PROGRAM and (re)start the monitor."""
+        return "alerts"
+
     def describe(self) -> list[str]:
         lines = [f"alerts: {self.edit.added}"]
         if self.edit.changed:
@@ -256,11 +262,10 @@ def plan_alerts(
 
 
 def write_alerts_conf(
-    plan: AlertsPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: AlertsPlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
     """Write the planned mdadm.conf as persist does; False when there was nothing to write."""
-    if not confirmed:
-        raise SafetyError("writing mdadm.conf was not confirmed; nothing was written")
+    require_confirmed(confirmed, plan.confirmation, f"writing {plan.edit.path}")
     if not plan.edit.changed:
         return False
     write_planned_conf(
@@ -269,9 +274,8 @@ def write_alerts_conf(
     return True
 
 
-def start_monitor(plan: AlertsPlan, *, confirmed: bool, log: ActionLog | None = None) -> list[CommandResult]:
-    if not confirmed:
-        raise SafetyError("starting the monitor was not confirmed; nothing was run")
+def start_monitor(plan: AlertsPlan, *, confirmed: str | None, log: ActionLog | None = None) -> list[CommandResult]:
+    require_confirmed(confirmed, plan.confirmation, "(re)starting the monitor")
     results = []
     for argv in plan.start:
         if argv[0] == "mdadm":

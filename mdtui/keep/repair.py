@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import SafetyError
 from mdtui.format import plural
 from mdtui.model.array import ArrayMember, MdArray
@@ -47,6 +48,16 @@ class RepairPlan:
     @property
     def argvs(self) -> tuple[tuple[str, ...], ...]:
         return tuple(step.argv for step in self.steps)
+
+    @property
+    def overwritten(self) -> str | None:
+        """The disk the repair writes over (add, replace --with), or None (a re-add keeps its data)."""
+        return self.disk.name if self.disk is not None and self.action != "re-add" else None
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types: the disk overwritten, or the array when no disk is overwritten."""
+        return self.overwritten or self.array.removeprefix("/dev/")
 
 
 def _tolerance(array: MdArray) -> int:
@@ -229,10 +240,9 @@ def recheck(plan: RepairPlan, root: SystemRoot | None = None) -> None:
 
 
 def execute_repair(
-    plan: RepairPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: RepairPlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> Sequence[CommandResult]:
-    if not confirmed:
-        raise SafetyError(f"the {plan.action} was not confirmed; nothing was run")
+    require_confirmed(confirmed, plan.confirmation, f"the {plan.action} on {plan.array}")
     system = root or SystemRoot("/")
     log = log or ActionLog()
     recheck(plan, system)

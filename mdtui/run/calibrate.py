@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from mdtui.command import run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
 from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
 from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
@@ -90,6 +91,11 @@ class CalibrationPlan:
     member_mib: int = MEMBER_MIB
     leftovers: tuple[str, ...] = ()
     runtime_s: int = RUNTIME_S
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types to let calibrate make its RAM devices and md arrays (and remove a killed one's)."""
+        return "calibrate"
 
     def create_argv(self, level: str, members: list[str]) -> list[str]:
         argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
@@ -343,7 +349,14 @@ def layer_latency(member_s: float | None, array_s: float | None) -> float | None
     return max(0.0, array_s - member_s)
 
 
-def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str], None] = print) -> Calibration:
+def execute(
+    plan: CalibrationPlan,
+    paths: Paths = Paths(),
+    report: Callable[[str], None] = print,
+    *,
+    confirmed: str | None,
+) -> Calibration:
+    require_confirmed(confirmed, plan.confirmation, "calibrating (null_blk devices and md arrays)")
     run = CalibrationRun()
     with _stop_on_signals():
         if plan.leftovers:

@@ -173,7 +173,7 @@ for disk in members:
     result = asyncio.run(run_fio(read_job("member", disk.dev_path, 2)))
     speeds[disk.dev_path] = int(result.total.read.bytes_per_s)
 plan = plan_create(CreateRequest(device="/dev/md0", level="raid0", members=members, chunk_kib=512), speeds)
-execute_create(plan, confirmed=True)
+execute_create(plan, confirmed=plan.confirmation)
 array = asyncio.run(run_fio(read_job("array", "/dev/md0", 4)))
 print(json.dumps({{"speeds": speeds, "predicted": plan.seq_read_bytes_per_s,
                   "slowest": plan.prediction.slowest_members, "measured": array.total.read.bytes_per_s}}))

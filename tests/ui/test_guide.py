@@ -71,8 +71,10 @@ class Recorder:
     creates: list[CreatePlan] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
 
-    def create(self, plan: CreatePlan, *, confirmed: bool, root: SystemRoot | None = None, **_: Any) -> CreateOutcome:
-        assert confirmed
+    def create(
+        self, plan: CreatePlan, *, confirmed: str | None, root: SystemRoot | None = None, **_: Any
+    ) -> CreateOutcome:
+        assert confirmed == plan.confirmation
         self.creates.append(plan)
         return CreateOutcome(plan.request.device, None, (), None)
 

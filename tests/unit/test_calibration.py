@@ -395,7 +395,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
     plan = plan_calibration(paths, pid=4242)
     lines: list[str] = []
     with pytest.raises(calibrate.MdtuiError, match="SIGTERM" if how == "sigterm" else "mdadm exited"):
-        calibrate.execute(plan, paths, lines.append)
+        calibrate.execute(plan, paths, lines.append, confirmed=plan.confirmation)
     assert sorted(os.listdir(paths.nullb)) == ["nullb0"]
     assert sum(line.startswith("made ") for line in lines) == 4
     assert signal.getsignal(signal.SIGTERM) is not None

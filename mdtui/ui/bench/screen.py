@@ -403,9 +403,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         body = Text("\n".join(plan.describe()))
         dialog = ConfirmScreen(f"Overwrite {plan.target.path}", body, plan.confirmation, "Run")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self._begin(plan, plan.confirmation)
+        def confirmed(typed: str | None) -> None:
+            if typed:
+                self._begin(plan, typed)
 
         self.app.push_screen(dialog, confirmed)
 

@@ -386,9 +386,9 @@ class ExperimentStep(GuideStep):
         )
         dialog = ConfirmScreen(f"Overwrite {device}", body, device, "Run")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self._start(key, device, (device,))
+        def confirmed(typed: str | None) -> None:
+            if typed:
+                self._start(key, device, (typed,))
             else:
                 guide.update_status("Not confirmed: nothing ran.")
 

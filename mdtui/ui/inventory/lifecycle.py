@@ -106,12 +106,15 @@ class Lifecycle(Widget):
         sentence = doing[:1].upper() + doing[1:]  # capitalize() would lower-case the rest (MAILADDR, a path)
         self.notify(failure_reason(sentence, exc), title=f"{sentence} failed", severity="error", timeout=15)
 
-    def confirm(self, title: str, body: RenderableType, phrase: str, label: str, then: Callable[[], None]) -> None:
+    def confirm(
+        self, title: str, body: RenderableType, phrase: str, label: str, then: Callable[[str], None]
+    ) -> None:
+        """Ask for ``phrase`` (the plan's confirmation); ``then`` gets what was typed, for the core to check."""
         from mdtui.ui.dialogs.confirm import ConfirmScreen
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                then()
+        def answered(typed: str | None) -> None:
+            if typed:
+                then(typed)
 
         self.app.push_screen(ConfirmScreen(title, body, phrase, label), answered)
 
@@ -146,14 +149,15 @@ class Lifecycle(Widget):
         plan, now = planned
         body = plan_body(["Now:", *("  " + line for line in now), "", *plan.describe()], self._palette())
         verb = f"write {plan.edit.path} and (re)start the monitor" if plan.edit.changed else "(re)start the monitor"
-        self.confirm(f"Alerts: {verb}", body, "alerts", "Set", lambda: self._alerts_run(plan))
+        self.confirm(f"Alerts: {verb}", body, plan.confirmation, "Set", lambda typed: self._alerts_run(plan, typed))
 
-    def _alerts_run(self, plan: AlertsPlan) -> None:
+    def _alerts_run(self, plan: AlertsPlan, confirmed: str) -> None:
         from mdtui.keep.alerts import read_alerts, send_test, start_monitor, write_alerts_conf
 
         def run() -> list[str]:
-            lines = [f"wrote {plan.edit.path}"] if write_alerts_conf(plan, confirmed=True, root=self.system) else []
-            start_monitor(plan, confirmed=True)
+            wrote = write_alerts_conf(plan, confirmed=confirmed, root=self.system)
+            lines = [f"wrote {plan.edit.path}"] if wrote else []
+            start_monitor(plan, confirmed=confirmed)
             state = read_alerts(self.system)
             test = send_test(state.program, mailaddr=state.mailaddr, mailer=state.mailer)
             return [*lines, *state.lines, "", *test.lines()]
@@ -182,16 +186,16 @@ class Lifecycle(Widget):
     def _persist_planned(self, plan: PersistPlan) -> None:
         from mdtui.keep.persist import describe_persist, write_conf
 
-        token = plan.device.removeprefix("/dev/")
+        token = plan.confirmation
         body = plan_body(describe_persist(plan), self._palette())
         if not plan.edit.changed:
             self._persist_initramfs(plan, body)
             return
 
-        def write() -> None:
+        def write(typed: str) -> None:
             self.background(
                 f"writing {plan.edit.path}",
-                lambda: write_conf(plan, confirmed=True, root=self.system),
+                lambda: write_conf(plan, confirmed=typed, root=self.system),
                 lambda _wrote: self._persist_initramfs(plan, None),
             )
 
@@ -200,18 +204,18 @@ class Lifecycle(Widget):
     def _persist_initramfs(self, plan: PersistPlan, body: RenderableType | None) -> None:
         from mdtui.keep.persist import refresh_initramfs
 
-        token = plan.device.removeprefix("/dev/")
+        token = plan.confirmation
         argv = " ".join(plan.initramfs_argv)
         if body is None:
             self.notify(f"wrote {plan.edit.path}")
             body = Text(f"{plan.edit.path} has {token}'s ARRAY line; the initramfs still has the old copy.")
             self._done()
 
-        def run() -> None:
+        def run(typed: str) -> None:
             self.notify(f"Running {argv} (it takes a while)…")
             self.background(
                 f"running {argv}",
-                lambda: refresh_initramfs(plan, confirmed=True),
+                lambda: refresh_initramfs(plan, confirmed=typed),
                 lambda result: self._persist_done(plan, result.duration_s),
             )
 
@@ -250,14 +254,14 @@ class Lifecycle(Widget):
                 self._palette(),
             )
             title = f"Repair mismatches on {array.name}"
-            self.confirm(title, body, array.name, "Repair", lambda: self._scrub_start(plan))
+            self.confirm(title, body, plan.confirmation, "Repair", lambda typed: self._scrub_start(plan, typed))
 
-    def _scrub_start(self, plan: ScrubPlan) -> None:
+    def _scrub_start(self, plan: ScrubPlan, confirmed: str | None = None) -> None:
         from mdtui.keep.scrub import start_scrub
 
         self.background(
             f"starting a {plan.action} of {plan.array}",
-            lambda: start_scrub(plan, confirmed=True, root=self.system),
+            lambda: start_scrub(plan, confirmed=confirmed, root=self.system),
             lambda _none: self._scrub_started(plan),
         )
 
@@ -302,20 +306,18 @@ class Lifecycle(Widget):
     def _repair_planned(self, plan: RepairPlan) -> None:
         from mdtui.keep.repair import describe_repair, execute_repair
 
-        array = plan.array.removeprefix("/dev/")
         # As the CLI asks: the disk overwritten is typed, or the array when nothing is overwritten.
-        written = plan.disk.name if plan.disk is not None and plan.action != "re-add" else None
-        token = written or array
+        written = plan.overwritten
         title = f"{plan.action} on {plan.array}" + (f", overwriting {written}" if written else "")
 
-        def run() -> None:
+        def run(typed: str) -> None:
             self.background(
                 f"the {plan.action} on {plan.array}",
-                lambda: execute_repair(plan, confirmed=True, root=self.system),
+                lambda: execute_repair(plan, confirmed=typed, root=self.system),
                 lambda _results: self._repair_done(plan),
             )
 
-        self.confirm(title, plan_body(describe_repair(plan), self._palette()), token, "Run", run)
+        self.confirm(title, plan_body(describe_repair(plan), self._palette()), plan.confirmation, "Run", run)
 
     def _repair_done(self, plan: RepairPlan) -> None:
         follow = "; md recovers onto it now: w watches it" if plan.follows_recovery else ""

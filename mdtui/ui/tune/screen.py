@@ -168,12 +168,12 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             "Escape stops after the current run.",
         )
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
+        def confirmed(typed: str | None) -> None:
+            if typed:
                 self.sweeping = True
                 self.cancel.clear()
                 self._status(f"Sweeping {item.knob.name} on {array.name}: {', '.join(values)}… (Escape stops)")
-                self.sweep_worker(array, item, values)
+                self.sweep_worker(array, item, values, typed)
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
 
@@ -219,8 +219,8 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             plan.diff or f"{plan.path}: already says so",
         )
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
+        def confirmed(typed: str | None) -> None:
+            if typed:
                 self.apply_worker(array, item, checked, current.raw, plan)
 
         dialog = ConfirmScreen(f"Set {knob.name}={checked} on {array.name}", body, array.name, "Apply")
@@ -244,13 +244,13 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
         self.app.call_from_thread(self._swept, text)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
-    def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str]) -> None:
+    def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str], confirmed: str) -> None:
         root = SystemRoot(self.root)
         db_path = self.db_path or getattr(self.app, "db_path", None) or default_db_path()
         changer = KnobChanger(root, purpose=f"a knob sweep of {item.knob.name} on {array.name}")
         try:
             with ResultsStore(db_path) as store:
-                runner = BenchRunner(store, root, allow_writes_to=(array.dev_path,), cancel=self.cancel)
+                runner = BenchRunner(store, root, allow_writes_to=(confirmed,), cancel=self.cancel)
                 result = knob_sweep(
                     runner,
                     array,
