@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mdtui.errors import PlanError
 from mdtui.model.array import MdArray
+from mdtui.probe.root import SystemRoot
 from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
 
@@ -39,6 +40,12 @@ def rules_path(directory: str | os.PathLike[str] | None = None) -> Path:
     # root must not write udev rules where the invoking user chose.
     base = directory or env_location("MDTUI_UDEV_RULES_DIR") or RULES_DIR
     return Path(base) / RULES_FILE
+
+
+def rules_file(root: SystemRoot) -> Path:
+    """The rule file mdtui reads and plans against: the live one, or a captured tree's own copy under --root."""
+    path = rules_path()
+    return path if root.is_live else root.path(str(path))
 
 
 def mdadm_uuid(uuid: str) -> str:

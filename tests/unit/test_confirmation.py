@@ -28,6 +28,8 @@ from mdtui.plan.request import CreateRequest
 from mdtui.probe.root import SystemRoot
 from mdtui.run import calibrate, mdadm
 from mdtui.run.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
+from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
+from mdtui.tune.catalogue import knob_named
 
 # What an old caller passed, what a careless one passes, and a near miss of each token.
 NOT_CONFIRMED: tuple[Any, ...] = (None, True, "", " ", "md8", "/dev/md9 x", "yes")
@@ -94,12 +96,17 @@ def _writers(tmp_path: Path) -> list[tuple[str, str, Callable[[Any], object]]]:
     alerting = alerts.AlertsPlan(debian, edit, "ops@example.org", None, (("mdadm", "--monitor"),))
     cron = schedule.ScheduleEdit("cron", "/etc/cron.d/mdadm", "57 0 * * 0 root true\n", "0 1 * * 6 root true\n")
     calibrating = calibrate.CalibrationPlan(1, ("mdtui-cal-1-0",), "/dev/md120", False)
+    knob = plan_knob_apply(root, _array(), knob_named("stripe_cache_size"), "4096")
     tools = ArrayTools(root, log, registry, journal=TemporaryArrayJournal(tmp_path / "state/journal"))
 
     def temporary(typed: Any) -> None:
         with temporary_array(create, tools, confirmed=typed):
             raise AssertionError("the block ran")
 
+    root.path("/etc/udev/rules.d/90-mdtui-tune.rules").write_text(knob.rule.new)  # a rule to remove
+
+    def kept_rule(typed: Any) -> None:
+        remove_knob_rule(plan_knob_remove(root, _array(), knob.knob), confirmed=typed, root=root)
 
     return [
         ("create", "/dev/md9", lambda t: mdadm.execute_create(create, confirmed=t, root=root, log=log)),
@@ -112,13 +119,15 @@ def _writers(tmp_path: Path) -> list[tuple[str, str, Callable[[Any], object]]]:
         ("monitor", "alerts", lambda t: alerts.start_monitor(alerting, confirmed=t, log=log)),
         ("schedule", "schedule", lambda t: schedule.write_schedule(cron, confirmed=t, root=root, log=log)),
         ("calibrate", "calibrate", lambda t: calibrate.execute(calibrating, confirmed=t)),
+        ("knob apply", "md9", lambda t: apply_knob(knob, confirmed=t, root=root)),
+        ("knob rule removal", "md9", kept_rule),
         ("temporary array", "/dev/md9", temporary),
     ]
 
 
 WRITERS = [
     "create", "destroy", "persist", "initramfs", "repair", "scrub repair", "alerts conf", "monitor", "schedule",
-    "calibrate", "temporary array",
+    "calibrate", "knob apply", "knob rule removal", "temporary array",
 ]  # fmt: skip
 
 

@@ -25,10 +25,11 @@ from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.tune.apply import KnobApplyPlan, apply_knob, plan_knob_apply
 from mdtui.tune.catalogue import Scope
-from mdtui.tune.journal import KnobChanger, write_knob
-from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
-from mdtui.tune.udev import Rule, RulePlan, plan_apply, rules_for, rules_path, write_plan
+from mdtui.tune.journal import KnobChanger
+from mdtui.tune.read import KnobReading, read_knobs
+from mdtui.tune.udev import Rule, rules_file, rules_for, rules_path
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
@@ -177,10 +178,6 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
 
-    def _rules_file(self, root: SystemRoot) -> Path:
-        # As `mdtui tune`: the live rule file, or a captured tree's own copy.
-        return rules_path() if root.is_live else root.path(str(rules_path()))
-
     def action_apply(self) -> None:
         """Set the selected knob to its suggestion now and in the udev rule: the plan and typed confirmation
         of `mdtui tune --apply`, refused on a captured tree."""
@@ -198,49 +195,27 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             return
         if refused_on_tree(self, self.root, "changing a knob"):
             return
-        root = SystemRoot(self.root)
         try:
-            current = read_value(root, knob, array.name)
-            if current is None:
-                raise MdtuiError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply here")
-            checked = knob.check_value(value, current.choices)
-            plan = plan_apply(array, knob, checked, self._rules_file(root))
+            plan = plan_knob_apply(SystemRoot(self.root), array, knob, value, self.inventory)
         except MdtuiError as exc:
             self.notify(str(exc), title=f"Cannot apply {knob.name}", severity="error", timeout=10)
             return
-        memory = knob.memory_bytes(checked, array_shape(array, self.inventory))
-        cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
-        body = Text.assemble(
-            (
-                f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, "
-                "through:\n\n",
-                "bold",
-            ),
-            plan.diff or f"{plan.path}: already says so",
-        )
+        headline, diff = plan.describe()
+        body = Text.assemble((headline + "\n\n", "bold"), diff)
 
         def confirmed(typed: str | None) -> None:
             if typed:
-                self.apply_worker(array, item, checked, current.raw, plan)
+                self.apply_worker(plan, typed)
 
-        dialog = ConfirmScreen(f"Set {knob.name}={checked} on {array.name}", body, array.name, "Apply")
+        dialog = ConfirmScreen(f"Set {knob.name}={plan.value} on {array.name}", body, plan.confirmation, "Apply")
         self.app.push_screen(dialog, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-apply")
-    def apply_worker(self, array: MdArray, item: KnobReading, value: str, before: str, plan: RulePlan) -> None:
-        root = SystemRoot(self.root)
-        knob = item.knob
+    def apply_worker(self, plan: KnobApplyPlan, confirmed: str) -> None:
         try:
-            after = write_knob(root, knob, array.name, value)
-            try:
-                write_plan(plan)
-            except Exception:
-                # The rule could not be written: the live value goes back, so the two never disagree.
-                write_knob(root, knob, array.name, before)
-                raise
-            text = f"{array.name} {knob.name} reads {after}; {plan.path} written."
+            text = apply_knob(plan, confirmed=confirmed, root=SystemRoot(self.root)).lines()[0]
         except Exception as exc:  # a refusal or failure is a line on screen, never a traceback
-            text = f"{knob.name} not applied: {exc}"
+            text = f"{plan.knob.name} not applied: {exc}"
         self.app.call_from_thread(self._swept, text)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
@@ -289,7 +264,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             if array is None:
                 raise MdtuiError(f"no array {self.wanted}" if self.wanted else "no md arrays here: nothing to tune")
             readings = read_knobs(root, array, inventory)
-            rules = rules_for(array, rules_path() if root.is_live else root.path(str(rules_path())))
+            rules = rules_for(array, rules_file(root))
         except MdtuiError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
