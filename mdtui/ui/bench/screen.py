@@ -53,7 +53,6 @@ from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
 # Presets that measure an md array (its members, its kernel thread and check pass): offered on arrays only.
-ARRAY_PRESETS = frozenset({"weakest-link", "parity-cost"})
 ARRAY_ONLY = " (arrays only)"
 
 
@@ -260,11 +259,11 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         presets = self.query_one("#bench-presets", OptionList)
         on_array = is_array(self.inventory, self.target)
         for chosen in PRESETS:
-            wrong = chosen.key in ARRAY_PRESETS and not on_array
+            wrong = chosen.array_target and not on_array
             # Said in words, not only dimmed: without colour a disabled option looks like the others.
             presets.replace_option_prompt(chosen.key, chosen.title + (ARRAY_ONLY if wrong else ""))
             (presets.disable_option if wrong else presets.enable_option)(chosen.key)
-        keys = [p.key for p in PRESETS if on_array or p.key not in ARRAY_PRESETS]
+        keys = [p.key for p in PRESETS if on_array or not p.array_target]
         if self.preset_key not in keys or presets.highlighted is None:
             self.preset_key = self._first_that_runs(keys)
         presets.highlighted = next(i for i, p in enumerate(PRESETS) if p.key == self.preset_key)
