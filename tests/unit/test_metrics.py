@@ -134,3 +134,19 @@ def test_a_failed_write_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.
         write_textfile(tmp_path, "new\n")
     assert (tmp_path / "mdtui.prom").read_text() == "# old\n"
     assert sorted(os.listdir(tmp_path)) == ["mdtui.prom"]
+
+
+def test_an_array_that_lost_every_member_exports_all_of_them_as_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A tree without md's sysfs directory for the array: the count comes from mdstat's header line alone.
+    (tmp_path / "sys" / "block").mkdir(parents=True)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "mdstat").write_text(
+        "Personalities : [raid6] [raid5] [raid4]\n"
+        "md126 : active raid5 super 1.2 level 5, 64k chunk, algorithm 2 [4/0] [____]\n"
+        "      \n"
+        "unused devices: <none>\n"
+    )
+    assert main(["--root", str(tmp_path), "metrics"]) == 0
+    assert value(samples(capsys.readouterr().out), "mdtui_array_degraded_members", array="md126") == 4
