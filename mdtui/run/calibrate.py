@@ -32,6 +32,7 @@ from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
 from mdtui.probe.owner import pid_alive
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import fio_argv
+from mdtui.run.record import tool_version
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
 
@@ -395,9 +396,7 @@ def execute(
             if problems:
                 report("warning: " + "; ".join(problems))
     xor, raid6 = parity_speeds(read_parity_routines(SystemRoot("/")))
-    mdadm = run_command(["mdadm", "--version"], timeout_s=10)
-    version = (mdadm.stderr or mdadm.stdout).strip().splitlines()
-    host: HostId = this_host(version[0][:200] if version else None)
+    host: HostId = this_host(tool_version("mdadm")[:200])
     levels = {
         "raid5": LevelCeilings(run.figures.get("raid5 seq write"), run.figures.get("raid5 random write"), xor),
         "raid6": LevelCeilings(run.figures.get("raid6 seq write"), run.figures.get("raid6 random write"), raid6),
