@@ -317,3 +317,15 @@ def test_every_step_has_its_own_widget_named_in_order() -> None:
     assert all(issubclass(step, guide_steps.GuideStep) for step in guide_steps.STEP_WIDGETS.values())
     source = Path(guide_screen.__file__).read_text() + Path(guide_steps.__file__).read_text()
     assert "getattr(" not in source
+
+
+def test_the_steps_ask_the_screen_by_message_and_do_not_import_it() -> None:
+    """steps.py and screen.py were one class over two files (a step set the screen's state and called its
+    workers): the steps now read a GuideView and post messages, and only the screen imports the steps."""
+    import ast
+
+    tree = ast.parse(Path(guide_steps.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "mdtui.ui.guide.screen" not in imported
+    source = Path(guide_steps.__file__).read_text()
+    assert ".guide." not in source and "self.guide" not in source and "guide.state =" not in source

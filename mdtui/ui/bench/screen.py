@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -28,12 +26,13 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from mdtui.bench.background import Stop, run_bench_in_thread
 from mdtui.bench.check import CheckUpdate
 from mdtui.bench.output import RESULT_COLUMNS, result_rows
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult, run_bench
+from mdtui.bench.session import BenchResult
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.inventory import Inventory
@@ -198,9 +197,7 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.plan: BenchPlan | None = None
         self.plan_error: str | None = None
         self.result: BenchResult | None = None
-        self._cancel: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
+        self.stop = Stop()  # set by x, Escape or the screen going away; the running benchmark hears it at once
         self._offset_s = 0.0  # seconds of earlier steps, so the chart runs on across steps
         self._step_elapsed_s = 0.0
 
@@ -417,40 +414,31 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.query_one("#bench-bar", ProgressBar).update(total=len(plan.steps) * 100, progress=0)
         self.query_one("#bench-status", Static).update(f"Starting {plan.preset.key} on {plan.target.describe()}…")
         self.state = "running"
+        self.stop.clear()
         self.run_worker_bench(plan, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bench")
     def run_worker_bench(self, plan: BenchPlan, confirmed: str | None) -> None:
-        """Thread worker: the core runs the benchmark on its own event loop; every event becomes a message."""
+        """Thread worker: the core runs the benchmark (bench.background); its events and end become messages."""
 
         def posted(event: BenchEvent) -> None:
             self.post_message(BenchEventPosted(event))
 
-        async def drive() -> BenchResult:
-            with self._lock:
-                self._loop = asyncio.get_running_loop()
-                self._cancel = asyncio.Event()
-                cancel = self._cancel
+        try:
             with ResultsStore() as store:
-                return await run_bench(
+                result = run_bench_in_thread(
                     plan,
+                    stop=self.stop,
                     root=SystemRoot(self.root),
                     store=store,
                     confirmed=confirmed,
                     privileged=self.inventory.privileged,
                     on_event=posted,
-                    cancel=cancel,
                 )
-
-        try:
-            result = asyncio.run(drive())
         except Exception as exc:  # a refusal or failure is a message, never a traceback
             self.log.error("benchmark failed", exc)
             self.post_message(BenchRefused(failure_reason(f"The {plan.preset.key} run", exc)))
             return
-        finally:
-            with self._lock:
-                self._loop = self._cancel = None
         self.post_message(BenchEnded(result))
 
     # -- watching ----------------------------------------------------------------------------------
@@ -511,17 +499,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
 
     # -- cancelling and leaving --------------------------------------------------------------------
 
-    def _signal_cancel(self) -> bool:
-        """Set the running benchmark's cancel event on its own loop; False when nothing runs."""
-        with self._lock:
-            loop, cancel = self._loop, self._cancel
-        if loop is None or cancel is None:
-            return False
-        loop.call_soon_threadsafe(cancel.set)
-        return True
-
     def action_cancel_run(self) -> None:
-        if self._signal_cancel():
+        if self.state == "running":
+            self.stop.set()
             self.query_one("#bench-status", Static).update("Cancelling: stopping fio and keeping the figures so far…")
 
     def action_new_run(self) -> None:
@@ -539,4 +519,4 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
 
     def on_unmount(self) -> None:
         # The app is closing (or the screen went away): no fio may outlive it.
-        self._signal_cancel()
+        self.stop.set()

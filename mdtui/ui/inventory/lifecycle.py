@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
+from textual import on, work
+from textual.message import Message
 from textual.widget import Widget
 
 from mdtui.errors import MdtuiError
@@ -57,6 +58,15 @@ def plan_body(lines: list[str], palette: Palette, intro: str | None = None) -> R
     return Group(*parts)
 
 
+class BackgroundEnded(Message, bubble=False):
+    """A worker of Lifecycle.background ended: what to show or do next, run here on the UI thread."""
+
+    def __init__(self, then: Callable[[], None], doing: str = "") -> None:
+        super().__init__()
+        self.then = then
+        self.doing = doing
+
+
 class Lifecycle(Widget):
     """The four actions, shown only through their forms, confirmations and notifications; ``done`` runs after
     anything changed, to scan again."""
@@ -84,15 +94,26 @@ class Lifecycle(Widget):
 
         try:
             result = call()
-        except PlanRejected as exc:
-            self.app.call_from_thread(self.refused, exc.subject, exc.problems)
+        except PlanRejected as rejected:
+            # Bound now: the name of an except clause is gone once the clause ends.
+            subject, problems = rejected.subject, rejected.problems
+            self.post_message(BackgroundEnded(lambda: self.refused(subject, problems), doing))
             return
         except Exception as exc:
             if not isinstance(exc, MdtuiError):
                 self.log.error(f"{doing} failed", exc)
-            self.app.call_from_thread(self.failed, doing, exc)
+            failure = exc
+            self.post_message(BackgroundEnded(lambda: self.failed(doing, failure), doing))
             return
-        self.app.call_from_thread(then, result)
+        self.post_message(BackgroundEnded(lambda: then(result), doing))
+
+    @on(BackgroundEnded)
+    def _background_ended(self, message: BackgroundEnded) -> None:
+        try:
+            message.then()
+        except Exception as exc:  # what follows the work failing is a notification too, never a traceback
+            self.log.error(f"after {message.doing}", exc)
+            self.failed(message.doing, exc)
 
     def refused(self, subject: str, problems: list[str]) -> None:
         from mdtui.ui.dialogs.detail import DetailScreen

@@ -94,6 +94,14 @@ class InventoryProbing(Message, bubble=False):
         self.pending = pending
 
 
+class ScrubsRead(Message, bubble=False):
+    """The kernel log's last scrubs (read_scrubs), for the lifecycle line."""
+
+    def __init__(self, scrubs: Mapping[str, LastScrub] | None) -> None:
+        super().__init__()
+        self.scrubs = scrubs
+
+
 class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -534,10 +542,11 @@ class InventoryScreen(MdtuiScreen[None]):
             scrubs = read_kernel_scrubs(SystemRoot(self.root))
         except (MdtuiError, OSError):
             return
-        self.app.call_from_thread(self._scrubs_read, scrubs)
+        self.post_message(ScrubsRead(scrubs))
 
-    def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None) -> None:
-        self._scrubs = scrubs
+    @on(ScrubsRead)
+    def _scrubs_read(self, message: ScrubsRead) -> None:
+        self._scrubs = message.scrubs
         self._detail_shown = None  # the same row, drawn again with the times
         self._update_detail()
 

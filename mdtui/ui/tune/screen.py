@@ -4,19 +4,20 @@ range, suggestion and udev rule; the selected knob explained below, with the swe
 from __future__ import annotations
 
 import shlex
-import threading
 from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from mdtui.advise.knob_sweep import knob_sweep
 from mdtui.advise.runner import BenchRunner
+from mdtui.bench.background import Stop
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
@@ -98,6 +99,33 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
     return Group(*lines)
 
 
+class TuneRead(Message, bubble=False):
+    """The array's knobs as read now (read_worker)."""
+
+    def __init__(
+        self, inventory: Inventory, array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]
+    ) -> None:
+        super().__init__()
+        self.inventory = inventory
+        self.array = array
+        self.readings = readings
+        self.rules = rules
+
+
+class TuneReadFailed(Message, bubble=False):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class TuneChanged(Message, bubble=False):
+    """A knob apply or sweep ended: what happened, in lines for the status panel."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
 class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob sweep", job_stop="back"):
     BINDINGS = [
         Binding("escape", "back", "Back / stop"),
@@ -116,7 +144,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
         super().__init__()
         self.root = root
         self.db_path = db_path
-        self.cancel = threading.Event()
+        self.cancel = Stop()
         self.sweeping = False
         self.wanted = array.removeprefix("/dev/") if array else None
         self.array: MdArray | None = None
@@ -216,7 +244,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             text = apply_knob(plan, confirmed=confirmed, root=SystemRoot(self.root)).lines()[0]
         except Exception as exc:  # a refusal or failure is a line on screen, never a traceback
             text = f"{plan.knob.name} not applied: {exc}"
-        self.app.call_from_thread(self._swept, text)
+        self.post_message(TuneChanged(text))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
     def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str], confirmed: str) -> None:
@@ -244,11 +272,12 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             text = "\n".join([*result.notes, *lines, "Compare them in the results history (h)."])
         except Exception as exc:  # the sweep restored the knob before raising; say why it stopped and what came back
             text = "\n".join([f"The sweep stopped: {exc}", *(item.text for item in changer.restored)])
-        self.app.call_from_thread(self._swept, text)
+        self.post_message(TuneChanged(text))
 
-    def _swept(self, text: str) -> None:
+    @on(TuneChanged)
+    def _changed(self, message: TuneChanged) -> None:
         self.sweeping = False
-        self._status(text)
+        self._status(message.text)
         self.action_reread()
 
     def action_reread(self) -> None:
@@ -266,21 +295,23 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             readings = read_knobs(root, array, inventory)
             rules = rules_for(array, rules_file(root))
         except MdtuiError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            self.post_message(TuneReadFailed(str(exc)))
             return
-        self.inventory = inventory
-        self.app.call_from_thread(self._show, array, readings, rules)
+        self.post_message(TuneRead(inventory, array, readings, rules))
 
     def _status(self, text: str) -> None:
         status = self.query_one("#tune-status", Static)
         status.update(Text(text))
         status.set_class(bool(text), "-shown")
 
-    def _failed(self, message: str) -> None:
-        self.query_one("#tune-body", Static).update(Text(message, style="bold"))
+    @on(TuneReadFailed)
+    def _failed(self, message: TuneReadFailed) -> None:
+        self.query_one("#tune-body", Static).update(Text(message.reason, style="bold"))
 
-    def _show(self, array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]) -> None:
-        self.array, self.readings, self.rules = array, readings, rules
+    @on(TuneRead)
+    def _show(self, message: TuneRead) -> None:
+        array, readings, rules = message.array, message.readings, message.rules
+        self.inventory, self.array, self.readings, self.rules = message.inventory, array, readings, rules
         self.sub_title = f"tune {array.name} · {array.level or '?'} · root {self.root}"
         table = self.query_one("#tune-table", DataTable)
         table.clear()
