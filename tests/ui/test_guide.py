@@ -319,6 +319,31 @@ def test_every_step_has_its_own_widget_named_in_order() -> None:
     assert "getattr(" not in source
 
 
+async def test_steps_passed_over_without_an_array_are_not_ticked(recorder: Recorder) -> None:
+    """Issue 44: with no array created, Next on the weakest-link and experiment steps ran nothing, yet the step
+    line ticked them (✓5 ✓6). A step is ticked only when the guide did what it is for (core.step_done)."""
+    app = make_app(recorder)
+    async with app.run_test(size=(100, 36)) as pilot:
+        screen = await open_guide(pilot)
+        await pick_disks(pilot, screen, workload_index=0)
+        await pilot.press("n")  # links read: on to the plan
+        await settle(pilot)
+        await pilot.press("s")  # no array
+        await settle(pilot)
+        assert screen.step_key == "weakest-link"
+        await pilot.press("n")  # nothing to measure
+        await settle(pilot)
+        assert screen.step_key == "experiment"
+        await pilot.press("n")  # nothing to run on
+        await settle(pilot)
+        assert screen.step_key == "summary"
+        line = text_of(pilot, "#guide-steps")
+        assert "✓1" in line and "✓2" in line and "✓3" in line, line
+        assert "–4" in line and "–5" in line and "–6" in line, line
+        assert "✓4" not in line and "✓5" not in line and "✓6" not in line, line
+    assert recorder.creates == [] and recorder.runs == []
+
+
 def test_the_steps_ask_the_screen_by_message_and_do_not_import_it() -> None:
     """steps.py and screen.py were one class over two files (a step set the screen's state and called its
     workers): the steps now read a GuideView and post messages, and only the screen imports the steps."""

@@ -181,15 +181,16 @@ class GuideScreen(
 
     def _show_step(self) -> None:
         self.query_one("#guide-switcher", ContentSwitcher).current = self.step_key
-        # One line at 80 columns: the current step by name, the others by number (✓ done, – skipped).
+        # One line at 80 columns: the current step by name, the others by number (✓ done, – passed over without
+        # anything done: skipped, or nothing to do there, as steps 5 and 6 when no array was created).
         steps = Text()
         for index, (key, title) in enumerate(core.STEPS):
             if index == self.step:
                 steps.append(f" {index + 1} {title} ", style="bold reverse")
-            elif key in self.state.skipped:
-                steps.append(f" –{index + 1} ", style="dim")
-            elif index < self.step:
+            elif index < self.step and core.step_done(self.state, key):
                 steps.append(f" ✓{index + 1} ")
+            elif index < self.step:
+                steps.append(f" –{index + 1} ", style="dim")
             else:
                 steps.append(f" {index + 1} ", style="dim")
         if self.step + 1 < len(core.STEPS):
