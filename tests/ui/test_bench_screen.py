@@ -230,14 +230,25 @@ async def test_a_write_on_a_mounted_disk_is_refused(make_app: MakeApp, runner: C
     assert runner.steps == [] and not db.exists()
 
 
-async def test_cancel_keeps_the_partial_result(make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path) -> None:
-    holding = CannedRunner(pause_s=0.02, hold=True)
-    monkeypatch.setattr(session, "run_step", holding)
+@pytest.fixture
+def holding(monkeypatch: pytest.MonkeyPatch, db: Path) -> CannedRunner:
+    """A runner that keeps reporting until the run is cancelled."""
+    held = CannedRunner(pause_s=0.02, hold=True)
+    monkeypatch.setattr(session, "run_step", held)
+    return held
+
+
+async def start_and_wait(pilot: Pilot[None], screen: BenchScreen, points: int) -> None:
+    """Start the chosen run and wait for its first ``points`` chart points."""
+    await pilot.press("ctrl+s")
+    await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= points)
+
+
+async def test_cancel_keeps_the_partial_result(make_app: MakeApp, holding: CannedRunner, db: Path) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= 3)
+        await start_and_wait(pilot, screen, 3)
         assert screen.state == "running"
         await pilot.press("x")
         await wait_until(pilot, lambda: screen.state == "ended")
@@ -364,20 +375,16 @@ async def test_chart_time_axis_reads_seconds_into_the_run(make_app: MakeApp, run
         assert titles == ["MB/s (throughput)", "IOPS (requests/s)"]
 
 
-async def test_a_cancelled_run_keeps_its_bar_where_it_stopped(
-    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path
-) -> None:
+async def test_a_cancelled_run_keeps_its_bar_where_it_stopped(make_app: MakeApp, holding: CannedRunner) -> None:
     """Issue 44: a cancelled one-step run drew its bar at 100 %; a step cut short leaves the bar where it was."""
     from textual.widgets import ProgressBar
 
-    holding = CannedRunner(pause_s=0.02, hold=True)
-    monkeypatch.setattr(session, "run_step", holding)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
-        await choose_preset(pilot, screen, "custom")  # one step, reads
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= 3)
+        await choose_preset(pilot, screen, "custom")  # one step, reads, 10 canned seconds in quick mode
+        holding.pause_s = 0.3  # its reports come slower than its end, so x comes first
+        await start_and_wait(pilot, screen, 2)
         await pilot.press("x")
         await wait_until(pilot, lambda: screen.state == "ended")
         assert "■ Cancelled after 1 of 1 step" in text_of(screen, "#bench-status")
@@ -433,18 +440,15 @@ async def test_the_bench_screen_targets_a_file_as_the_cli_does(
 
 
 async def test_a_benchmark_left_in_the_background_is_named_by_what_it_runs(
-    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path
+    make_app: MakeApp, holding: CannedRunner
 ) -> None:
     """Issue 44: the palette's way back showed an internal id ("background-BenchScreen-140006049559184")."""
     from mdtui.ui.common.palette import mdtui_commands
 
-    holding = CannedRunner(pause_s=0.02, hold=True)
-    monkeypatch.setattr(session, "run_step", holding)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= 1)
+        await start_and_wait(pilot, screen, 1)
         await pilot.press("escape")
         await pilot.pause()
         await pilot.click("#background")
