@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.fio_servers import start_servers
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.fleet.hosts import parse_host
 from mdtui.fleet.plan import plan_fleet
@@ -23,7 +24,6 @@ from mdtui.fleet.session import run_fleet
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
-from tests.fio_servers import start_servers
 
 TARGET_BYTES = 4 << 20
 

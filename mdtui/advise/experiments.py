@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from mdtui.advise.governor import governor_label, governor_switched, read_governors
 from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.command import run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.format import plural
 from mdtui.model.disk import Disk
@@ -209,7 +210,15 @@ def teardown(plan: CreatePlan, tools: ArrayTools) -> None:
         mounted=md_run.is_mounted(tools.root, array),
         created_by_tool=md_run.created_by_mdtui(array, tools.registry),
     )
-    tools.destroy(destroy_plan, confirmed=True, root=tools.root, log=tools.log, registry=tools.registry)
+    # Only an array this experiment made runs through here, and the user confirmed "create and destroy" for it
+    # (temporary_array checked that confirmation before the create): the teardown is part of that action.
+    tools.destroy(
+        destroy_plan,
+        confirmed=destroy_plan.confirmation,
+        root=tools.root,
+        log=tools.log,
+        registry=tools.registry,
+    )
     _settle_udev()
 
 
@@ -218,7 +227,7 @@ def temporary_array(
     plan: CreatePlan,
     tools: ArrayTools,
     *,
-    confirmed: bool,
+    confirmed: str | None,
     purpose: str = "experiment",
     db: str | os.PathLike[str] | None = None,
 ) -> Iterator[md_run.CreateOutcome]:
@@ -226,8 +235,10 @@ def temporary_array(
 
     A journal entry (``purpose``, this process, the results database ``db``) is on disk before the create
     and removed after the teardown, so if mdtui is killed in between the next start names the array
-    (mdtui.run.leftovers). A teardown that fails leaves the entry, for the same reason.
+    (mdtui.run.leftovers). A teardown that fails leaves the entry, for the same reason. ``confirmed`` is what
+    the user typed for the experiment (the create's confirmation), checked before anything is journalled.
     """
+    require_confirmed(confirmed, plan.confirmation, f"creating and destroying {plan.request.device}")
     device = plan.request.device
     journal = tools.journal or TemporaryArrayJournal()
     existed = md_run.find_array(tools.root, device) is not None
@@ -280,7 +291,7 @@ def chunk_sweep(
     chunks_kib: Sequence[int] = DEFAULT_CHUNKS_KIB,
     preset_key: str = "offset-sweep",
     quick: bool = False,
-    confirmed: bool,
+    confirmed: str | None,
     tools: ArrayTools | None = None,
     metric: str = "read_bw_bytes_per_s",
     cancel: threading.Event | None = None,
@@ -302,8 +313,7 @@ def chunk_sweep(
     if not chunks_kib:
         raise PlanError("give at least one chunk size to sweep")
     plans = [plan_create(sweep_request(device, raid, members, chunk)) for chunk in chunks_kib]
-    if not confirmed:
-        raise PlanError("the chunk sweep creates and destroys arrays on the members: it must be confirmed")
+    require_confirmed(confirmed, device, f"the chunk sweep creates and destroys arrays as {device} on the members")
 
     done: list[ExperimentRun] = []
     baseline_label = f"raw member {members[0].name}"
@@ -318,7 +328,7 @@ def chunk_sweep(
             notes += [reason, skipped_note([f"{raid.name} chunk {c} KiB" for c in chunks_kib[position:]])]
             break
         label = f"{raid.name} chunk {chunk} KiB"
-        with temporary_array(plan, tools, confirmed=True, purpose="chunk sweep", db=store.path):
+        with temporary_array(plan, tools, confirmed=confirmed, purpose="chunk sweep", db=store.path):
             run_ids = _run(run_preset, preset_key, device, quick, label, options)
         done.append(ExperimentRun(label, run_ids))
         data_disks.update((run_id, plan.data_disks) for run_id in run_ids)
@@ -342,7 +352,7 @@ def level_comparison(
     chunk_kib: int = 256,
     preset_key: str = "disk-mark",
     quick: bool = False,
-    confirmed: bool,
+    confirmed: str | None,
     tools: ArrayTools | None = None,
     cancel: threading.Event | None = None,
     **options: Any,
@@ -362,13 +372,14 @@ def level_comparison(
     if not usable:
         raise PlanError(f"none of the levels can be made from {plural(len(members), 'member')}")
     plans = [(level, plan_create(sweep_request(device, level, members, chunk_kib))) for level in usable]
-    if not confirmed:
-        raise PlanError("the level comparison creates and destroys arrays on the members: it must be confirmed")
+    require_confirmed(
+        confirmed, device, f"the level comparison creates and destroys arrays as {device} on the members"
+    )
 
     done: list[ExperimentRun] = []
     for level, plan in plans:
         _check_cancel(cancel, done)
-        with temporary_array(plan, tools, confirmed=True, purpose="level comparison", db=store.path):
+        with temporary_array(plan, tools, confirmed=confirmed, purpose="level comparison", db=store.path):
             done.append(ExperimentRun(level.name, _run(run_preset, preset_key, device, quick, level.name, options)))
     return ExperimentResult("level-compare", tuple(done), tuple(notes), ratios=level_matrix(store, done))
 

@@ -66,6 +66,20 @@ class GuideState:
     notes: tuple[str, ...] = field(default=())
 
 
+def step_done(state: GuideState, key: str) -> bool:
+    """Whether the guide did what step ``key`` is for (the step line ticks it), rather than passing it over:
+    skipped, or nothing to do there (no array was created, so nothing was measured)."""
+    done = {
+        "purpose": state.workload is not None,
+        "disks": bool(state.disks),
+        "links": bool(state.disks),  # checked as soon as disks were picked
+        "plan": state.device is not None,
+        "weakest-link": bool(state.weakest_link_runs),
+        "experiment": state.experiment is not None,
+    }
+    return key not in state.skipped and done.get(key, True)
+
+
 def draft_level(workload: Workload | None, members: int) -> RaidLevel | None:
     """The workload's level, or the closest one this many members can make; None below two members."""
     wanted = workload.suggested_level if workload is not None else "raid10"

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Collection
 from typing import Any
 
 from mdtui.advise.experiments import ExperimentCancelled
+from mdtui.bench.background import Stop, run_bench_in_thread
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import EventCallback
 from mdtui.bench.requests import BenchRequest, JobOptions
-from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.confirmation import confirms
 from mdtui.errors import MdtuiError, PlanError, SafetyError
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.record import step_title
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
-
-_CANCEL_POLL_S = 0.2
 
 
 class BenchRunner:
@@ -37,7 +34,7 @@ class BenchRunner:
         *,
         privileged: bool | None = None,
         allow_writes_to: Collection[str] = (),
-        cancel: threading.Event | None = None,
+        cancel: Stop | None = None,
         on_event: EventCallback | None = None,
         sample_interval_s: float | None = 1.0,
         fixed_time: bool = False,
@@ -73,13 +70,23 @@ class BenchRunner:
         plan = self.plan(preset_key, target, quick=quick, label=label, **options)
         confirmed = None
         if plan.writes:
-            if plan.confirmation not in self.allow_writes_to:
+            # The tokens the user typed for this experiment; run_bench checks the one that names the target again.
+            confirmed = next((typed for typed in self.allow_writes_to if confirms(typed, plan.confirmation)), None)
+            if confirmed is None:
                 raise SafetyError(
                     f"{preset_key} overwrites {plan.target.path}, which this experiment was not confirmed for"
                 )
             plan.ensure_allowed()
-            confirmed = plan.confirmation
-        result = asyncio.run(self._run(plan, confirmed))
+        result = run_bench_in_thread(
+            plan,
+            stop=self.cancel,
+            root=self.root,
+            store=self.store,
+            confirmed=confirmed,
+            privileged=self.privileged,
+            on_event=self.on_event,
+            sample_interval_s=self.sample_interval_s,
+        )
         for outcome in result.steps:
             if outcome.run_id is not None:
                 step = f" · {step_title(outcome.step)}" if len(plan.steps) > 1 else ""
@@ -91,29 +98,3 @@ class BenchRunner:
         if result.status is not RunStatus.COMPLETE:
             raise MdtuiError(f"{preset_key} on {target} {result.status.value}: {result.error or 'no reason given'}")
         return result.run_ids
-
-    async def _run(self, plan: BenchPlan, confirmed: str | None) -> BenchResult:
-        cancel = StopRequest()
-
-        async def watch() -> None:
-            # The experiment's stop is a threading.Event (set from the UI thread or a signal handler); the
-            # engine wants an asyncio one. A ``reason`` on it ("SIGHUP: ...") is passed on to the stored runs.
-            while self.cancel is not None and not self.cancel.is_set():
-                await asyncio.sleep(_CANCEL_POLL_S)
-            if self.cancel is not None:
-                cancel.request(str(getattr(self.cancel, "reason", "") or ""))
-
-        watcher = asyncio.create_task(watch())
-        try:
-            return await run_bench(
-                plan,
-                root=self.root,
-                store=self.store,
-                confirmed=confirmed,
-                privileged=self.privileged,
-                on_event=self.on_event,
-                cancel=cancel,
-                sample_interval_s=self.sample_interval_s,
-            )
-        finally:
-            watcher.cancel()

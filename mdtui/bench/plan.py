@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, replace
+from typing import Any
 
 from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest, JobOptions
 from mdtui.bench.safety import identity_changes, write_refusals
@@ -14,18 +15,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, JobSpec, RwMode, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import (
-    Preset,
-    Step,
-    custom,
-    disk_mark,
-    job_argv,
-    member_matrix,
-    offset_sweep,
-    parity_cost,
-    sync_random,
-    weakest_link,
-)
+from mdtui.run.jobs import PRESETS, Preset, PresetTarget, Step, job_argv
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
 
@@ -158,28 +148,40 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
     return adjusted
 
 
-# The preset overrides (--runtime, --size, --iodepth, --numjobs) for planners of other hosts (mdtui.fleet).
-override_steps = _override
-
-
-def custom_steps(target: str, options: JobOptions, *, quick: bool) -> tuple[Step, ...]:
-    """The custom preset's one step on ``target``, from the user's job options and their defaults."""
-    return custom(
-        target,
-        rw=options.rw or RwMode.READ,
-        block_size_bytes=options.block_size_bytes or 4096,
-        iodepth=options.iodepth or 1,
-        numjobs=options.numjobs or 1,
-        runtime_s=options.runtime_s
+def custom_job(options: JobOptions) -> dict[str, Any]:
+    """The custom preset's one job (run.jobs.custom's keywords), from the user's job options and their defaults."""
+    return {
+        "rw": options.rw or RwMode.READ,
+        "block_size_bytes": options.block_size_bytes or 4096,
+        "iodepth": options.iodepth or 1,
+        "numjobs": options.numjobs or 1,
+        "runtime_s": options.runtime_s
         if options.runtime_s is not None or options.size_bytes is not None
         else CUSTOM_DEFAULT_RUNTIME_S,
-        size_bytes=options.size_bytes,
-        ioengine=options.ioengine or IoEngine.LIBAIO,
-        direct=True if options.direct is None else options.direct,
-        offset_bytes=options.offset_bytes or 0,
-        quick=quick,
-        name=options.name or "custom",
-    )
+        "size_bytes": options.size_bytes,
+        "ioengine": options.ioengine or IoEngine.LIBAIO,
+        "direct": True if options.direct is None else options.direct,
+        "offset_bytes": options.offset_bytes or 0,
+        "name": options.name or "custom",
+    }
+
+
+def preset_steps(chosen: Preset, target: PresetTarget, options: JobOptions) -> tuple[Step, ...]:
+    """A preset's steps with the user's options, for every planner (this host's and mdtui.fleet's): the
+    registry's steps, then --runtime, --size, --iodepth and --numjobs; the custom preset's job from them."""
+    if not chosen.overridable:
+        return chosen.steps(replace(target, job=custom_job(options)))
+    if extra := options.custom_only():
+        raise PlanError(
+            f"{', '.join(extra)} only apply to --preset custom; other presets take --runtime, --size, --iodepth "
+            "and --numjobs"
+        )
+    return _override(chosen.steps(target), options, chosen.key)
+
+
+def members_presets() -> str:
+    """The presets that take --members, as the error names them."""
+    return " and ".join(f"the {p.key} preset" for p in PRESETS if p.needs_members)
 
 
 def _members(
@@ -208,51 +210,28 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
     """Resolve the request into steps; PlanError says what to change. Refusals are recorded, not raised."""
     chosen = find_preset(request.preset)
     target = resolve_target(request.target, inventory, root)
-    options = request.options
-    key = chosen.key
-    if key != "custom" and (extra := options.custom_only()):
-        raise PlanError(
-            f"{', '.join(extra)} only apply to --preset custom; other presets take --runtime, --size, --iodepth "
-            "and --numjobs"
-        )
-    if request.members and key != "weakest-link":
-        raise PlanError("--members only applies to the weakest-link preset")
+    if request.members and not chosen.needs_members:
+        raise PlanError(f"--members only applies to {members_presets()}")
     members: tuple[BenchTarget, ...] = ()
     warnings: list[str] = []
-    quick = request.quick
-    steady = not request.fixed_time
-    if key == "weakest-link":
+    if chosen.needs_members:
         members = _members(request, target, inventory, root)
-        steps = weakest_link([m.path for m in members], target.path, quick=quick, steady=steady)
-    elif key == "disk-mark":
-        steps = disk_mark(target.path, quick=quick, steady=steady)
-    elif key == "member-matrix":
-        if target.array is not None:
-            raise PlanError(
-                "member-matrix measures one disk alone, before it joins an array: give a member disk, not an "
-                "md array (its figures would be the array's)"
-            )
-        steps = member_matrix(target.path, quick=quick, steady=steady)
-    elif key == "sync-random":
-        steps = sync_random(target.path, quick=quick)
-    elif key == "parity-cost":
-        if target.array is None:
-            raise PlanError(
-                "parity-cost measures an md array's kernel thread and check pass: give an array as the target"
-            )
-        steps = parity_cost(target.path, quick=quick, steady=steady)
-    elif key == "offset-sweep":
-        if not target.size_bytes:
-            raise PlanError(f"the size of {target.path} is unknown, so the offsets cannot be placed")
-        steps = offset_sweep(target.path, target.size_bytes, quick=quick)
-    else:
-        steps = custom_steps(target.path, options, quick=quick)
-    if key != "custom":
-        steps = _override(steps, options, key)
+    if chosen.needs_array and target.array is None:
+        raise PlanError(chosen.needs_array)
+    if chosen.refuses_array and target.array is not None:
+        raise PlanError(chosen.refuses_array)
+    on = PresetTarget(
+        target.path,
+        members=tuple(m.path for m in members),
+        size_bytes=target.size_bytes,
+        quick=request.quick,
+        steady=not request.fixed_time,
+    )
+    steps = preset_steps(chosen, on, request.options)
 
     array = target.array
     check_pass = False
-    if key == "parity-cost" and array is not None:
+    if chosen.key == "parity-cost" and array is not None:
         check_pass = array.level in REDUNDANT_LEVELS
         if not check_pass:
             warnings.append(f"{array.level} has no redundancy: no md kernel thread to measure and no check pass")

@@ -29,7 +29,8 @@ from mdtui.bench.progress import (
 )
 from mdtui.bench.report import WeakestLinkReport, weakest_link_report
 from mdtui.bench.samples import sample_values
-from mdtui.errors import MdtuiError, SafetyError
+from mdtui.confirmation import require_confirmed
+from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
@@ -500,11 +501,8 @@ async def run_bench(
     report for ``stall_timeout_s`` (default: mdtui.run.runners.STALL_INTERVALS status intervals) is killed
     and its step stored as failed, naming the stall.
     """
-    if plan.writes and (confirmed or "").strip() != plan.confirmation:
-        raise SafetyError(
-            f"{plan.preset.key} overwrites {plan.target.path}: confirm by naming it "
-            f"(type {plan.confirmation}, or pass --yes)"
-        )
+    if plan.writes:
+        require_confirmed(confirmed, plan.confirmation, f"{plan.preset.key} overwrites {plan.target.path}")
     context_task = asyncio.create_task(asyncio.to_thread(record.system_context, root))
     try:
         if plan.writes or inventory is None:

@@ -52,15 +52,15 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     report: dict = {"conf": plan.edit.path, "diff": plan.edit.diff(), "start": [list(a) for a in plan.start]}
     if show_plan(args, plan.describe(), report):
         return 0
-    token = "alerts"
-    if not confirm(args, f"write {plan.edit.path} and (re)start the monitor", token):
+    confirmed = confirm(args, f"write {plan.edit.path} and (re)start the monitor", plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was written.")
         return 1
-    if write_alerts_conf(plan, confirmed=True, root=system):
+    if write_alerts_conf(plan, confirmed=confirmed, root=system):
         report["wrote"] = plan.edit.path
         if not args.json:
             print(f"wrote {plan.edit.path}")
-    start_monitor(plan, confirmed=True)
+    start_monitor(plan, confirmed=confirmed)
     state = read_alerts(system, args.conf)
     report["monitor_pids"] = list(state.monitor_pids)
     if not args.json:

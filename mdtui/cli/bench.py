@@ -224,7 +224,7 @@ def render_result(result: BenchResult, db_path: str) -> str:
 
 def _confirm(plan: BenchPlan, args: argparse.Namespace) -> str | None:
     """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
-    return plan.confirmation if confirm(args, f"overwrite {plan.target.path}", plan.confirmation) else None
+    return confirm(args, f"overwrite {plan.target.path}", plan.confirmation)
 
 
 async def _run(

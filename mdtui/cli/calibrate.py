@@ -64,7 +64,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"plan": lines}, indent=2))
         return 0
-    if not confirm(args, "make 4 null_blk RAM devices and md arrays over them", "calibrate"):
+    confirmed = confirm(args, "make 4 null_blk RAM devices and md arrays over them", plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was run.")
         return 1
     started = time.monotonic()
@@ -73,7 +74,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         # Each step with the seconds since the start: where a slow host spends them.
         print(f"{time.monotonic() - started:6.1f} s  {line}", file=sys.stderr if args.json else sys.stdout)
 
-    calibration = execute(plan, report=report)
+    calibration = execute(plan, report=report, confirmed=confirmed)
     where = save_calibration(calibration)
     if args.json:
         print(json.dumps(calibration.as_json() | {"stored": str(where)}, indent=2))

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from mdtui.confirmation import confirms
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -35,13 +36,18 @@ def find_disk(inventory: Inventory, text: str, root: str) -> Disk:
     return disk
 
 
-def confirm(args: argparse.Namespace, what: str, token: str) -> bool:
+def confirm(args: argparse.Namespace, what: str, token: str) -> str | None:
+    """Ask for ``token`` (a plan's ``confirmation``) before ``what``: the confirmation to hand the core function
+    that acts (which checks it again, mdtui.confirmation), or None when the user typed something else.
+
+    ``--yes`` stands for typing the token; without a terminal and without --yes it refuses in one line.
+    """
     if args.yes:
-        return True
+        return token
     if not sys.stdin.isatty():
         raise MdtuiError(f"refusing to {what} without confirmation: pass --yes, or run it at a terminal")
     answer = input(f"This will {what}. Type {token} to go ahead: ")
-    return answer.strip() == token
+    return answer.strip() if confirms(answer, token) else None
 
 
 def print_leftovers(args: argparse.Namespace) -> None:

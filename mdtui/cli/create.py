@@ -126,10 +126,11 @@ def cmd_create(args: argparse.Namespace) -> int:
     if show_plan(args, lines, report):
         return 0
     what = f"create {request.device} and overwrite {plural(len(members) + len(spares) + bool(journal), 'disk')}"
-    if not confirm(args, what, request.device):
+    confirmed = confirm(args, what, plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was run.")
         return 1
-    outcome = execute_create(plan, confirmed=True, root=system)
+    outcome = execute_create(plan, confirmed=confirmed, root=system)
     report["created"] = {"device": outcome.device, "uuid": outcome.uuid}
     if not args.json:
         print(f"created {outcome.device}" + (f" (uuid {outcome.uuid})" if outcome.uuid else ""))
@@ -204,10 +205,11 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
-    if not confirm(args, f"stop {device} and wipe {plural(len(plan.member_paths), 'member')}", device):
+    confirmed = confirm(args, f"stop {device} and wipe {plural(len(plan.member_paths), 'member')}", plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was run.")
         return 1
-    results = execute_destroy(plan, confirmed=True, root=system)
+    results = execute_destroy(plan, confirmed=confirmed, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
     return 0

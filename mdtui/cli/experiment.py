@@ -8,7 +8,6 @@ import json
 import shlex
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -16,6 +15,7 @@ from typing import Any, TextIO
 from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
 from mdtui.advise.sweep_stop import SWEEP_STOP_RULE
+from mdtui.bench.background import Stop
 from mdtui.bench.predicted import predicted_rows, predicted_table
 from mdtui.cli.bench import EXIT_CANCELLED
 from mdtui.cli.common import (
@@ -172,10 +172,9 @@ def _plan_lines(points: Sequence[tuple[str, CreatePlan]], members: Sequence[Disk
 # --- Ctrl-C, SIGTERM, SIGHUP -------------------------------------------------------------------------
 
 
-class _Stop(threading.Event):
-    """The experiment's stop, set from a signal handler; ``reason`` goes into the stored runs' error."""
+class _Stop(Stop):
+    """The experiment's stop, set from a signal handler; its reason goes into the stored runs' error."""
 
-    reason = ""
     signal: signal.Signals | None = None
 
 
@@ -197,8 +196,8 @@ def _stop_on_interrupt(say: Callable[[str], None]) -> Iterator[_Stop]:
             if sig is signal.SIGINT:
                 raise KeyboardInterrupt
             return
-        cancel.reason, cancel.signal = stop_reason(sig), sig
-        cancel.set()
+        cancel.signal = sig
+        cancel.set(stop_reason(sig))
         again = " (press Ctrl-C again to abandon it)" if sig is signal.SIGINT else ""
         say(f"{stop_reason(sig)}: stopping after the current run{again}")
 
@@ -270,7 +269,7 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
     ]
     ctx.say(f"First: {args.preset} on the raw member {members[0].dev_path} (the baseline)")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(
+    confirmed = ctx.confirm(
         args,
         f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
         device,
@@ -285,7 +284,7 @@ def _chunk_sweep(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Experim
         chunks_kib=args.chunks,
         preset_key=args.preset,
         quick=args.quick,
-        confirmed=True,
+        confirmed=confirmed,
         tools=ctx.tools,
         cancel=ctx.cancel,
         full_sweep=args.full_sweep or args.fixed_time,
@@ -306,7 +305,7 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
     points = [(level.name, plan_create(ex.sweep_request(device, level, members, args.chunk))) for level in usable]
     ctx.say(f"Each array measured with {args.preset}")
     ctx.say("\n".join(_plan_lines(points, members)))
-    ctx.confirm(
+    confirmed = ctx.confirm(
         args,
         f"create and destroy {plural(len(points), 'array')} as {device}, overwriting {plural(len(members), 'disk')}",
         device,
@@ -321,7 +320,7 @@ def _level_comparison(args: argparse.Namespace, ctx: ExperimentContext) -> ex.Ex
         chunk_kib=args.chunk,
         preset_key=args.preset,
         quick=args.quick,
-        confirmed=True,
+        confirmed=confirmed,
         tools=ctx.tools,
         cancel=ctx.cancel,
         **_options(args),

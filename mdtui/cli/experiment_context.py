@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import threading
 from typing import TextIO
 
 from mdtui.advise import experiments as ex
 from mdtui.advise.runner import BenchRunner
+from mdtui.bench.background import Stop
 from mdtui.cli.bench import ProgressPrinter
 from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
@@ -24,7 +24,7 @@ class ExperimentContext:
     """What every experiment needs: root, store, runner (writes allowed only after confirmation), output."""
 
     def __init__(
-        self, root: SystemRoot, store: ResultsStore, out: TextIO, cancel: threading.Event, *, fixed_time: bool = False
+        self, root: SystemRoot, store: ResultsStore, out: TextIO, cancel: Stop, *, fixed_time: bool = False
     ) -> None:
         self.root = root
         self.fixed_time = fixed_time
@@ -51,10 +51,12 @@ class ExperimentContext:
         )
         return self.runner
 
-    def confirm(self, args: argparse.Namespace, what: str, token: str) -> None:
-
-        if not confirm(args, what, token):
+    def confirm(self, args: argparse.Namespace, what: str, token: str) -> str:
+        """What the user confirmed ``what`` with (``token``); Declined when they typed something else."""
+        confirmed = confirm(args, what, token)
+        if confirmed is None:
             raise Declined("Cancelled; nothing was run.")
+        return confirmed
 
 
 __all__ = ["Declined", "ExperimentContext"]

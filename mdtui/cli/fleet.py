@@ -144,7 +144,7 @@ def result_json(result: FleetResult) -> dict[str, Any]:
 def _confirm(plan: FleetPlan, args: argparse.Namespace) -> str | None:
     """The confirmation phrase the user typed (or --yes stands for); None when they declined."""
     what = f"overwrite {plan.request.target} on {plural(len(plan.hosts), 'host')}"
-    return plan.confirmation if confirm(args, what, plan.confirmation) else None
+    return confirm(args, what, plan.confirmation)
 
 
 async def _run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -61,12 +62,12 @@ def cmd_persist(args: argparse.Namespace) -> int:
     }
     if show_plan(args, describe_persist(plan), report):
         return 0
-    token = plan.device.removeprefix("/dev/")
     if plan.edit.changed:
-        if not confirm(args, f"write {plan.edit.path} (the diff above)", token):
+        confirmed = confirm(args, f"write {plan.edit.path} (the diff above)", plan.confirmation)
+        if confirmed is None:
             print("Cancelled; nothing was written.")
             return 1
-        write_conf(plan, confirmed=True, root=system)
+        write_conf(plan, confirmed=confirmed, root=system)
         report["wrote"] = plan.edit.path
         if not args.json:
             print(f"wrote {plan.edit.path}")
@@ -74,7 +75,8 @@ def cmd_persist(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(report, indent=2))
         return 0
-    if not confirm(args, f"run {' '.join(plan.initramfs_argv)}", token):
+    confirmed = confirm(args, f"run {' '.join(plan.initramfs_argv)}", plan.confirmation)
+    if confirmed is None:
         print(f"Cancelled; the initramfs still has the old {plan.edit.path} (run {' '.join(plan.initramfs_argv)}).")
         return 1
 
@@ -83,7 +85,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
         out.write(text)
         out.flush()
 
-    result = refresh_initramfs(plan, confirmed=True, on_output=show)
+    result = refresh_initramfs(plan, confirmed=confirmed, on_output=show)
     report["initramfs_seconds"] = round(result.duration_s, 1)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -231,7 +233,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import repair_forecast
     from mdtui.cli.common import find_disk
     from mdtui.keep.locate import identify
-    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair, repair_token
+    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import array_uuid, find_array
@@ -255,6 +257,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
     acted_on = inventory.disk_of(plan.member) if plan.member and action in ("fail", "remove", "replace") else None
     identity = identify(system, acted_on) if acted_on is not None else None
+    plan = dataclasses.replace(plan, identity=identity)
     predicted, label = repair_forecast(
         system, array, inventory, member_runs(), action, member=plan.member, disk=disk.name if disk else None
     )
@@ -277,12 +280,12 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
     if show_plan(args, lines, report):
         return 0
-    token = repair_token(plan, identity)
-    what = f"{action} on {array.dev_path}" + (f" and overwrite {disk.name}" if disk else "")
-    if not confirm(args, what + (" (boosted)" if boost else ""), token):
+    what = f"{action} on {array.dev_path}" + (f" and overwrite {plan.overwritten}" if plan.overwritten else "")
+    confirmed = confirm(args, what + (" (boosted)" if boost else ""), plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was run.")
         return 1
-    results = execute_repair(plan, confirmed=True, root=system)
+    results = execute_repair(plan, confirmed=confirmed, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     if not args.json:
         print(f"{action} on {array.dev_path}: done")
@@ -404,19 +407,19 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write; a boost is
     # a knob change of the array, confirmed like one.
-    if plan.action == "repair" and not confirm(args, f"repair (rewrite) mismatches on {array.name}", array.name):
-        print("Cancelled; nothing was started.")
-        return 1
-    if (
-        boost is not None
-        and plan.action == "check"
-        and not confirm(args, f"boost the check of {array.name}", array.name)
-    ):
+    confirmed = None
+    if plan.writes:
+        what = f"repair (rewrite) mismatches on {array.name}" + (" (boosted)" if boost else "")
+        confirmed = confirm(args, what, plan.confirmation)
+        if confirmed is None:
+            print("Cancelled; nothing was started.")
+            return 1
+    elif boost is not None and confirm(args, f"boost the check of {array.name}", boost.confirmation) is None:
         print("Cancelled; nothing was started.")
         return 1
     history = ScrubHistory()
     started = time.time()
-    start_scrub(plan, confirmed=True, root=system)
+    start_scrub(plan, confirmed=confirmed, root=system)
     opened = history.record_start(array, plan.action, started)
     if args.no_follow:
         if args.json:

@@ -184,10 +184,12 @@ def cmd_safety(args: argparse.Namespace) -> int:
             print(json.dumps(report, indent=2))
         return 0
     require_live(root, "changing an array's bitmap or policy")
-    if not confirm(args, f"change the write safety of {plan.device} ({len(plan.steps)} mdadm --grow)", array.name):
+    what = f"change the write safety of {plan.device} ({len(plan.steps)} mdadm --grow)"
+    confirmed = confirm(args, what, plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was changed.")
         return EXIT_DECLINED
-    results = execute_safety_change(plan, confirmed=True, root=root)
+    results = execute_safety_change(plan, confirmed=confirmed, root=root)
     after = live_safety(root, array)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     report["after"] = {"bitmap": after.bitmap, "bitmap_chunk_bytes": after.bitmap_chunk_bytes, "policy": after.policy}

@@ -144,10 +144,11 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     report2 = {"kind": edit.kind, "path": edit.path, "diff": edit.diff(), "verified": edit.kind == "timer"}
     if show_plan(args, lines, report2):
         return 0
-    if edit.changed and not confirm(args, f"write {edit.path} (the diff above)", "schedule"):
+    confirmed = confirm(args, f"write {edit.path} (the diff above)", edit.confirmation) if edit.changed else None
+    if edit.changed and confirmed is None:
         print("Cancelled; nothing was written.")
         return 1
-    wrote = write_schedule(edit, confirmed=True, root=system)
+    wrote = write_schedule(edit, confirmed=confirmed, root=system)
     report2["wrote"] = wrote
     if args.json:
         print(json.dumps(report2, indent=2))

@@ -24,10 +24,11 @@ from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live
 from mdtui.run.jobs import PRESETS
+from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
 from mdtui.tune.catalogue import KNOBS, Knob, Scope, Workload, knob_named
-from mdtui.tune.journal import KnobChanger, journal_dir, write_knob
+from mdtui.tune.journal import KnobChanger, journal_dir
 from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
-from mdtui.tune.udev import Rule, plan_apply, plan_remove, rules_file, rules_for, rules_path, write_plan
+from mdtui.tune.udev import Rule, rules_file, rules_for, rules_path
 
 EXIT_DECLINED = 1
 
@@ -189,41 +190,28 @@ def _split_apply(text: str) -> tuple[Knob, str]:
 
 def _apply(args: argparse.Namespace, root: SystemRoot, array: MdArray, inventory: Inventory) -> int:
     knob, value = _split_apply(args.apply)
-    if knob.scope not in (Scope.MD, Scope.QUEUE):
-        plan_apply(array, knob, value)  # raises the reason a member or global knob is not persisted
-    current = read_value(root, knob, array.name)
-    if current is None:
-        raise PlanError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply to {array.name}")
-    checked = knob.check_value(value, current.choices)
-    plan = plan_apply(array, knob, checked, root=root)
-    shape = array_shape(array, inventory)
-    memory = knob.memory_bytes(checked, shape)
-    cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
-    print(f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, through:")
-    print(plan.diff or f"{plan.path}: already says so")
+    plan = plan_knob_apply(root, array, knob, value, inventory)
+    print("\n".join(plan.describe()))
     require_live(root, "changing a knob")
-    if not confirm(args, f"set {knob.name}={checked} on {array.name} and write {plan.path}", array.name):
+    what = f"set {knob.name}={plan.value} on {array.name} and write {plan.rule.path}"
+    confirmed = confirm(args, what, plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was changed.")
         return EXIT_DECLINED
-    after = write_knob(root, knob, array.name, checked)
-    write_plan(plan)
-    print(f"{array.name} {knob.name} reads {after}; {plan.path} written.")
-    print(f"`udevadm trigger --action=change {array.dev_path}` applies the rule again without a reboot.")
+    print("\n".join(apply_knob(plan, confirmed=confirmed, root=root).lines()))
     return 0
 
 
 def _remove(args: argparse.Namespace, root: SystemRoot, array: MdArray) -> int:
-    knob = knob_named(args.remove)
-    plan = plan_remove(array, knob, root=root)
-    print(f"{array.name} {knob.name} will no longer be set when the array appears:")
-    print(plan.diff)
+    plan = plan_knob_remove(root, array, knob_named(args.remove))
+    print("\n".join(plan.describe()))
     require_live(root, "changing a knob")
-    if not confirm(args, f"remove the {knob.name} rule of {array.name} from {plan.path}", array.name):
+    what = f"remove the {plan.knob.name} rule of {array.name} from {plan.rule.path}"
+    confirmed = confirm(args, what, plan.confirmation)
+    if confirmed is None:
         print("Cancelled; nothing was changed.")
         return EXIT_DECLINED
-    write_plan(plan)
-    live = read_value(root, knob, array.name)
-    print(f"removed; {array.name} {knob.name} stays {live.raw if live else 'as it is'} until the array starts again.")
+    print(remove_knob_rule(plan, confirmed=confirmed, root=root))
     return 0
 
 

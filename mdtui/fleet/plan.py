@@ -8,23 +8,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdtui.bench.plan import custom_steps, override_steps
+from mdtui.bench.plan import members_presets, preset_steps
 from mdtui.bench.requests import BenchRequest
 from mdtui.errors import PlanError, SafetyError
 from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_path, remote_scan
 from mdtui.format import plural
-from mdtui.run.jobs import Step, disk_mark, sync_random, weakest_link
+from mdtui.run.jobs import PRESETS, PresetTarget, Step
 from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
 
-FLEET_PRESETS = ("custom", "disk-mark", "sync-random", "weakest-link")
-_LOCAL_ONLY = {
-    "parity-cost": "it reads the md kernel thread's CPU and runs a check pass through the host's sysfs",
-    "offset-sweep": "its steps are dd reads, which fio's server cannot run",
-    "member-matrix": "its figures feed this host's predictions of arrays made of its own disks",
-}
+# What fio's server can run: the registry's presets but those it marks local_only.
+FLEET_PRESETS = tuple(sorted(p.key for p in PRESETS if not p.local_only))
 
 Scanner = Callable[[Host], RemoteInventory | str]
 # Hosts are scanned over ssh at once, this many at a time: a host that hangs costs its own timeout, not
@@ -105,18 +101,9 @@ class FleetPlan:
 
 
 def _steps(request: BenchRequest, target: str, members: Sequence[str]) -> tuple[Step, ...]:
-    options = request.options
-    key = find_preset(request.preset).key
-    quick = request.quick
-    if key != "custom" and (extra := options.custom_only()):
-        raise PlanError(f"{', '.join(extra)} only apply to --preset custom")
-    if key == "weakest-link":
-        return override_steps(weakest_link(list(members), target, quick=quick), options, key)
-    if key == "disk-mark":
-        return override_steps(disk_mark(target, quick=quick), options, key)
-    if key == "sync-random":
-        return override_steps(sync_random(target, quick=quick), options, key)
-    return custom_steps(target, options, quick=quick)
+    # Fixed-time steps: a fleet's job files carry no steady-state criterion, so every host runs as long.
+    on = PresetTarget(target, members=tuple(members), quick=request.quick)
+    return preset_steps(find_preset(request.preset), on, request.options)
 
 
 def scan_hosts(hosts: Sequence[Host], scanner: Scanner = remote_scan) -> list[RemoteInventory | str]:
@@ -146,13 +133,14 @@ def plan_fleet(
     """The preset on every host; each host's target (and members) from its own inventory when ssh reaches it."""
     if not hosts:
         raise PlanError("no host given: --host HOST[:PORT] (repeatable) or --hosts FILE")
-    key = find_preset(request.preset).key
-    if key in _LOCAL_ONLY:
+    chosen = find_preset(request.preset)
+    key = chosen.key
+    if chosen.local_only:
         raise PlanError(
-            f"{key} cannot run through fio's server: {_LOCAL_ONLY[key]}; on many hosts run " + ", ".join(FLEET_PRESETS)
+            f"{key} cannot run through fio's server: {chosen.local_only}; on many hosts run " + ", ".join(FLEET_PRESETS)
         )
-    if request.members and key != "weakest-link":
-        raise PlanError("--members only applies to the weakest-link preset")
+    if request.members and not chosen.needs_members:
+        raise PlanError(f"--members only applies to {members_presets()}")
     sandbox_ids()  # no unprivileged user to run fio's client as: refused before anything runs
     target = remote_path(request.target)
     given_members = tuple(remote_path(m) for m in request.members)
@@ -166,7 +154,7 @@ def plan_fleet(
             else:
                 why = found
         members: tuple[str, ...] = ()
-        if key == "weakest-link":
+        if chosen.needs_members:
             members = given_members
             if not members and inventory is not None and (array := inventory.array(target)) is not None:
                 members = tuple(inventory.active_members(array))

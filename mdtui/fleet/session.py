@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mdtui.bench.progress import run_status, step_status
-from mdtui.errors import SafetyError
+from mdtui.confirmation import require_confirmed
 from mdtui.fleet.client import host_timeout_s, run_on_host
 from mdtui.fleet.plan import FleetPlan, HostPlan, host_context
 from mdtui.format import plural
@@ -247,10 +247,11 @@ async def run_fleet(
 ) -> FleetResult:
     """Run the plan on every host and store each host's steps; writes need ``confirmed`` == the target."""
     plan.ensure_allowed()
-    if plan.writes and (confirmed or "").strip() != plan.confirmation:
-        raise SafetyError(
-            f"{plan.preset_key} overwrites {plan.request.target} on {plural(len(plan.hosts), 'host')}: "
-            f"confirm by naming it (type {plan.confirmation}, or pass --yes)"
+    if plan.writes:
+        require_confirmed(
+            confirmed,
+            plan.confirmation,
+            f"{plan.preset_key} overwrites {plan.request.target} on {plural(len(plan.hosts), 'host')}",
         )
     started_at = datetime.now(UTC)
     started = time.monotonic()

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult, run_command
-from mdtui.errors import MdtuiError, SafetyError
+from mdtui.confirmation import require_confirmed
+from mdtui.errors import MdtuiError
 from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import (
     ConfEdit,
@@ -220,6 +221,11 @@ class AlertsPlan:
     program: str | None
     start: tuple[tuple[str, ...], ...]  # the commands that (re)start the monitor
 
+    @property
+    def confirmation(self) -> str:
+        """What the user types to write mdadm.conf's MAILADDR/PROGRAM and (re)start the monitor."""
+        return "alerts"
+
     def describe(self) -> list[str]:
         lines = [f"alerts: {self.edit.added}"]
         if self.edit.changed:
@@ -270,11 +276,10 @@ def plan_alerts(
 
 
 def write_alerts_conf(
-    plan: AlertsPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: AlertsPlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
     """Write the planned mdadm.conf as persist does; False when there was nothing to write."""
-    if not confirmed:
-        raise SafetyError("writing mdadm.conf was not confirmed; nothing was written")
+    require_confirmed(confirmed, plan.confirmation, f"writing {plan.edit.path}")
     if not plan.edit.changed:
         return False
     write_planned_conf(
@@ -283,9 +288,8 @@ def write_alerts_conf(
     return True
 
 
-def start_monitor(plan: AlertsPlan, *, confirmed: bool, log: ActionLog | None = None) -> list[CommandResult]:
-    if not confirmed:
-        raise SafetyError("starting the monitor was not confirmed; nothing was run")
+def start_monitor(plan: AlertsPlan, *, confirmed: str | None, log: ActionLog | None = None) -> list[CommandResult]:
+    require_confirmed(confirmed, plan.confirmation, "(re)starting the monitor")
     results = []
     for argv in plan.start:
         if argv[0] == "mdadm":

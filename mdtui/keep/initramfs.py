@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.system import kernel_release
 
 _NEWC = (b"070701", b"070702")
 _HEADER = 110
@@ -47,8 +48,8 @@ class InitramfsContents:
 
 def initramfs_path(root: SystemRoot, family: str, release: str | None = None) -> str | None:
     """The running kernel's initramfs: /boot/initrd.img-REL (Debian) or /boot/initramfs-REL.img (dracut)."""
-    release = release or (root.read_text("/proc/sys/kernel/osrelease") or "").strip()
-    if not release:
+    release = release or kernel_release(root)
+    if release == "unknown":
         return None
     candidates = [f"/boot/initrd.img-{release}", f"/boot/initramfs-{release}.img"]
     if family != "debian":

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult, run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
 from mdtui.probe.root import SystemRoot
@@ -31,6 +32,11 @@ class PersistPlan:
     @property
     def initramfs_argv(self) -> tuple[str, ...]:
         return self.distribution.initramfs_argv
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types to write mdadm.conf and to refresh the initramfs: the array's name (md0)."""
+        return self.device.removeprefix("/dev/")
 
 
 def detail_brief(device: str) -> str:
@@ -88,7 +94,7 @@ def describe_persist(plan: PersistPlan) -> list[str]:
 
 
 def write_conf(
-    plan: PersistPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: PersistPlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
     """Write the planned mdadm.conf (temporary file + rename), after checking nothing changed since the plan.
 
@@ -96,8 +102,7 @@ def write_conf(
 
     Returns False when there was nothing to write.
     """
-    if not confirmed:
-        raise SafetyError("writing mdadm.conf was not confirmed; nothing was written")
+    require_confirmed(confirmed, plan.confirmation, f"writing {plan.edit.path}")
     if not plan.edit.changed:
         return False
     system = root or SystemRoot("/")
@@ -139,14 +144,13 @@ def write_planned_conf(
 def refresh_initramfs(
     plan: PersistPlan,
     *,
-    confirmed: bool,
+    confirmed: str | None,
     on_output: Callable[[str], None] | None = None,
     timeout_s: float = INITRAMFS_TIMEOUT_S,
     log: ActionLog | None = None,
 ) -> CommandResult:
     """Run update-initramfs -u / dracut -f, streaming its output; raises MdtuiError when it fails."""
-    if not confirmed:
-        raise SafetyError("refreshing the initramfs was not confirmed; nothing was run")
+    require_confirmed(confirmed, plan.confirmation, f"running {' '.join(plan.initramfs_argv)}")
     argv = plan.initramfs_argv
 
     def forward(data: bytes) -> None:

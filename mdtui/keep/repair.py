@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import SafetyError
 from mdtui.format import plural
 from mdtui.keep.locate import Identity
@@ -45,10 +46,26 @@ class RepairPlan:
     steps: tuple[RepairStep, ...]
     warnings: tuple[str, ...] = ()
     follows_recovery: bool = False  # a recovery/replace copy starts
+    # The member failed, removed or replaced, as its drive is told apart at the machine (keep.locate.identify);
+    # set by the front end once it has read it, so the confirmation is the serial on that drive's label.
+    identity: Identity | None = None
 
     @property
     def argvs(self) -> tuple[tuple[str, ...], ...]:
         return tuple(step.argv for step in self.steps)
+
+    @property
+    def overwritten(self) -> str | None:
+        """The disk the repair writes over (add, replace --with), or None (a re-add keeps its data)."""
+        return self.disk.name if self.disk is not None and self.action != "re-add" else None
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types: the serial on the label of the member failed, removed or replaced (what the admin
+        reads before pulling it); else the disk overwritten; else the array."""
+        if self.identity is not None and self.action in ("fail", "remove", "replace"):
+            return self.identity.token
+        return self.overwritten or self.array.removeprefix("/dev/")
 
 
 def _tolerance(array: MdArray) -> int:
@@ -184,16 +201,6 @@ def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int
     return problems
 
 
-def repair_token(plan: RepairPlan, identity: Identity | None = None) -> str:
-    """What is typed to run a repair: the serial on the label of the member failed, removed or replaced (what the
-    admin reads before pulling it); else the disk overwritten; else the array."""
-    if identity is not None and plan.action in ("fail", "remove", "replace"):
-        return identity.token
-    if plan.disk is not None and plan.action != "re-add":
-        return plan.disk.name
-    return plan.array.removeprefix("/dev/")
-
-
 def describe_repair(
     plan: RepairPlan,
     identity: Identity | None = None,
@@ -253,10 +260,9 @@ def recheck(plan: RepairPlan, root: SystemRoot | None = None) -> None:
 
 
 def execute_repair(
-    plan: RepairPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: RepairPlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> Sequence[CommandResult]:
-    if not confirmed:
-        raise SafetyError(f"the {plan.action} was not confirmed; nothing was run")
+    require_confirmed(confirmed, plan.confirmation, f"the {plan.action} on {plan.array}")
     system = root or SystemRoot("/")
     log = log or ActionLog()
     recheck(plan, system)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mdtui.command import CommandResult, run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
@@ -315,6 +316,11 @@ class ScheduleEdit:
     def changed(self) -> bool:
         return self.old_text != self.new_text
 
+    @property
+    def confirmation(self) -> str:
+        """What the user types to write the cron line or the timer's drop-in."""
+        return "schedule"
+
     def diff(self) -> str:
         return text_diff(self.old_text, self.new_text, f"{self.path} (now)", f"{self.path} (after)")
 
@@ -391,12 +397,15 @@ def verify_drop_in(root: SystemRoot, edit: ScheduleEdit) -> CommandResult | None
 
 
 def write_schedule(
-    edit: ScheduleEdit, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    edit: ScheduleEdit, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> bool:
-    if not confirmed:
-        raise SafetyError("changing the scrub schedule was not confirmed; nothing was written")
+    """Write the planned cron line or drop-in (then reload systemd); False when there was nothing to change.
+
+    A change is written only when ``confirmed`` is the edit's token; a no-change writes nothing, so it needs none.
+    """
     if not edit.changed:
         return False
+    require_confirmed(confirmed, edit.confirmation, f"writing {edit.path}")
     system = root or SystemRoot("/")
     if (_whole(system, edit.path) or "") != edit.old_text:
         raise SafetyError(f"{edit.path} changed since the plan was made; run it again to see the new diff")

@@ -9,7 +9,8 @@ import time
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult
-from mdtui.errors import MdtuiError, SafetyError
+from mdtui.confirmation import require_confirmed
+from mdtui.errors import MdtuiError
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
@@ -32,6 +33,16 @@ class ScrubPlan:
     def shown(self) -> str:
         """The write as a shell user would type it."""
         return f"echo {self.action} > {self.path}"
+
+    @property
+    def writes(self) -> bool:
+        """A check only reads; a repair rewrites whatever disagrees, so only a repair is confirmed."""
+        return self.action == "repair"
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types to let a repair pass rewrite mismatches: the array's name."""
+        return self.array
 
 
 @dataclass(frozen=True)
@@ -57,10 +68,11 @@ def plan_scrub(array: MdArray, action: str = "check", *, root: SystemRoot | None
 
 
 def start_scrub(
-    plan: ScrubPlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: ScrubPlan, *, confirmed: str | None = None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> None:
-    if not confirmed:
-        raise SafetyError(f"the {plan.action} was not confirmed; nothing was started")
+    """Start the pass; a repair (plan.writes) only when ``confirmed`` is the plan's token."""
+    if plan.writes:
+        require_confirmed(confirmed, plan.confirmation, f"a repair pass on {plan.array}")
     system = root or SystemRoot("/")
     started = time.monotonic()
     try:

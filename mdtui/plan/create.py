@@ -52,6 +52,10 @@ class CreatePlan:
     warnings: tuple[str, ...] = field(default=())
 
     @property
+    def confirmation(self) -> str:
+        """What the user types (or --yes stands for) to create the array over its members: the device."""
+        return self.request.device
+
     def seq_read_bytes_per_s(self) -> float | None:
         return self.prediction.seq_read_bytes_per_s.rounded
 

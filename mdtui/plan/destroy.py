@@ -29,6 +29,11 @@ class DestroyPlan:
     def argvs(self) -> tuple[tuple[str, ...], ...]:
         return tuple(step.argv for step in self.steps)
 
+    @property
+    def confirmation(self) -> str:
+        """What the user types to stop the array and wipe its members: the array's device."""
+        return self.array
+
 
 def plan_destroy(
     array: MdArray,

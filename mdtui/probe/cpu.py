@@ -262,7 +262,7 @@ def read_policy_settings(
     prefix = f"{directory}{os.sep}"
     governor = read(prefix + "scaling_governor")
     scaling_max = read(prefix + "scaling_max_freq")
-    scaling_max_khz = parse_int(scaling_max, hi=MAX_KHZ)
+    scaling_max_khz = parse_khz(scaling_max)
     epp = read(prefix + "energy_performance_preference")
     if known is not None:
         if (governor, scaling_max_khz, epp) == (known.governor, known.scaling_max_khz, known.epp):
@@ -376,7 +376,17 @@ def _read_small(path: str) -> str | None:
     return read_attribute(path) or None
 
 
+def parse_khz(text: str | bytes | None) -> int | None:
+    """A cpufreq frequency file's content (scaling_cur_freq, cpuinfo_cur_freq): kHz as a plain ASCII number up
+    to MAX_KHZ; None for anything else. The one reading of a CPU's frequency, for a scan and the sampler."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    digits = (text or "").strip()
+    # The kernel prints an unsigned number: a sign, "1_0" or a non-ASCII digit is damage, not a frequency.
+    return parse_int(digits, hi=MAX_KHZ) if digits.isascii() and digits.isdigit() else None
+
+
 def _read_khz(path: str) -> int | None:
-    return parse_int(_read_small(path), hi=MAX_KHZ)
+    return parse_khz(_read_small(path))
 
 

@@ -227,6 +227,10 @@ def _parse_header(name: str, rest: str) -> _Block:
             block.members.append(member)
         elif block.level is None and not block.members and re.fullmatch(r"[a-z][a-z0-9]*", token):
             block.level = token
+    if not block.members and "[" in rest:
+        # An array whose members are all gone prints its geometry and disk count on the header line itself
+        # ("md126 : active raid5 super 1.2 level 5, 64k chunk, algorithm 2 [4/0] [____]"): 4 missing, not 0.
+        _parse_detail(block, rest)
     return block
 
 

@@ -26,12 +26,14 @@ from types import FrameType
 from typing import Any
 
 from mdtui.command import run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
 from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
 from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
 from mdtui.probe.owner import pid_alive
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import fio_argv
+from mdtui.run.record import tool_version
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
 
@@ -93,6 +95,11 @@ class CalibrationPlan:
     member_mib: int = MEMBER_MIB
     leftovers: tuple[str, ...] = ()
     runtime_s: int = RUNTIME_S
+
+    @property
+    def confirmation(self) -> str:
+        """What the user types to let calibrate make its RAM devices and md arrays (and remove a killed one's)."""
+        return "calibrate"
 
     def create_argv(self, level: str, members: list[str]) -> list[str]:
         argv = ["mdadm", "--create", self.md_device, "--run", "--metadata=1.2"]
@@ -391,7 +398,14 @@ def level_ceilings(
     return levels
 
 
-def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str], None] = print) -> Calibration:
+def execute(
+    plan: CalibrationPlan,
+    paths: Paths = Paths(),
+    report: Callable[[str], None] = print,
+    *,
+    confirmed: str | None,
+) -> Calibration:
+    require_confirmed(confirmed, plan.confirmation, "calibrating (null_blk devices and md arrays)")
     run = CalibrationRun()
     with _stop_on_signals():
         if plan.leftovers:
@@ -424,9 +438,7 @@ def execute(plan: CalibrationPlan, paths: Paths = Paths(), report: Callable[[str
             if problems:
                 report("warning: " + "; ".join(problems))
     xor, raid6 = parity_speeds(read_parity_routines(SystemRoot("/")))
-    mdadm = run_command(["mdadm", "--version"], timeout_s=10)
-    version = (mdadm.stderr or mdadm.stdout).strip().splitlines()
-    host: HostId = this_host(version[0][:200] if version else None)
+    host: HostId = this_host(tool_version("mdadm")[:200])
     levels = level_ceilings(run.figures, xor, raid6)
     latency = layer_latency(run.figures.get("member Q1 read"), run.figures.get("raid0 Q1 read"))
     return Calibration(host, datetime.now(UTC), levels, latency)

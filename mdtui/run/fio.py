@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.model.job import DirectionStats, JobStats, Latency, Progress, SteadyOutcome
-from mdtui.store.fio_read import fold_confirmations, job_direction, number, read_direction, steady_outcome
+from mdtui.store.fio_read import (
+    elapsed_seconds,
+    fold_confirmations,
+    io_seconds,
+    job_direction,
+    number,
+    read_direction,
+    steady_outcome,
+)
 
 # fio indents everything inside a document, so only a document's own braces sit at column 0. Trying a
 # decode only once a column-0 "}" has arrived keeps the decoder linear in the stream length.
@@ -166,20 +174,11 @@ def _jobs(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return fold_confirmations([job for job in jobs if isinstance(job, dict)]) if isinstance(jobs, list) else []
 
 
-def _direction_runtime_s(job: Mapping[str, Any]) -> float:
-    return max((_number(_dict(job.get(d)).get("runtime")) for d in ("read", "write", "trim")), default=0.0) / 1000
-
-
 def document_elapsed_s(document: Mapping[str, Any]) -> float:
-    """Seconds of I/O a document covers: the longest direction runtime (ms in the JSON) over all jobs.
-
-    fio's own ``elapsed`` is whole seconds and counts setup, so it is only the fallback.
-    """
+    """Seconds of I/O a document covers; fio's whole-second ``elapsed`` (it counts setup) only without them; 0
+    before any job has run."""
     jobs = _jobs(document)
-    runtime = max((_direction_runtime_s(job) for job in jobs), default=0.0)
-    if runtime > 0:
-        return runtime
-    return max((_number(job.get("elapsed")) for job in jobs), default=0.0)
+    return io_seconds(jobs) or elapsed_seconds(jobs) or 0.0
 
 
 def _totals(document: Mapping[str, Any]) -> tuple[int, int, int, int]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from mdtui.errors import PlanError
 from mdtui.model.job import CONFIRM_SUFFIX, GIB, KIB, MIB, IoEngine, JobSpec, RwMode, SteadyState, Tool
@@ -175,12 +176,40 @@ class Step:
 
 
 @dataclass(frozen=True)
+class PresetTarget:
+    """What a preset's steps are built for: the same fields for every preset (each reads what it needs)."""
+
+    path: str
+    members: tuple[str, ...] = ()  # weakest-link: each member alone, then all at once
+    size_bytes: int | None = None  # offset-sweep: where the offsets fall
+    quick: bool = False
+    steady: bool = False  # end each step once its figure is steady (fio's --steadystate), its runtime the ceiling
+    job: Mapping[str, Any] = field(default_factory=dict)  # custom: its one job's options (custom()'s keywords)
+
+
+@dataclass(frozen=True)
 class Preset:
+    """One preset of the registry (PRESETS): its steps, and what target it takes, for every planner."""
+
     key: str
     title: str
     doc: str  # what the preset answers and where its parameters come from
     writes: bool  # some step overwrites the targets: needs an explicit confirmation
-    build: Callable[..., tuple[Step, ...]]
+    build: Callable[[PresetTarget], tuple[Step, ...]]
+    needs_members: bool = False  # measures an array's members: an array target, or members listed
+    needs_array: str = ""  # why it needs an md array as its target ("": any target)
+    refuses_array: str = ""  # why an md array is the wrong target ("": an array will do)
+    local_only: str = ""  # why fio's server on another host cannot run it ("": it can)
+    # --runtime, --size, --iodepth and --numjobs adjust its steps (the custom preset takes them as its job's own).
+    overridable: bool = True
+
+    @property
+    def array_target(self) -> bool:
+        """Its natural target is an md array (what a screen offers it on)."""
+        return self.needs_members or bool(self.needs_array)
+
+    def steps(self, target: PresetTarget) -> tuple[Step, ...]:
+        return self.build(target)
 
 
 def _quick_runtime(step_count: int) -> int:
@@ -503,14 +532,72 @@ def custom(
     return (Step(name, (spec,)),)
 
 
+def _offset_sweep(target: PresetTarget) -> tuple[Step, ...]:
+    if not target.size_bytes:
+        raise PlanError(f"the size of {target.path} is unknown, so the offsets cannot be placed")
+    return offset_sweep(target.path, target.size_bytes, quick=target.quick)
+
+
+# The one registry of presets: every planner (mdtui bench, the app's bench screen, the fleet, experiments)
+# picks a preset here and builds its steps with Preset.steps; what each needs of its target is said once.
 PRESETS: tuple[Preset, ...] = (
-    Preset("weakest-link", "Find the weakest link", WEAKEST_LINK_DOC, False, weakest_link),
-    Preset("disk-mark", "Disk-mark matrix", DISK_MARK_DOC, True, disk_mark),
-    Preset("member-matrix", "One member alone, for predictions", MEMBER_MATRIX_DOC, True, member_matrix),
-    Preset("sync-random", "Synchronous random I/O (governor A/B)", SYNC_RANDOM_DOC, True, sync_random),
-    Preset("parity-cost", "Parity CPU cost", PARITY_COST_DOC, True, parity_cost),
-    Preset("offset-sweep", "Offset and concurrency sweep", OFFSET_SWEEP_DOC, False, offset_sweep),
-    Preset("custom", "Custom fio job", CUSTOM_DOC, True, custom),
+    Preset(
+        "weakest-link",
+        "Find the weakest link",
+        WEAKEST_LINK_DOC,
+        False,
+        lambda t: weakest_link(t.members, t.path, quick=t.quick, steady=t.steady),
+        needs_members=True,
+    ),
+    Preset(
+        "disk-mark",
+        "Disk-mark matrix",
+        DISK_MARK_DOC,
+        True,
+        lambda t: disk_mark(t.path, quick=t.quick, steady=t.steady),
+    ),
+    Preset(
+        "member-matrix",
+        "One member alone, for predictions",
+        MEMBER_MATRIX_DOC,
+        True,
+        lambda t: member_matrix(t.path, quick=t.quick, steady=t.steady),
+        refuses_array="member-matrix measures one disk alone, before it joins an array: give a member disk, not an "
+        "md array (its figures would be the array's)",
+        local_only="its figures feed this host's predictions of arrays made of its own disks",
+    ),
+    Preset(
+        "sync-random",
+        "Synchronous random I/O (governor A/B)",
+        SYNC_RANDOM_DOC,
+        True,
+        lambda t: sync_random(t.path, quick=t.quick),
+    ),
+    Preset(
+        "parity-cost",
+        "Parity CPU cost",
+        PARITY_COST_DOC,
+        True,
+        lambda t: parity_cost(t.path, quick=t.quick, steady=t.steady),
+        needs_array="parity-cost measures an md array's kernel thread and check pass: give an array as the target",
+        local_only="it reads the md kernel thread's CPU and runs a check pass through the host's sysfs",
+    ),
+    Preset(
+        "offset-sweep",
+        "Offset and concurrency sweep",
+        OFFSET_SWEEP_DOC,
+        False,
+        _offset_sweep,
+        local_only="its steps are dd reads, which fio's server cannot run",
+    ),
+    Preset(
+        "custom",
+        "Custom fio job",
+        CUSTOM_DOC,
+        True,
+        lambda t: custom(t.path, quick=t.quick, **t.job),
+        overridable=False,
+    ),
 )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mdtui.command import CommandResult, run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
@@ -103,14 +104,14 @@ def array_uuid(device: str) -> str | None:
 def execute_create(
     plan: CreatePlan,
     *,
-    confirmed: bool,
+    confirmed: str | None,
     root: SystemRoot | None = None,
     log: ActionLog | None = None,
     registry: ArrayRegistry | None = None,
 ) -> CreateOutcome:
-    """Run a create plan the user confirmed; the array is recorded as mdtui's own for a later teardown."""
-    if not confirmed:
-        raise SafetyError("the create was not confirmed; nothing was run")
+    """Run a create plan the user confirmed (``confirmed``: what they typed, plan.confirmation); the array is
+    recorded as mdtui's own for a later teardown."""
+    require_confirmed(confirmed, plan.confirmation, f"creating {plan.request.device}")
     system = root or SystemRoot("/")
     log = log or ActionLog()
     registry = registry or ArrayRegistry()
@@ -187,7 +188,7 @@ def created_by_mdtui(array: MdArray, registry: ArrayRegistry | None = None) -> b
 def execute_destroy(
     plan: DestroyPlan,
     *,
-    confirmed: bool,
+    confirmed: str | None,
     root: SystemRoot | None = None,
     log: ActionLog | None = None,
     registry: ArrayRegistry | None = None,
@@ -195,10 +196,10 @@ def execute_destroy(
 ) -> tuple[CommandResult, ...]:
     """Stop the array and wipe its members, after checking again that nothing mounted it meanwhile.
 
-    A journal entry of a killed experiment for this array (mdtui.run.leftovers) goes with it.
+    ``confirmed`` is what the user typed (plan.confirmation). A journal entry of a killed experiment for this
+    array (mdtui.run.leftovers) goes with it.
     """
-    if not confirmed:
-        raise SafetyError("the teardown was not confirmed; nothing was run")
+    require_confirmed(confirmed, plan.confirmation, f"stopping {plan.array} and wiping its members")
     system = root or SystemRoot("/")
     log = log or ActionLog()
     registry = registry or ArrayRegistry()

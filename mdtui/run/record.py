@@ -15,7 +15,8 @@ from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, Tool
 from mdtui.probe.cpu import CpufreqReader
-from mdtui.probe.root import TABLE_LIMIT, SystemRoot
+from mdtui.probe.root import SystemRoot
+from mdtui.probe.system import cpu_model, kernel_release
 from mdtui.run.jobs import Step
 from mdtui.run.jobs import _size_arg as size_text  # sizes spelled as fio and dd read them
 from mdtui.store.fio_import import metrics_from_fio
@@ -39,23 +40,6 @@ def tool_version(program: str) -> str:
         return "not installed"
     text = (result.stdout.strip() or result.stderr.strip()).splitlines()
     return text[0].strip() if text else "unknown"
-
-
-def kernel_release(root: SystemRoot) -> str:
-    """`uname -r` of the system the root describes (a captured tree keeps /proc/sys/kernel/osrelease)."""
-    release = root.read_text("/proc/sys/kernel/osrelease")
-    if release:
-        return release
-    return os.uname().release if root.is_live else "unknown"
-
-
-def cpu_model(root: SystemRoot) -> str:
-    text = root.read_text("/proc/cpuinfo", limit=TABLE_LIMIT) or ""
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("model name", "Processor", "cpu model"):
-            return value.strip()
-    return "unknown"
 
 
 def governor_summary(root: SystemRoot) -> dict[str, str]:

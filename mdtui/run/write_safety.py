@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mdtui.command import CommandResult, run_command
+from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.safety import LiveSafety
@@ -35,6 +36,11 @@ class SafetyChangePlan:
     def device(self) -> str:
         return f"/dev/{self.array}"
 
+    @property
+    def confirmation(self) -> str:
+        """What the user types (or --yes stands for) to change the array's bitmap or policy: the array."""
+        return self.array
+
 
 def live_safety(root: SystemRoot, array: MdArray) -> LiveSafety:
     found = read_live_safety(root, array.name)
@@ -61,11 +67,11 @@ def plan_safety_change(root: SystemRoot, array: MdArray, want: SafetyChoice) -> 
 
 
 def execute_safety_change(
-    plan: SafetyChangePlan, *, confirmed: bool, root: SystemRoot | None = None, log: ActionLog | None = None
+    plan: SafetyChangePlan, *, confirmed: str | None, root: SystemRoot | None = None, log: ActionLog | None = None
 ) -> list[CommandResult]:
-    """Run a confirmed plan: the array must still carry the planned UUID and the planned bitmap and policy."""
-    if not confirmed:
-        raise SafetyError("the change was not confirmed; nothing was run")
+    """Run a plan ``confirmed`` by its token (mdtui.confirmation): the array must still carry the planned UUID
+    and the planned bitmap and policy."""
+    require_confirmed(confirmed, plan.confirmation, f"changing the write safety of {plan.device}")
     if plan.problems:
         raise SafetyError(f"{plan.array}: {'; '.join(plan.problems)}")
     system = root or SystemRoot("/")

@@ -7,12 +7,12 @@ from typing import Any, cast
 
 from mdtui.model.snapshot import CoreState, CpuState
 from mdtui.probe.cpu import (
-    MAX_KHZ,
     CpufreqReader,
     CpuLines,
     PolicySettings,
     ProcStatCpu,
     parse_cpu_lines,
+    parse_khz,
     parse_proc_stat,
 )
 from mdtui.probe.kept import KeptFile
@@ -205,9 +205,9 @@ class CpuSource:
         for file, positions, last in plan:
             data = file.read_small()
             if data is None or data != last[0]:
-                # A plain ASCII number, as parse_int demands (int() alone would take "+5", "1_0" or "٤").
-                value = int(data) if data is not None and data.strip().isdigit() and len(data) < 32 else None
-                last[:] = data, value / 1000.0 if value is not None and value <= MAX_KHZ else None
+                # Read as a scan reads it (probe.cpu.parse_khz); only a file whose bytes changed is parsed again.
+                khz = parse_khz(data)
+                last[:] = data, khz / 1000.0 if khz is not None else None
             for index in positions:
                 mhz[index] = last[1]
         return mhz

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,8 @@ from mdtui.errors import MdtuiError
 from mdtui.plan.forecast import CeilingsChoice
 from mdtui.plan.md_model import FIELD_CEILINGS, MdCeilings
 from mdtui.probe.owner import state_dir
+from mdtui.probe.root import SystemRoot
+from mdtui.probe.system import cpu_model, kernel_release
 from mdtui.safefile import StateDir
 
 CALIBRATION_FILE = "md-calibration.json"
@@ -56,25 +57,11 @@ class HostId:
         return {"cpu_model": self.cpu_model, "cpus": self.cpus, "kernel": self.kernel, "mdadm": self.mdadm_version}
 
 
-def cpu_model(cpuinfo: str) -> str:
-    """The first 'model name' of /proc/cpuinfo's text (arm64 has none: its 'CPU part' stands in)."""
-    fallback = ""
-    for line in cpuinfo.splitlines():
-        key, sep, value = line.partition(":")
-        key = key.strip().lower()
-        if sep and key == "model name" and value.strip():
-            return " ".join(value.split())
-        if sep and key in ("cpu part", "processor") and not fallback and not value.strip().isdigit():
-            fallback = " ".join(value.split())
-    return fallback or "unknown"
-
-
-def this_host(mdadm_version: str | None = None, cpuinfo_path: str = "/proc/cpuinfo") -> HostId:
-    try:
-        text = Path(cpuinfo_path).read_text(errors="replace")
-    except OSError:
-        text = ""
-    return HostId(cpu_model(text), os.cpu_count() or 0, platform.release(), mdadm_version)
+def this_host(mdadm_version: str | None = None, root: SystemRoot | None = None) -> HostId:
+    """This machine (or the one ``root`` describes) as a calibration names it: its CPU and kernel as every stored
+    run records them (mdtui.probe.system)."""
+    system = root or SystemRoot("/")
+    return HostId(cpu_model(system), os.cpu_count() or 0, kernel_release(system), mdadm_version)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,16 @@ from typing import Any
 
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
-from mdtui.store.fio_read import PERCENTILES, fio_documents, fold_confirmations, job_direction, number, read_direction
+from mdtui.store.fio_read import (
+    PERCENTILES,
+    elapsed_seconds,
+    fio_documents,
+    fold_confirmations,
+    io_seconds,
+    job_direction,
+    number,
+    read_direction,
+)
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.spool import MAX_SPOOL_BYTES, SpooledRun, is_spooled, parse_spooled, read_bounded_text
 from mdtui.text import clean_strings, clean_text
@@ -197,9 +206,10 @@ def _ended_ms(document: dict[str, Any]) -> float | None:
     return ended_ms if 0 < ended_ms < _LATEST_MS else None
 
 
-def _elapsed_s(jobs: Sequence[dict[str, Any]]) -> float:
-    # "elapsed" is whole seconds since the job started (layout included): the best start time fio gives.
-    return max((_number(job.get("elapsed")) for job in jobs), default=0.0)
+def _elapsed_s(jobs: Sequence[dict[str, Any]]) -> float | None:
+    """How long before its end a group started: fio's ``elapsed`` (setup included, the best start time fio gives),
+    else the jobs' runtime (``fio --client`` entries carry no elapsed); None when fio said neither, never 0."""
+    return elapsed_seconds(list(jobs)) or io_seconds(list(jobs))
 
 
 _PERCENTILES_OF = {
@@ -256,11 +266,14 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
     moment = ended_at
     for groupid in reversed(group_ids):
         ends[groupid] = moment
-        longest = max(_elapsed_s(jobs) for (_, g), jobs in groups.items() if g == groupid)
-        if moment is not None:
+        lengths = [_elapsed_s(jobs) for (_, g), jobs in groups.items() if g == groupid]
+        longest = max((length for length in lengths if length is not None), default=None)
+        if moment is not None and longest is not None:
             if not 0 <= longest < moment.timestamp():
                 raise FioImportError(f"{where}: a job's elapsed time ({longest:g} s) is negative or impossible")
             moment = moment - timedelta(seconds=longest)
+        elif longest is None:
+            moment = None  # an earlier group ended when this one started, which is not known
     runs = []
     for key, jobs in groups.items():
         host, groupid = key
@@ -275,13 +288,23 @@ def read_fio_runs(text: str, *, source: str = "", label: str = "") -> list[FioRu
                 f"{where}: {', '.join(bad)} would be negative or not finite; that is not what fio writes"
             )
         group_end = ends[groupid]
-        group_start = None if group_end is None else group_end - timedelta(seconds=_elapsed_s(jobs))
+        seconds = _elapsed_s(jobs)
         extra: dict[str, Any] = {}
+        group_start: datetime | None
+        if group_end is not None and seconds is None:
+            # The one time fio gave is kept as the start; the run has no end, so its length is "unknown", not 0.
+            extra["time"] = (
+                f"ended {group_end.isoformat(timespec='seconds')}; how long it ran is not measured "
+                f"({version} gives its jobs no runtime or elapsed time)"
+            )
+            group_start, group_end = group_end, None
+        else:
+            group_start = None if group_end is None or seconds is None else group_end - timedelta(seconds=seconds)
         if figures.percentile_kind is not None:
             extra["latency_percentiles_of"] = _PERCENTILES_OF[figures.percentile_kind]
         if host:
             extra["fio_client_host"] = host
-        if group_end is None:
+        if group_end is None and "time" not in extra:
             extra["time"] = f"unknown: {version} wrote no timestamp"
         if len(group_ids) > 1:
             extra["params"] = {"step": f"fio group {groupid} of {len(group_ids)}"}

@@ -331,6 +331,21 @@ def _runtime_ms(section: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0.0
 
 
+def io_seconds(jobs: list[Mapping[str, Any]]) -> float | None:
+    """Seconds of I/O of jobs that ran together: the longest direction's ``runtime`` (milliseconds in the JSON,
+    carried by every job entry, ``fio --client``'s too); None when no job did any (not measured, never 0)."""
+    runtime = max((_runtime_ms(job.get(d)) for job in jobs for d in ("read", "write", "trim")), default=0.0)
+    return runtime / 1000 if runtime > 0 else None
+
+
+def elapsed_seconds(jobs: list[Mapping[str, Any]]) -> float | None:
+    """fio's own ``elapsed`` of jobs that ran together: whole seconds since they started, setup included (0 for
+    jobs under a second); None when no job carries it (``fio --client`` entries do not)."""
+    # As written, a negative one too: the importer refuses it as damage rather than reading past it.
+    elapsed = [figure for job in jobs if (figure := number(job.get("elapsed"))) is not None]
+    return max(elapsed) if elapsed else None
+
+
 def document_steady(document: Mapping[str, Any]) -> SteadyOutcome | None:
     """A whole fio document's steady state: reached only when every job with a criterion reached it."""
     jobs = document.get("jobs")

@@ -46,6 +46,11 @@ class BoostPlan:
     boosted_seconds: float | None = None
 
     @property
+    def confirmation(self) -> str:
+        """What the user types to boost a pass that is otherwise not confirmed (a check): the array."""
+        return self.array
+
+    @property
     def writes(self) -> list[tuple[str, str]]:
         """(path, value) of each write, in order."""
         return [(KNOBS_BY_NAME[name].system_path(self.array), str(self.kib_s)) for name in KNOB_NAMES]

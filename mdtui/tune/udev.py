@@ -47,6 +47,12 @@ def rules_path(directory: str | os.PathLike[str] | None = None) -> Path:
     return Path(base) / RULES_FILE
 
 
+def rules_file(root: SystemRoot) -> Path:
+    """The rule file mdtui reads and plans against: the live one, or a captured tree's own copy under --root."""
+    path = rules_path()
+    return path if root.is_live else root.path(str(path))
+
+
 def mdadm_uuid(uuid: str) -> str:
     """sysfs's 8-4-4-4-12 form as mdadm exports it (8:8:8:8), which is what udev's MD_UUID holds."""
     digits = "".join(c for c in uuid.lower() if c in "0123456789abcdef")
@@ -91,12 +97,6 @@ def parse_rules(text: str) -> list[Rule]:
             rules.append(Rule(pending[0], pending[1], rule["attr"], rule["value"], rule["uuid"]))
         pending = None
     return rules
-
-
-def rules_file(root: SystemRoot) -> Path:
-    """The rule file: the live one, or a captured tree's own copy under --root."""
-    path = rules_path()
-    return path if root.is_live else root.path(str(path))
 
 
 def _rules_text(path: Path | None, root: SystemRoot | None) -> str:

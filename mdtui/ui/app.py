@@ -101,7 +101,8 @@ class MdtuiApp(App[None]):
         self._scan_ahead = scan_ahead
         self._first_screen_drawn = first_screen_drawn  # called once the inventory's first rows are drawn
         # Screens whose job was left running (ui.common.screen): installed name -> the job in words.
-        self.background_jobs: dict[str, str] = {}
+        # Screens left running a job: installed name → (the job in words, what it works on), for the palette.
+        self.background_jobs: dict[str, tuple[str, str]] = {}
 
     @property
     def db_path(self) -> Path:

@@ -1,4 +1,5 @@
-"""Themes the user can pick: `$variable: value;` files shipped in mdtui/themes and in ~/.config/mdtui/themes."""
+"""Themes the user can pick: `$variable: value;` files shipped with mdtui (the checkout's themes/, installed as
+mdtui/themes) and in ~/.config/mdtui/themes."""
 
 from __future__ import annotations
 
@@ -62,8 +63,17 @@ class ThemeLoad:
 
 
 def shipped_themes_dir() -> Traversable:
-    """The themes inside the package, read through importlib.resources: the same from a checkout or a wheel."""
-    return files("mdtui") / "themes"
+    """The shipped themes: package data ``mdtui/themes`` in an installed wheel, read through importlib.resources;
+    in a checkout (an editable install, or the lab's PYTHONPATH) the top-level ``themes/`` that setuptools maps
+    there (pyproject's package-dir), found beside the package only where a pyproject.toml says it is a checkout.
+    """
+    installed = files("mdtui") / "themes"
+    if installed.is_dir():
+        return installed
+    checkout = Path(str(files("mdtui"))).parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "themes").is_dir():
+        return checkout / "themes"
+    return installed  # missing: load_themes skips it and the app falls back to Textual's own theme
 
 
 # The tests' name for the shipped themes.

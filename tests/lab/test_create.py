@@ -176,7 +176,7 @@ for disk in members:
     speeds[disk.dev_path] = int(result.total.read.bytes_per_s)
 sources = [MemberSource(d.name, MemberFigures(seq_read_bytes_per_s=speeds[d.dev_path]), "measured") for d in members]
 plan = plan_create(CreateRequest(device="/dev/md0", level="raid0", members=members, chunk_kib=512), sources)
-execute_create(plan, confirmed=True)
+execute_create(plan, confirmed=plan.confirmation)
 array = asyncio.run(run_fio(read_job("array", "/dev/md0", 4)))
 print(json.dumps({{"speeds": speeds, "predicted": plan.seq_read_bytes_per_s,
                   "slowest": plan.pace_setters, "measured": array.total.read.bytes_per_s}}))

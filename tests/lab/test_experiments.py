@@ -30,7 +30,7 @@ with ResultsStore("/tmp/mdtui-exp.db") as store:
         chunks_kib=(64, 512),
         preset_key="custom",
         quick=True,
-        confirmed=True,
+        confirmed="/dev/md0",
         size_bytes=8 << 20,
         block_size_bytes=1 << 20,
     )

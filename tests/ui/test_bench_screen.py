@@ -230,14 +230,25 @@ async def test_a_write_on_a_mounted_disk_is_refused(make_app: MakeApp, runner: C
     assert runner.steps == [] and not db.exists()
 
 
-async def test_cancel_keeps_the_partial_result(make_app: MakeApp, monkeypatch: pytest.MonkeyPatch, db: Path) -> None:
-    holding = CannedRunner(pause_s=0.02, hold=True)
-    monkeypatch.setattr(session, "run_step", holding)
+@pytest.fixture
+def holding(monkeypatch: pytest.MonkeyPatch, db: Path) -> CannedRunner:
+    """A runner that keeps reporting until the run is cancelled."""
+    held = CannedRunner(pause_s=0.02, hold=True)
+    monkeypatch.setattr(session, "run_step", held)
+    return held
+
+
+async def start_and_wait(pilot: Pilot[None], screen: BenchScreen, points: int) -> None:
+    """Start the chosen run and wait for its first ``points`` chart points."""
+    await pilot.press("ctrl+s")
+    await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= points)
+
+
+async def test_cancel_keeps_the_partial_result(make_app: MakeApp, holding: CannedRunner, db: Path) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_bench(pilot, "arrays")
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(screen.query_one("#bench-chart", BenchChart).points) >= 3)
+        await start_and_wait(pilot, screen, 3)
         assert screen.state == "running"
         await pilot.press("x")
         await wait_until(pilot, lambda: screen.state == "ended")
@@ -362,3 +373,91 @@ async def test_chart_time_axis_reads_seconds_into_the_run(make_app: MakeApp, run
             assert axis[0] == "0s" and all(label.endswith("s") for label in axis) and "now" not in axis
         titles = [chart.border_title for chart in screen.query_one("#bench-chart", BenchChart).query(TimeChart)]
         assert titles == ["MB/s (throughput)", "IOPS (requests/s)"]
+
+
+async def test_a_cancelled_run_keeps_its_bar_where_it_stopped(make_app: MakeApp, holding: CannedRunner) -> None:
+    """Issue 44: a cancelled one-step run drew its bar at 100 %; a step cut short leaves the bar where it was."""
+    from textual.widgets import ProgressBar
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await choose_preset(pilot, screen, "custom")  # one step, reads, 10 canned seconds in quick mode
+        holding.pause_s = 0.3  # its reports come slower than its end, so x comes first
+        await start_and_wait(pilot, screen, 2)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        assert "■ Cancelled after 1 of 1 step" in text_of(screen, "#bench-status")
+        bar = screen.query_one("#bench-bar", ProgressBar)
+        assert bar.percentage is not None and bar.percentage < 1.0, bar.percentage
+
+
+async def test_after_a_run_the_chart_keeps_the_room_the_result_does_not_need(
+    make_app: MakeApp, runner: CannedRunner, db: Path
+) -> None:
+    """Issue 44: after a run the chart shrank to 4 plot rows above 10-18 blank ones (200×50). The result takes
+    its own height (at most half), the chart the rest."""
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        await pilot.pause()
+        chart = screen.query_one("#bench-chart", BenchChart)
+        result = screen.query_one("#bench-result")
+        assert result.region.height <= result.virtual_size.height, "blank rows under the result"
+        assert chart.region.height >= 30 and chart.region.width == screen.region.width
+        assert chart.region.bottom == result.region.y
+
+
+async def test_the_bench_screen_targets_a_file_as_the_cli_does(
+    make_app: MakeApp, runner: CannedRunner, db: Path, tmp_path: Path
+) -> None:
+    """Issue 44: `mdtui bench --target FILE` worked, the screen offered only arrays and disks."""
+    data = tmp_path / "fio.dat"
+    data.write_bytes(b"\0" * (1 << 20))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot)
+        select = screen.query_one("#bench-target", Select)
+        select.value = "other: a path"
+        await pilot.pause()
+        assert screen.has_class("-path") and screen.query_one("#bench-path", Input).has_focus
+        assert "no target: pick an array or a disk, or type a path" in text_of(screen, "#bench-plan")
+        await pilot.press(*str(data))
+        await pilot.pause()
+        assert screen.target == str(data)
+        await choose_preset(pilot, screen, "custom")
+        plan = text_of(screen, "#bench-plan")
+        assert f"custom on {data} (file)" in plan and "read-only" in plan, plan
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "ended")
+        assert "✓ Finished: 1 of 1 step" in text_of(screen, "#bench-status")
+    assert [spec.target for step in runner.steps for spec in step.jobs] == [str(data)]
+    with ResultsStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.target == str(data)
+
+
+async def test_a_benchmark_left_in_the_background_is_named_by_what_it_runs(
+    make_app: MakeApp, holding: CannedRunner
+) -> None:
+    """Issue 44: the palette's way back showed an internal id ("background-BenchScreen-140006049559184")."""
+    from mdtui.ui.common.palette import mdtui_commands
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_bench(pilot, "arrays")
+        await start_and_wait(pilot, screen, 1)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.click("#background")
+        await pilot.pause()
+        (back,) = [command for command in mdtui_commands(app) if command.name.startswith("Back to")]
+        assert back.name == "Back to a benchmark (running in the background)"
+        assert back.help == "weakest-link on /dev/md0" and "background-" not in back.help
+        back.run()
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("x")
+        await wait_until(pilot, lambda: screen.state == "ended")

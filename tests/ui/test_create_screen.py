@@ -338,7 +338,7 @@ async def test_right_typed_name_runs_exactly_the_plan_confirmed(
         assert len(execute_create.calls) == 1
         (called_plan,), kwargs = execute_create.calls[0]
         assert called_plan is plan
-        assert kwargs["confirmed"] is True
+        assert kwargs["confirmed"] == "/dev/md1"  # what was typed, for execute_create to check against the plan
         assert isinstance(kwargs["root"], SystemRoot) and kwargs["root"].path("/") == tree_root
         assert isinstance(app.screen, ResyncScreen)
 
@@ -542,7 +542,7 @@ async def test_teardown_needs_the_typed_device(make_app: MakeApp, monkeypatch: p
         assert len(destroy.calls) == 1
         (plan,), kwargs = destroy.calls[0]
         assert isinstance(plan, DestroyPlan) and plan.array == EXISTING.dev_path
-        assert kwargs["confirmed"] is True
+        assert kwargs["confirmed"] == EXISTING.dev_path
 
 
 @pytest.mark.usefixtures("free_disks", "teardown_checks")

@@ -71,8 +71,10 @@ class Recorder:
     creates: list[CreatePlan] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
 
-    def create(self, plan: CreatePlan, *, confirmed: bool, root: SystemRoot | None = None, **_: Any) -> CreateOutcome:
-        assert confirmed
+    def create(
+        self, plan: CreatePlan, *, confirmed: str | None, root: SystemRoot | None = None, **_: Any
+    ) -> CreateOutcome:
+        assert confirmed == plan.confirmation
         self.creates.append(plan)
         return CreateOutcome(plan.request.device, None, (), None)
 
@@ -315,3 +317,40 @@ def test_every_step_has_its_own_widget_named_in_order() -> None:
     assert all(issubclass(step, guide_steps.GuideStep) for step in guide_steps.STEP_WIDGETS.values())
     source = Path(guide_screen.__file__).read_text() + Path(guide_steps.__file__).read_text()
     assert "getattr(" not in source
+
+
+async def test_steps_passed_over_without_an_array_are_not_ticked(recorder: Recorder) -> None:
+    """Issue 44: with no array created, Next on the weakest-link and experiment steps ran nothing, yet the step
+    line ticked them (✓5 ✓6). A step is ticked only when the guide did what it is for (core.step_done)."""
+    app = make_app(recorder)
+    async with app.run_test(size=(100, 36)) as pilot:
+        screen = await open_guide(pilot)
+        await pick_disks(pilot, screen, workload_index=0)
+        await pilot.press("n")  # links read: on to the plan
+        await settle(pilot)
+        await pilot.press("s")  # no array
+        await settle(pilot)
+        assert screen.step_key == "weakest-link"
+        await pilot.press("n")  # nothing to measure
+        await settle(pilot)
+        assert screen.step_key == "experiment"
+        await pilot.press("n")  # nothing to run on
+        await settle(pilot)
+        assert screen.step_key == "summary"
+        line = text_of(pilot, "#guide-steps")
+        assert "✓1" in line and "✓2" in line and "✓3" in line, line
+        assert "–4" in line and "–5" in line and "–6" in line, line
+        assert "✓4" not in line and "✓5" not in line and "✓6" not in line, line
+    assert recorder.creates == [] and recorder.runs == []
+
+
+def test_the_steps_ask_the_screen_by_message_and_do_not_import_it() -> None:
+    """steps.py and screen.py were one class over two files (a step set the screen's state and called its
+    workers): the steps now read a GuideView and post messages, and only the screen imports the steps."""
+    import ast
+
+    tree = ast.parse(Path(guide_steps.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "mdtui.ui.guide.screen" not in imported
+    source = Path(guide_steps.__file__).read_text()
+    assert ".guide." not in source and "self.guide" not in source and "guide.state =" not in source

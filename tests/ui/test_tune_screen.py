@@ -138,6 +138,7 @@ async def test_typed_confirmation_applies_now_and_in_the_rule(
         # The tree has no rules.d: the rule cannot be written, so the live value is put back.
         status = plain(tune.query_one("#tune-status", Static).content, width=400)
         assert "stripe_cache_size not applied: cannot write" in status, status
+        assert f"stripe_cache_size is back to {before}" in status, status
         assert knob_file.read_text().strip() == before
         (root / "etc/udev/rules.d").mkdir(parents=True)
         await settle(pilot)

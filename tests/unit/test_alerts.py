@@ -134,12 +134,12 @@ def test_the_conf_is_written_through_a_link_and_not_when_it_changed(tmp_path: Pa
     log = ActionLog(tmp_path / "state" / "actions.log")
     plan = _plan(root)
     with pytest.raises(SafetyError):
-        alerts.write_alerts_conf(plan, confirmed=False, root=root, log=log)
+        alerts.write_alerts_conf(plan, confirmed=None, root=root, log=log)
     target.write_text(OLD + "# someone else's edit\n")
     with pytest.raises(SafetyError, match="changed since"):
-        alerts.write_alerts_conf(plan, confirmed=True, root=root, log=log)
+        alerts.write_alerts_conf(plan, confirmed="alerts", root=root, log=log)
     plan = _plan(root)
-    assert alerts.write_alerts_conf(plan, confirmed=True, root=root, log=log)
+    assert alerts.write_alerts_conf(plan, confirmed="alerts", root=root, log=log)
     assert link.is_symlink() and "MAILADDR ops@example.org" in target.read_text()
 
 

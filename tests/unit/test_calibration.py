@@ -19,15 +19,17 @@ from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
+from mdtui.probe.root import SystemRoot
+from mdtui.probe.system import cpu_model, parse_cpu_model
 from mdtui.run.calibrate import Paths, layer_latency, parity_speeds, plan_calibration, remove_devices
 from mdtui.run.jobs import fio_argv
+from mdtui.run.record import system_context
 from mdtui.store.calibration import (
     CALIBRATION_FILE,
     Calibration,
     HostId,
     LevelCeilings,
     choose_ceilings,
-    cpu_model,
     field_ceilings,
     host_ceilings,
     load_calibration,
@@ -111,8 +113,27 @@ def test_layer_latency_never_negative() -> None:
 
 
 def test_cpu_model() -> None:
-    assert cpu_model("processor\t: 0\nmodel name\t: AMD  EPYC 7302\n") == "AMD EPYC 7302"
-    assert cpu_model("") == "unknown"
+    assert parse_cpu_model("processor\t: 0\nmodel name\t: AMD  EPYC 7302\n") == "AMD EPYC 7302"
+    assert parse_cpu_model("") == "unknown"
+
+
+# /proc/cpuinfo as three kernels print it (the fields arch/*/kernel/*proc.c writes; values made up).
+MIPS_CPUINFO = "system type\t\t: MT7621\nmachine\t\t\t: ER-X\nprocessor\t\t: 0\ncpu model\t\t: MIPS 1004Kc V2.15\n"
+ARM32_CPUINFO = "Processor\t: ARMv7 Processor rev 10 (v7l)\nprocessor\t: 0\nBogoMIPS\t: 1996.00\n"
+ARM64_CPUINFO = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "model"),
+    [(MIPS_CPUINFO, "MIPS 1004Kc V2.15"), (ARM32_CPUINFO, "ARMv7 Processor rev 10 (v7l)"), (ARM64_CPUINFO, "0xd0c")],
+)
+def test_a_calibration_and_a_stored_run_name_the_same_cpu(cpuinfo: str, model: str, tmp_path: Path) -> None:
+    """One reader (probe.system): a MIPS host's calibration said "unknown" while its runs named the CPU."""
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text(cpuinfo)
+    root = SystemRoot(tmp_path)
+    assert parse_cpu_model(cpuinfo) == model
+    assert system_context(root)["cpu_model"] == model == cpu_model(root) == this_host(root=root).cpu_model
 
 
 # --- the stored file ---------------------------------------------------------------------------------
@@ -408,7 +429,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
     plan = plan_calibration(paths, pid=4242)
     lines: list[str] = []
     with pytest.raises(calibrate.MdtuiError, match="SIGTERM" if how == "sigterm" else "mdadm exited"):
-        calibrate.execute(plan, paths, lines.append)
+        calibrate.execute(plan, paths, lines.append, confirmed=plan.confirmation)
     assert sorted(os.listdir(paths.nullb)) == ["nullb0"]
     assert sum(line.startswith("made ") for line in lines) == 4
     assert signal.getsignal(signal.SIGTERM) is not None

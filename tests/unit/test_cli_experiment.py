@@ -37,7 +37,7 @@ class CreateRecorder:
     def __init__(self) -> None:
         self.calls: list[tuple[CreatePlan, bool]] = []
 
-    def __call__(self, plan: CreatePlan, *, confirmed: bool, **kwargs: Any) -> mdadm.CreateOutcome:
+    def __call__(self, plan: CreatePlan, *, confirmed: str | None, **kwargs: Any) -> mdadm.CreateOutcome:
         self.calls.append((plan, confirmed))
         return mdadm.CreateOutcome(plan.request.device, None, (), None)
 
@@ -228,7 +228,7 @@ def test_with_yes_the_chunk_sweep_creates_each_point_confirmed(
     out = capsys.readouterr().out
     assert code == 0, out
     created = [(plan.chunk_bytes, confirmed) for plan, confirmed in recorder.calls]
-    assert created == [(64 << 10, True), (512 << 10, True)]
+    assert created == [(64 << 10, "/dev/md9"), (512 << 10, "/dev/md9")]
     measuring = runner.instances[-1]
     assert measuring.allow_writes_to == {"/dev/md9", "/dev/nvme4n1"}  # only what the user confirmed
     assert [(target, label) for _, target, label, _ in measuring.calls] == [
@@ -255,7 +255,7 @@ def test_levels_prints_ratio_tables_and_skips_what_two_members_cannot_make(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "raid5 skipped" in captured.err and "raid6 skipped" in captured.err
-    assert [(plan.level.name, confirmed) for plan, confirmed in recorder.calls] == [("raid0", True)]
+    assert [(plan.level.name, confirmed) for plan, confirmed in recorder.calls] == [("raid0", "/dev/md9")]
     assert runner.instances[-1].allow_writes_to == {"/dev/md9"}
     report = json.loads(captured.out)
     assert [point["label"] for point in report["points"]] == ["raid0"]

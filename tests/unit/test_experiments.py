@@ -356,7 +356,7 @@ def test_chunk_sweep_creates_measures_and_tears_down_each_chunk(
     runner = StoringRunner(store, fake_md, figures)
     result = chunk_sweep(
         runner, members, store=store, device="/dev/md9", level="raid5", chunks_kib=(64, 512),
-        preset_key="custom", confirmed=True, tools=fake_md.tools(), size_bytes=8 << 20,
+        preset_key="custom", confirmed="/dev/md9", tools=fake_md.tools(), size_bytes=8 << 20,
     )
     assert fake_md.events == [
         "run raw member nvme2n1 on /dev/nvme2n1",
@@ -388,7 +388,7 @@ def test_chunk_sweep_tears_down_when_the_run_fails(inventory: Inventory, fake_md
     runner = StoringRunner(store, fake_md, {"raw member nvme2n1": 1e8}, fail_on="raid0 chunk 64 KiB")
     with pytest.raises(RuntimeError, match="fio failed"):
         chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid0", chunks_kib=(64, 512),
-                    preset_key="custom", confirmed=True, tools=fake_md.tools())
+                    preset_key="custom", confirmed="/dev/md9", tools=fake_md.tools())
     assert fake_md.events[-2:] == ["run raid0 chunk 64 KiB on /dev/md9", "destroy /dev/md9"]
     assert "create raid0 524288" not in fake_md.events
 
@@ -398,16 +398,18 @@ def test_chunk_sweep_runs_nothing_unconfirmed_or_invalid(
 ) -> None:
     members = free_disks(inventory, "nvme2n1", "nvme3n1")
     runner = StoringRunner(store, fake_md, {})
-    with pytest.raises(PlanError, match="must be confirmed"):
-        chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid0", confirmed=False,
-                    tools=fake_md.tools())
+    # Nothing typed, a bool from an older caller, or another device's name: none confirms /dev/md9.
+    for typed in (None, True, "/dev/md8"):
+        with pytest.raises(SafetyError, match="confirm by naming it"):
+            chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid0", confirmed=typed,  # type: ignore[arg-type]
+                        tools=fake_md.tools())
     with pytest.raises(PlanError, match="needs at least 3 members"):
-        chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid5", confirmed=True,
+        chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid5", confirmed="/dev/md9",
                     tools=fake_md.tools())
     busy = inventory.disk("nvme0n1")  # a member of md0 in the tree
     assert busy is not None
     with pytest.raises(PlanError, match="in use"):
-        chunk_sweep(runner, (busy, members[0]), store=store, device="/dev/md9", level="raid0", confirmed=True,
+        chunk_sweep(runner, (busy, members[0]), store=store, device="/dev/md9", level="raid0", confirmed="/dev/md9",
                     tools=fake_md.tools())
     assert fake_md.events == []
 
@@ -419,7 +421,7 @@ def test_level_comparison_builds_the_matrix_against_raid0_and_raid10(
     figures = {"raid0": 600e6, "raid10": 300e6, "raid5": 120e6}
     steps = ("SEQ1MQ8T8 read", "RND4KQ32T8 write")
     runner = StoringRunner(store, fake_md, figures, steps=steps)
-    result = level_comparison(runner, members, store=store, device="/dev/md9", confirmed=True,
+    result = level_comparison(runner, members, store=store, device="/dev/md9", confirmed="/dev/md9",
                               tools=fake_md.tools(), quick=True)
     assert [run.label for run in result.runs] == ["raid0", "raid10", "raid5"]
     assert result.notes == ("raid6 skipped: it needs 4 members, 3 given",)
@@ -449,7 +451,7 @@ def test_cancel_between_points_keeps_what_ran(inventory: Inventory, fake_md: Fak
     runner = CancelAfterFirst(store, fake_md, {"raw member nvme2n1": 1e8})
     with pytest.raises(ExperimentCancelled, match="#1"):
         chunk_sweep(runner, members, store=store, device="/dev/md9", level="raid0", chunks_kib=(64,),
-                    confirmed=True, tools=fake_md.tools(), cancel=cancel)
+                    confirmed="/dev/md9", tools=fake_md.tools(), cancel=cancel)
     assert not any(e.startswith("create") for e in fake_md.events)
 
 
@@ -461,7 +463,7 @@ def test_chunk_sweep_stops_early_by_the_stated_rule_and_full_sweep_runs_every_ch
     figures = {"raw member nvme2n1": 100e6, "raid0 chunk 64 KiB": 150e6, "raid0 chunk 256 KiB": 200e6,
                "raid0 chunk 512 KiB": 170e6, "raid0 chunk 1024 KiB": 150e6, "raid0 chunk 2048 KiB": 400e6}  # fmt: skip
     chunks = (64, 256, 512, 1024, 2048)
-    options: dict[str, Any] = {"level": "raid0", "chunks_kib": chunks, "preset_key": "custom", "confirmed": True}
+    options: dict[str, Any] = {"level": "raid0", "chunks_kib": chunks, "preset_key": "custom", "confirmed": "/dev/md9"}
     result = chunk_sweep(StoringRunner(store, fake_md, figures), members, store=store, device="/dev/md9",
                          tools=fake_md.tools(), **options)  # fmt: skip
     assert "create raid0 2097152" not in fake_md.events

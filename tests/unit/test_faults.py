@@ -471,7 +471,7 @@ def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardo
     tools = ArrayTools(SystemRoot(md9_root), ActionLog(tmp_path / "log"), ArrayRegistry(tmp_path / "reg.json"),
                        create, destroy, journal)  # fmt: skip
     fail = ""
-    with temporary_array(plan, tools, confirmed=True, purpose="chunk sweep", db=tmp_path / "r.db"):
+    with temporary_array(plan, tools, confirmed=plan.confirmation, purpose="chunk sweep", db=tmp_path / "r.db"):
         (entry,) = journal.entries()
         assert (entry.device, entry.purpose, entry.pid, entry.db) == ("/dev/md9", "chunk sweep", os.getpid(),
                                                                       str(tmp_path / "r.db"))  # fmt: skip
@@ -479,12 +479,12 @@ def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardo
     assert seen == ["create with 1 entry"] and journal.entries() == []
 
     fail = "create"
-    with pytest.raises(MdtuiError, match="mdadm failed"), temporary_array(plan, tools, confirmed=True):
+    with pytest.raises(MdtuiError, match="mdadm failed"), temporary_array(plan, tools, confirmed=plan.confirmation):
         pass
     assert journal.entries() == []  # nothing was made
 
     fail = "destroy"
-    with pytest.raises(MdtuiError, match="device busy"), temporary_array(plan, tools, confirmed=True):
+    with pytest.raises(MdtuiError, match="device busy"), temporary_array(plan, tools, confirmed=plan.confirmation):
         pass
     # The array is still there: the entry stays, to be named once this process is gone.
     (left,) = journal.entries()

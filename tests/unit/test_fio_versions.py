@@ -193,3 +193,29 @@ def test_the_live_parser_and_the_import_read_every_version_alike(name: str) -> N
             stored = run.metrics.get(f"{side}_bw_bytes_per_s")
             assert live.bytes_per_s == (stored or 0.0)
             assert live.iops == pytest.approx(run.metrics.get(f"{side}_iops") or 0.0)
+
+
+def test_each_client_host_ran_as_long_as_its_jobs_not_zero_seconds() -> None:
+    # `fio --client` entries carry no "elapsed": the duration is the jobs' runtime (15,000 ms here), not 0.0 s.
+    runs = read_fio_runs(text("fio-3.7-client-two-hosts.json"))
+    assert [run.ended_at for run in runs] == [datetime.fromtimestamp(1536171052, UTC)] * 2
+    assert [(run.ended_at - run.started_at).total_seconds() for run in runs if run.ended_at and run.started_at] == [
+        15.0,
+        15.0,
+    ]
+
+
+def test_jobs_that_say_neither_runtime_nor_elapsed_have_no_duration_rather_than_zero(tmp_path: Path) -> None:
+    doc = document("fio-3.7-client-two-hosts.json")
+    for entry in doc["client_stats"]:
+        entry["read"].pop("runtime")
+    db = str(tmp_path / "results.db")
+    source = tmp_path / "no-runtime.json"
+    source.write_text(json.dumps(doc))
+    runs = read_fio_runs(source.read_text())
+    assert all(run.ended_at is None and run.started_at is not None for run in runs)
+    assert "how long it ran is not measured" in runs[0].setup.context["time"]
+    assert main(["results", "--db", db, "import", str(source)]) == 0
+    with ResultsStore(db) as store:
+        stored = store.get_run(1)
+    assert stored.duration_s is None and stored.started_at == datetime.fromtimestamp(1536171052, UTC)

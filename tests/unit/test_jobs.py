@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.errors import PlanError
 from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
 from mdtui.run.jobs import (
     PRESETS,
+    PresetTarget,
     Step,
     custom,
     dd_argv,
@@ -229,7 +231,8 @@ def test_preset_registry() -> None:
         "custom",
     ]
     assert all(len(p.doc) > 100 for p in PRESETS)
-    assert preset("disk-mark").build is disk_mark
+    assert preset("disk-mark").steps(PresetTarget("/dev/md0", quick=True)) == disk_mark("/dev/md0", quick=True)
+    assert [p.key for p in PRESETS if p.array_target] == ["weakest-link", "parity-cost"]
     assert not preset("weakest-link").writes and preset("disk-mark").writes
     with pytest.raises(PlanError, match="known presets"):
         preset("nope")
@@ -285,3 +288,34 @@ def test_a_target_too_small_to_split_keeps_one_region(tmp_path: Path) -> None:
     assert "--offset_increment=25%" in fio_argv(spec, target_bytes=16 * MIB)
     assert "--offset_increment=25%" in fio_argv(spec)  # size unknown (a plan shown before the run)
     assert target_size(str(tmp_path / "missing")) is None and target_size("/dev/null") is None
+
+
+@pytest.mark.parametrize(
+    ("key", "options"),
+    [
+        ("disk-mark", JobOptions(runtime_s=3)),
+        ("sync-random", JobOptions(size_bytes=8 << 20)),
+        ("weakest-link", JobOptions(numjobs=2)),
+        ("custom", JobOptions(rw=RwMode.WRITE, block_size_bytes=1 << 20, runtime_s=4, iodepth=2)),
+    ],
+)
+def test_this_host_and_the_fleet_build_a_preset_s_steps_from_one_registry(
+    key: str, options: JobOptions, tmp_path: Path
+) -> None:
+    """plan_bench and plan_fleet pick and build presets through run.jobs.PRESETS and bench.plan.preset_steps:
+    the same request gives the same steps (the fleet's are fixed-time, as `--fixed-time` here)."""
+    from mdtui.bench.plan import plan_bench
+    from mdtui.fleet.hosts import Host
+    from mdtui.fleet.plan import plan_fleet
+    from mdtui.model.inventory import Inventory
+    from mdtui.probe.root import SystemRoot
+
+    files = [tmp_path / name for name in ("target", "m1", "m2")]
+    for path in files:
+        path.write_bytes(b"\0" * (1 << 20))
+    target, *members = (str(path) for path in files)
+    listed = tuple(members) if key == "weakest-link" else ()
+    request = BenchRequest(key, target, quick=False, members=listed, options=options, fixed_time=True)
+    here = plan_bench(request, Inventory(disks=(), arrays=(), privileged=True, udev=True), SystemRoot("/"))
+    fleet = plan_fleet(request, [Host("store1")], ssh=False)
+    assert fleet.hosts[0].steps == here.steps

@@ -55,11 +55,14 @@ def test_core_modules_do_not_load_textual() -> None:
 def test_every_package_is_listed_for_setuptools() -> None:
     """pyproject lists packages by hand (discovery would walk the link cycles of the fixture trees)."""
     root = ROOT
-    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    mapped = setuptools.get("package-dir", {})
     found = {
         ".".join(init.parent.relative_to(root).parts) for init in (root / "mdtui").rglob("__init__.py")
     }
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
-    # The rest are data directories shipped as packages (the themes, read through importlib.resources).
-    missing = [name for name in listed - found if not (root / name.replace(".", "/")).is_dir()]
+    # The rest are data directories shipped as packages (the themes, read through importlib.resources), some
+    # mapped from elsewhere in the checkout (package-dir: mdtui.themes is the top-level themes/).
+    missing = [name for name in listed - found if not (root / mapped.get(name, name.replace(".", "/"))).is_dir()]
     assert not missing, f"listed in [tool.setuptools] packages but not in the checkout: {missing}"

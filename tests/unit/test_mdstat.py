@@ -357,3 +357,20 @@ def test_personalities_hold_to_a_word_reading_and_stay_fast(parts: list[str]) ->
     # Every "[name]" word is found; a name never holds a bracket or a space.
     assert set(_personalities_by_words(line)) <= set(found)
     assert all(name and not set(name) & set("[] ") for name in found)
+
+
+def test_an_array_whose_members_are_all_gone_is_degraded_by_all_of_them() -> None:
+    # md prints no member and no blocks line for an array that lost every disk (a raid5 whose enclosure went
+    # away): its geometry and [raid_disks/working] follow the "super" word on the header line.
+    text = (
+        "Personalities : [raid6] [raid5] [raid4]\n"
+        "md126 : active raid5 super 1.2 level 5, 64k chunk, algorithm 2 [4/0] [____]\n"
+        "      \n"
+        "md127 : active raid1 super 1.2 [2/0] [__]\n"
+        "      \n"
+        "unused devices: <none>\n"
+    )
+    md126, md127 = parse_mdstat(text)
+    assert (md126.level, md126.raid_disks, md126.degraded, md126.members) == ("raid5", 4, 4, ())
+    assert (md126.chunk_bytes, md126.layout, md126.metadata) == (64 * 1024, "left-symmetric", "1.2")
+    assert (md127.level, md127.raid_disks, md127.degraded) == ("raid1", 2, 2)

@@ -157,3 +157,19 @@ def test_a_running_sync_exports_progress_rate_eta_and_the_prediction_beside_them
     # md1 has one member left: no rebuild from it if it failed, so no figure, never a 0.
     assert value(found, "mdtui_array_rebuild_predicted_seconds", array="md1") is None
     assert value(found, "mdtui_array_sync_eta_seconds", array="md2") is None
+
+
+def test_an_array_that_lost_every_member_exports_all_of_them_as_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A tree without md's sysfs directory for the array: the count comes from mdstat's header line alone.
+    (tmp_path / "sys" / "block").mkdir(parents=True)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "mdstat").write_text(
+        "Personalities : [raid6] [raid5] [raid4]\n"
+        "md126 : active raid5 super 1.2 level 5, 64k chunk, algorithm 2 [4/0] [____]\n"
+        "      \n"
+        "unused devices: <none>\n"
+    )
+    assert main(["--root", str(tmp_path), "metrics"]) == 0
+    assert value(samples(capsys.readouterr().out), "mdtui_array_degraded_members", array="md126") == 4

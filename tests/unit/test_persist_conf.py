@@ -26,7 +26,7 @@ def _plan(root: SystemRoot) -> persist.PersistPlan:
 def _write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: SystemRoot) -> None:
     monkeypatch.setattr(persist, "detail_brief", lambda device: BRIEF)
     plan = _plan(root)
-    persist.write_conf(plan, confirmed=True, root=root, log=ActionLog(tmp_path / "state" / "actions.log"))
+    persist.write_conf(plan, confirmed="md0", root=root, log=ActionLog(tmp_path / "state" / "actions.log"))
 
 
 def test_a_linked_mdadm_conf_is_written_through_to_its_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

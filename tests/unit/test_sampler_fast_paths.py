@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.probe.arrays import ArrayReader, _with_sync, read_arrays
-from mdtui.probe.cpu import parse_cpu_lines, parse_proc_stat
+from mdtui.probe.cpu import CpufreqReader, parse_cpu_lines, parse_proc_stat
 from mdtui.probe.diskstats import (
     IN_FLIGHT,
     SECTORS_DISCARDED,
@@ -312,6 +312,11 @@ def test_frequencies_read_each_tick_are_each_files_reading(ticks: list[list[str 
                         file.truncate(0)
                         file.write(value.encode())
             cores = sampler.sample(now=float(tick)).cpu.cores
+            # A scan reads the same files the same way (probe.cpu.parse_khz): one reading of a CPU's frequency.
+            scanned = CpufreqReader(SystemRoot(base)).current_khz()
+            assert {c.cpu: c.freq_mhz for c in cores if c.cpu != 3} == {
+                cpu: None if khz is None else khz / 1000.0 for cpu, khz in scanned.items()
+            }, tick
             files = [None if v is None else v.encode() for v in values]
             wanted = [reference_mhz(files[0] or b""), reference_mhz(files[0] or b""), reference_mhz(files[1] or b""),
                       None, reference_mhz(files[2] or b"")]  # fmt: skip

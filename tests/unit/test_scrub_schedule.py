@@ -87,12 +87,12 @@ def test_cron_edit_changes_only_the_time_fields(tmp_path: Path) -> None:
     assert edit.new_text == DEBIAN_CRON.replace("57 0 * * 0 root", "30 2 * * 6 root")
     log = ActionLog(tmp_path / "state/actions.log")
     with pytest.raises(SafetyError):
-        schedule.write_schedule(edit, confirmed=False, root=root, log=log)
+        schedule.write_schedule(edit, confirmed=None, root=root, log=log)
     (tmp_path / "etc/cron.d/mdadm").write_text(DEBIAN_CRON + "# edited meanwhile\n")
     with pytest.raises(SafetyError, match="changed since"):
-        schedule.write_schedule(edit, confirmed=True, root=root, log=log)
+        schedule.write_schedule(edit, confirmed="schedule", root=root, log=log)
     edit = schedule.plan_cron(root, "30 2 * * 6")
-    assert schedule.write_schedule(edit, confirmed=True, root=root, log=log)
+    assert schedule.write_schedule(edit, confirmed="schedule", root=root, log=log)
     assert [m.when for m in schedule.mechanisms(root) if m.kind == "cron"] == ["30 2 * * 6"]
 
 
@@ -104,7 +104,7 @@ def test_the_timer_drop_in_passes_systemd_analyze_verify_and_takes_effect(tmp_pa
     root = _root(tmp_path)
     edit = schedule.plan_timer(root, "Sat *-*-1..7 03:00")
     assert schedule.verify_drop_in(root, edit) is not None
-    assert schedule.write_schedule(edit, confirmed=True, root=root, log=ActionLog(tmp_path / "state/a.log"))
+    assert schedule.write_schedule(edit, confirmed="schedule", root=root, log=ActionLog(tmp_path / "state/a.log"))
     timer = next(m for m in schedule.mechanisms(root) if m.kind == "timer")
     assert timer.when == "Sat *-*-1..7 03:00", "the drop-in's empty OnCalendar= resets the packaged one"
     assert (tmp_path / "usr/lib/systemd/system/mdcheck_start.timer").read_text() == TIMER_UNIT

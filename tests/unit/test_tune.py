@@ -368,3 +368,47 @@ def test_a_knob_is_changed_only_for_an_array_the_journal_can_name(tmp_path: Path
         changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid="")
     assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "256"
     assert load_journals(tmp_path / "journal") == []
+
+
+def _unwritable_rules(root: SystemRoot) -> None:
+    """No rules.d: the rule file reads as empty but cannot be written (as on a broken or read-only /etc)."""
+    assert not root.path("/etc/udev/rules.d").exists()
+
+
+def test_apply_puts_the_live_value_back_when_the_rule_cannot_be_written(tmp_path: Path) -> None:
+    from mdtui.tune.apply import apply_knob, plan_knob_apply
+
+    root, array = _tree(tmp_path)
+    _unwritable_rules(root)
+    plan = plan_knob_apply(root, array, knob_named("sync_speed_min"), "50000")
+    assert plan.before.raw == "1000 (system)" and plan.confirmation == "md0"
+    with pytest.raises(MdtuiError, match=r"cannot write .*; sync_speed_min is back to 1000 \(system\)") as failed:
+        apply_knob(plan, confirmed="md0", root=root)
+    assert "\n" not in str(failed.value)
+    # What md takes to follow the global limit again, not the text it shows ("1000 (system)" is refused).
+    assert _value(root, "/sys/block/md0/md/sync_speed_min") == "system"
+
+
+def test_tune_apply_in_the_cli_restores_the_live_value_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mdtui tune --apply` runs the same sequence as the Tune screen: a rule that cannot be written puts the knob
+    back (before, only the screen did). The captured tree stands for a live host here."""
+    import mdtui.cli.tune as cli_tune
+
+    tree = tmp_path / "tree"
+    shutil.copytree(LAB, tree, symlinks=True)
+    root = SystemRoot(tree)
+    knob_file = root.path("/sys/block/md0/md/stripe_cache_size")
+    assert knob_file.read_text().strip() == "256"
+    _unwritable_rules(root)
+    monkeypatch.setattr(cli_tune, "require_live", lambda root, action: None)
+    assert main(["--root", str(tree), "tune", "--apply", "stripe_cache_size=4096", "md0", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "stripe_cache_size is back to 256" in err and err.count("\n") == 1, err
+    assert knob_file.read_text().strip() == "256"
+    (tree / "etc/udev/rules.d").mkdir(parents=True)
+    assert main(["--root", str(tree), "tune", "--apply", "stripe_cache_size=4096", "md0", "--yes"]) == 0
+    assert "md0 stripe_cache_size reads 4096" in capsys.readouterr().out
+    assert knob_file.read_text().strip() == "4096"
+    assert 'ATTR{md/stripe_cache_size}="4096"' in (tree / "etc/udev/rules.d/90-mdtui-tune.rules").read_text()

@@ -5,6 +5,7 @@ imports but pyproject forgets fails here."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -23,12 +24,15 @@ APP_CHECK = """
 import asyncio, sys
 from importlib.resources import files
 from mdtui.ui.app import MdtuiApp
+from mdtui.ui.themes import shipped_themes_dir
 
 async def main():
     app = MdtuiApp(sys.argv[1], privileged=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        print(app.theme, sorted(entry.name for entry in (files("mdtui") / "themes").iterdir()))
+        print(shipped_themes_dir())
+        names = sorted(entry.name for entry in (files("mdtui") / "themes").iterdir())
+        print(app.theme, app.current_theme.primary, names)
 
 asyncio.run(main())
 """
@@ -85,9 +89,14 @@ def test_the_installed_command_runs(installed: tuple[Path, dict[str, str]]) -> N
 
 
 def test_the_installed_app_uses_its_own_theme(installed: tuple[Path, dict[str, str]]) -> None:
+    """The checkout's top-level themes/ ship as mdtui/themes: the installed app reads them from its own package
+    (not from the checkout) and shows the shipped default's colours."""
     venv, env = installed
-    out = run([venv / "bin" / "python", "-c", APP_CHECK, TREE], env).stdout.strip().splitlines()[-1]
-    assert out == "mdtui-dark ['mdtui-dark.tcss', 'mdtui-light.tcss']"
+    where, shown = run([venv / "bin" / "python", "-c", APP_CHECK, TREE], env).stdout.strip().splitlines()[-2:]
+    assert Path(where).is_relative_to(venv) and Path(where).name == "themes", where
+    primary = re.search(r"^\$primary:\s*(#[0-9A-Fa-f]+)", (REPO / "themes" / "mdtui-dark.tcss").read_text(), re.M)
+    assert primary is not None
+    assert shown == f"mdtui-dark {primary.group(1).upper()} ['mdtui-dark.tcss', 'mdtui-light.tcss']", shown
 
 
 def test_the_installed_command_completes(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

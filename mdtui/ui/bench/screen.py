@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -28,16 +26,17 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from mdtui.bench.background import Stop, run_bench_in_thread
 from mdtui.bench.check import CheckUpdate
 from mdtui.bench.output import RESULT_COLUMNS, result_rows
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult, run_bench
+from mdtui.bench.session import BenchResult
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.inventory import Inventory
-from mdtui.model.job import IoEngine, RwMode
+from mdtui.model.job import IoEngine, JobStatus, RwMode
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import CUSTOM_WRITE_NOTE, PRESETS, preset
 from mdtui.store.db import ResultsStore
@@ -52,8 +51,10 @@ from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
+# The target list's last choice: a path typed in (a file, as `mdtui bench --target FILE` takes, or a device not
+# listed). Not a path itself, so it never stands for one.
+OTHER_TARGET = "other: a path"
 # Presets that measure an md array (its members, its kernel thread and check pass): offered on arrays only.
-ARRAY_PRESETS = frozenset({"weakest-link", "parity-cost"})
 ARRAY_ONLY = " (arrays only)"
 
 
@@ -135,6 +136,7 @@ def target_options(inventory: Inventory) -> list[tuple[str, str]]:
     for disk in inventory.disks:
         state = "free" if disk.available else f"in use: {disk.in_use[0].kind.value}" if disk.in_use else "unknown"
         options.append((f"{disk.name}  {disk.transport.value}, {iec_bytes(disk.size_bytes)}, {state}", disk.dev_path))
+    options.append(("a file or another path… (type it below)", OTHER_TARGET))
     return options
 
 
@@ -161,6 +163,10 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
     BenchScreen.-members #bench-members-row { display: block; }
     BenchScreen #bench-members-row Label { width: 8; color: $text-muted; }
     BenchScreen #bench-members { width: 1fr; }
+    BenchScreen #bench-path-row { display: none; height: 1; margin-top: 1; }
+    BenchScreen.-path #bench-path-row { display: block; }
+    BenchScreen #bench-path-row Label { width: 8; color: $text-muted; }
+    BenchScreen #bench-path { width: 1fr; }
     BenchScreen #bench-plan { height: auto; max-height: 6; margin-top: 1; padding: 0 1; }
     BenchScreen #bench-run { display: none; height: 1fr; }
     BenchScreen.-running #bench-setup, BenchScreen.-ended #bench-setup { display: none; }
@@ -168,8 +174,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
     BenchScreen #bench-status { height: auto; padding: 0 1; }
     BenchScreen #bench-bar { margin: 0 1; }
     BenchScreen #bench-chart { height: 1fr; min-height: 6; }
-    BenchScreen.-ended #bench-chart { height: 8; min-height: 6; }
-    BenchScreen #bench-result { display: none; height: 1fr; }
+    /* After a run the result takes what it needs (up to half), the chart the rest: no blank rows under it. */
+    BenchScreen.-ended #bench-chart { height: 1fr; min-height: 8; width: 100%; }
+    BenchScreen #bench-result { display: none; height: auto; max-height: 50%; }
     BenchScreen.-ended #bench-result { display: block; }
     BenchScreen #bench-table { height: auto; max-height: 14; }
     BenchScreen #bench-findings { height: auto; padding: 0 1; }
@@ -189,8 +196,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.root = root
         self.inventory = inventory
         self.targets = target_options(inventory)
-        self.target = target if target in {value for _, value in self.targets} else None
-        if self.target is None and self.targets:
+        listed = {value for _, value in self.targets} - {OTHER_TARGET}
+        self.target = target if target in listed else None
+        if self.target is None and listed:
             self.target = self.targets[0][1]
         self.preset_key = PRESETS[0].key
         self.quick = True
@@ -199,9 +207,8 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.plan: BenchPlan | None = None
         self.plan_error: str | None = None
         self.result: BenchResult | None = None
-        self._cancel: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
+        self.running: BenchPlan | None = None  # the plan of the run in progress (or the last one)
+        self.stop = Stop()  # set by x, Escape or the screen going away; the running benchmark hears it at once
         self._offset_s = 0.0  # seconds of earlier steps, so the chart runs on across steps
         self._step_elapsed_s = 0.0
 
@@ -224,6 +231,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
                 )
                 yield Checkbox("Quick", self.quick, id="bench-quick", compact=True)
                 yield Button("Start", id="bench-start", variant="primary", compact=True)
+            with Horizontal(id="bench-path-row"):
+                yield Label("Path")
+                yield Input(id="bench-path", compact=True, placeholder="a file or a device, e.g. /srv/fio.dat")
             with Horizontal(id="bench-members-row"):
                 yield Label("Members")
                 yield Input(self.members, id="bench-members", compact=True, placeholder="devices to measure alone")
@@ -260,11 +270,11 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         presets = self.query_one("#bench-presets", OptionList)
         on_array = is_array(self.inventory, self.target)
         for chosen in PRESETS:
-            wrong = chosen.key in ARRAY_PRESETS and not on_array
+            wrong = chosen.array_target and not on_array
             # Said in words, not only dimmed: without colour a disabled option looks like the others.
             presets.replace_option_prompt(chosen.key, chosen.title + (ARRAY_ONLY if wrong else ""))
             (presets.disable_option if wrong else presets.enable_option)(chosen.key)
-        keys = [p.key for p in PRESETS if on_array or p.key not in ARRAY_PRESETS]
+        keys = [p.key for p in PRESETS if on_array or not p.array_target]
         if self.preset_key not in keys or presets.highlighted is None:
             self.preset_key = self._first_that_runs(keys)
         presets.highlighted = next(i for i, p in enumerate(PRESETS) if p.key == self.preset_key)
@@ -296,9 +306,23 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
 
     @on(Select.Changed, "#bench-target")
     def _target_changed(self, event: Select.Changed) -> None:
-        target = event.value if isinstance(event.value, str) else None
+        target: str | None = event.value if isinstance(event.value, str) else None
+        typing = target == OTHER_TARGET
+        self.set_class(typing, "-path")
+        if typing:
+            path = self.query_one("#bench-path", Input)
+            target = path.value.strip() or None
+            path.focus()
         if target == self.target:
             return
+        self._set_target(target)
+
+    @on(Input.Changed, "#bench-path")
+    def _path_changed(self, event: Input.Changed) -> None:
+        if self.has_class("-path"):
+            self._set_target(event.value.strip() or None)
+
+    def _set_target(self, target: str | None) -> None:
         self.target = target
         self.query_one("#bench-members", Input).value = " ".join(active_members(self.inventory, target))
         self._offer_presets()
@@ -345,7 +369,7 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.set_class(self.preset_key == "weakest-link", "-members")
         try:
             if not self.target:
-                raise MdtuiError("no target: pick an array or a disk")
+                raise MdtuiError("no target: pick an array or a disk, or type a path")
             self.plan, self.plan_error = plan_bench(self.request(), self.inventory, SystemRoot(self.root)), None
         except MdtuiError as exc:
             self.plan, self.plan_error = None, str(exc)
@@ -403,9 +427,9 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         body = Text("\n".join(plan.describe()))
         dialog = ConfirmScreen(f"Overwrite {plan.target.path}", body, plan.confirmation, "Run")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self._begin(plan, plan.confirmation)
+        def confirmed(typed: str | None) -> None:
+            if typed:
+                self._begin(plan, typed)
 
         self.app.push_screen(dialog, confirmed)
 
@@ -418,40 +442,32 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         self.query_one("#bench-bar", ProgressBar).update(total=len(plan.steps) * 100, progress=0)
         self.query_one("#bench-status", Static).update(f"Starting {plan.preset.key} on {plan.target.describe()}…")
         self.state = "running"
+        self.running = plan
+        self.stop.clear()
         self.run_worker_bench(plan, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bench")
     def run_worker_bench(self, plan: BenchPlan, confirmed: str | None) -> None:
-        """Thread worker: the core runs the benchmark on its own event loop; every event becomes a message."""
+        """Thread worker: the core runs the benchmark (bench.background); its events and end become messages."""
 
         def posted(event: BenchEvent) -> None:
             self.post_message(BenchEventPosted(event))
 
-        async def drive() -> BenchResult:
-            with self._lock:
-                self._loop = asyncio.get_running_loop()
-                self._cancel = asyncio.Event()
-                cancel = self._cancel
+        try:
             with ResultsStore() as store:
-                return await run_bench(
+                result = run_bench_in_thread(
                     plan,
+                    stop=self.stop,
                     root=SystemRoot(self.root),
                     store=store,
                     confirmed=confirmed,
                     privileged=self.inventory.privileged,
                     on_event=posted,
-                    cancel=cancel,
                 )
-
-        try:
-            result = asyncio.run(drive())
         except Exception as exc:  # a refusal or failure is a message, never a traceback
             self.log.error("benchmark failed", exc)
             self.post_message(BenchRefused(failure_reason(f"The {plan.preset.key} run", exc)))
             return
-        finally:
-            with self._lock:
-                self._loop = self._cancel = None
         self.post_message(BenchEnded(result))
 
     # -- watching ----------------------------------------------------------------------------------
@@ -475,7 +491,8 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
             if event.step_remaining_s is not None:
                 done = event.elapsed_s / max(event.elapsed_s + event.step_remaining_s, 1e-9)
                 bar.update(progress=event.index * 100 + 100 * min(done, 1.0))
-        elif isinstance(event, StepFinished):
+        elif isinstance(event, StepFinished) and event.outcome.status is JobStatus.COMPLETE:
+            # A step cut short (cancelled, failed) keeps the bar where it stopped: it did not run whole.
             bar.update(progress=(event.outcome.index + 1) * 100)
         elif isinstance(event, CheckUpdate):
             checked = f"{event.fraction * 100:.1f}%" if event.fraction is not None else "starting"
@@ -512,17 +529,13 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
 
     # -- cancelling and leaving --------------------------------------------------------------------
 
-    def _signal_cancel(self) -> bool:
-        """Set the running benchmark's cancel event on its own loop; False when nothing runs."""
-        with self._lock:
-            loop, cancel = self._loop, self._cancel
-        if loop is None or cancel is None:
-            return False
-        loop.call_soon_threadsafe(cancel.set)
-        return True
+    def job_subject(self) -> str:
+        plan = self.running
+        return f"{plan.preset.key} on {plan.target.path}" if plan is not None else "a benchmark"
 
     def action_cancel_run(self) -> None:
-        if self._signal_cancel():
+        if self.state == "running":
+            self.stop.set()
             self.query_one("#bench-status", Static).update("Cancelling: stopping fio and keeping the figures so far…")
 
     def action_new_run(self) -> None:
@@ -540,4 +553,4 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
 
     def on_unmount(self) -> None:
         # The app is closing (or the screen went away): no fio may outlive it.
-        self._signal_cancel()
+        self.stop.set()

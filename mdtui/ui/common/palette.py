@@ -49,9 +49,10 @@ def mdtui_commands(app: Any) -> list[PaletteCommand]:
                 partial(app.palette_preset, preset.key),
             )
         )
-    for name, job in dict(getattr(app, "background_jobs", {})).items():
+    for name, (job, subject) in dict(getattr(app, "background_jobs", {})).items():
+        # The screen's installed name is internal: the help line says what runs, on what.
         commands.append(
-            PaletteCommand(f"Back to {job} (running in the background)", name, partial(app.palette_resume, name))
+            PaletteCommand(f"Back to {job} (running in the background)", subject, partial(app.palette_resume, name))
         )
     return commands
 

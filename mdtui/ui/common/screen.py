@@ -166,6 +166,11 @@ class MdtuiScreen(Screen[ResultT]):
             if worker.node is self and worker.group in self.job_groups:
                 worker.cancel()
 
+    def job_subject(self) -> str:
+        """What the running job works on, in words, for the palette's way back ("weakest-link on /dev/md0");
+        a screen with something more telling than its sub-title says it here."""
+        return str(self.sub_title or self.job_name)
+
     def keep_in_background(self) -> None:
         """Leave the screen with its job running: installed, it is kept (not unmounted) when popped."""
         app = self.app
@@ -174,7 +179,7 @@ class MdtuiScreen(Screen[ResultT]):
             app.install_screen(self, name)
         jobs = getattr(app, "background_jobs", None)
         if isinstance(jobs, dict):
-            jobs[name] = self.job_name
+            jobs[name] = (self.job_name, self.job_subject())
         app.pop_screen()
         app.notify(f"{self.job_name.capitalize()} runs on; Ctrl+P, then its name, brings it back.", timeout=8)
 

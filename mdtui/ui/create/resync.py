@@ -238,11 +238,12 @@ class ResyncScreen(MdtuiScreen[None]):
         plan = message.plan
         body = Text("\n".join(plan.cost_lines()))
 
-        def confirmed(answer: bool | None) -> None:
-            if answer and self.following:
+        def confirmed(typed: str | None) -> None:
+            if typed is not None and self.following:
                 self.apply_boost(plan)
 
-        self.app.push_screen(ConfirmScreen(f"Boost the resync of {plan.array}", body, plan.array, "Boost"), confirmed)
+        title = f"Boost the resync of {plan.array}"
+        self.app.push_screen(ConfirmScreen(title, body, plan.confirmation, "Boost"), confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="speed")
     def apply_boost(self, plan: BoostPlan) -> None:

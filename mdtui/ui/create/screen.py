@@ -385,22 +385,22 @@ class CreateScreen(MdtuiScreen[Created | None]):
             return
         if refused_on_tree(self, self.root, "creating an array"):
             return
-        device = plan.request.device
-        dialog = ConfirmScreen(f"Create {device}", confirm_body(plan, self.inventory, self.palette()), device, "Create")
+        body = confirm_body(plan, self.inventory, self.palette())
+        dialog = ConfirmScreen(f"Create {plan.request.device}", body, plan.confirmation, "Create")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
+        def confirmed(typed: str | None) -> None:
+            if typed:
                 self.error = None
                 self.busy = True
-                self.run_create(plan)
+                self.run_create(plan, typed)
 
         self.app.push_screen(dialog, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="create")
-    def run_create(self, plan: CreatePlan) -> None:
+    def run_create(self, plan: CreatePlan, confirmed: str) -> None:
         """Thread worker: run the confirmed plan and post the outcome; never touches a widget."""
         try:
-            outcome = md_run.execute_create(plan, confirmed=True, root=SystemRoot(self.root))
+            outcome = md_run.execute_create(plan, confirmed=confirmed, root=SystemRoot(self.root))
         except Exception as exc:  # any failure is a message on screen, never a traceback
             self.log.error(f"create {plan.request.device} failed", exc)
             self.post_message(ActionFailed("create", failure_reason(f"Creating {plan.request.device}", exc)))

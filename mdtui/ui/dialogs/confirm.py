@@ -11,12 +11,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from mdtui.confirmation import confirms
+
 # Prompt (with its margin), input (with its margin) and the button row.
 FOOTER_ROWS = 5
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Dismisses with True only when the typed text equals ``phrase`` and the action is chosen."""
+class ConfirmScreen(ModalScreen[str | None]):
+    """Dismisses with what was typed only when it confirms ``phrase`` (the core's rule, mdtui.confirmation) and
+    the action is chosen, else None; the caller hands that text to the core function, which checks it again."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -55,8 +58,11 @@ class ConfirmScreen(ModalScreen[bool]):
         reserved = 2 + (footer.outer_size.height or FOOTER_ROWS)
         self.query_one("#confirm-body", VerticalScroll).styles.max_height = max(3, screen_height - reserved)
 
+    def typed(self) -> str:
+        return self.query_one("#confirm-input", Input).value.strip()
+
     def matches(self) -> bool:
-        return self.query_one("#confirm-input", Input).value.strip() == self.phrase
+        return confirms(self.typed(), self.phrase)
 
     @on(Input.Changed, "#confirm-input")
     def _typed(self) -> None:
@@ -65,18 +71,18 @@ class ConfirmScreen(ModalScreen[bool]):
     @on(Input.Submitted, "#confirm-input")
     def _submitted(self) -> None:
         if self.matches():
-            self.dismiss(True)
+            self.dismiss(self.typed())
         else:
             self.app.bell()
 
     @on(Button.Pressed, "#confirm-go")
     def _go(self) -> None:
         if self.matches():
-            self.dismiss(True)
+            self.dismiss(self.typed())
 
     @on(Button.Pressed, "#confirm-cancel")
     def _cancel_pressed(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)

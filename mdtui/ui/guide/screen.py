@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from mdtui.advise import guide as core
 from mdtui.advise.experiments import ExperimentResult, RunPreset
 from mdtui.advise.findings import EXPERIMENT_TITLES
 from mdtui.advise.runner import BenchRunner
+from mdtui.bench.background import Stop
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
@@ -30,10 +30,25 @@ from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.create import form as cf
-from mdtui.ui.guide.steps import STEP_WIDGETS, DisksStep, GuideStep
+from mdtui.ui.create.resync import ResyncScreen
+from mdtui.ui.guide.steps import (
+    STEP_WIDGETS,
+    ArrayCreated,
+    DisksChosen,
+    DisksStep,
+    ExperimentChosen,
+    GuideFinished,
+    GuideStep,
+    GuideView,
+    RunExperiment,
+    RunWeakestLink,
+    StateChosen,
+    StatusSaid,
+    StepPassed,
+)
 
 # Makes the experiments' runner: (store, targets the user confirmed writes to, stop event) → RunPreset.
-RunnerFactory = Callable[[ResultsStore, Collection[str], threading.Event], RunPreset]
+RunnerFactory = Callable[[ResultsStore, Collection[str], Stop], RunPreset]
 
 STEP_KEYS = tuple(key for key, _ in core.STEPS)
 
@@ -70,7 +85,7 @@ class GuideFailed(Message, bubble=False):
 
 
 def default_runner_factory(root: str, privileged: bool | None) -> RunnerFactory:
-    def make(store: ResultsStore, allow_writes_to: Collection[str], cancel: threading.Event) -> RunPreset:
+    def make(store: ResultsStore, allow_writes_to: Collection[str], cancel: Stop) -> RunPreset:
         return BenchRunner(
             store, SystemRoot(root), privileged=privileged, allow_writes_to=allow_writes_to, cancel=cancel
         )
@@ -112,7 +127,7 @@ class GuideScreen(
         self.state = core.GuideState()
         self.draft: core.DiskCheck | None = None
         self.runs: dict[int, RunRecord] = {}
-        self.cancel = threading.Event()
+        self.cancel = Stop()
         self.error: str | None = None
         self.experiment_key = "parallelism-sweep"
 
@@ -148,19 +163,34 @@ class GuideScreen(
     def current_step(self) -> GuideStep:
         return self.query_one(f"#{self.step_key}", GuideStep)
 
+    def view(self) -> GuideView:
+        """The guide as its steps see it (they change it only through messages)."""
+        return GuideView(
+            state=self.state,
+            inventory=self.inventory,
+            draft=self.draft,
+            runs=dict(self.runs),
+            busy=self.busy,
+            palette=self.palette(),
+            root=self.root,
+            db_path=self.db_path,
+            experiment_key=self.experiment_key,
+        )
+
     # -- drawing ---------------------------------------------------------------------------------
 
     def _show_step(self) -> None:
         self.query_one("#guide-switcher", ContentSwitcher).current = self.step_key
-        # One line at 80 columns: the current step by name, the others by number (✓ done, – skipped).
+        # One line at 80 columns: the current step by name, the others by number (✓ done, – passed over without
+        # anything done: skipped, or nothing to do there, as steps 5 and 6 when no array was created).
         steps = Text()
         for index, (key, title) in enumerate(core.STEPS):
             if index == self.step:
                 steps.append(f" {index + 1} {title} ", style="bold reverse")
-            elif key in self.state.skipped:
-                steps.append(f" –{index + 1} ", style="dim")
-            elif index < self.step:
+            elif index < self.step and core.step_done(self.state, key):
                 steps.append(f" ✓{index + 1} ")
+            elif index < self.step:
+                steps.append(f" –{index + 1} ", style="dim")
             else:
                 steps.append(f" {index + 1} ", style="dim")
         if self.step + 1 < len(core.STEPS):
@@ -173,7 +203,7 @@ class GuideScreen(
         skip.disabled = self.busy or self.step_key == "summary"
         self.update_status()
         step = self.current_step()
-        step.draw()
+        step.draw(self.view())
         # Keys go to the step's own choice where it has one, else to the button that moves on.
         target = self.query_one(step.FOCUS or "#guide-next")
         if not self.busy and not target.has_focus:
@@ -237,7 +267,60 @@ class GuideScreen(
     def action_next(self) -> None:
         if self.busy:
             return
-        self.current_step().advance()
+        self.current_step().advance(self.view())
+
+    # -- what the steps ask (steps.py's messages) --------------------------------------------------
+
+    @on(StateChosen)
+    def _state_chosen(self, message: StateChosen) -> None:
+        self.state = message.state
+        self.advance()
+
+    @on(DisksChosen)
+    def _disks_chosen(self, message: DisksChosen) -> None:
+        self.state = replace(self.state, disks=message.disks)
+        self.busy = True
+        self.check_links(message.disks)
+        self.advance()
+
+    @on(StepPassed)
+    def _step_passed(self) -> None:
+        self.advance()
+
+    @on(StatusSaid)
+    def _status_said(self, message: StatusSaid) -> None:
+        self.update_status(message.text)
+
+    @on(ArrayCreated)
+    def _array_created(self, message: ArrayCreated) -> None:
+        created = message.created
+        self.state = replace(self.state, plan=created.plan, device=created.outcome.device)
+        self.rescan()
+        # The resync view follows the new array's resync; a benchmark during it would mislead.
+        self.app.push_screen(ResyncScreen(self.root, created.plan, created.outcome), lambda _: self.advance())
+
+    @on(RunWeakestLink)
+    def _run_weakest_link(self, message: RunWeakestLink) -> None:
+        self.busy = True
+        self.cancel.clear()
+        self.run_weakest_link(message.device)
+
+    @on(ExperimentChosen)
+    def _experiment_chosen(self, message: ExperimentChosen) -> None:
+        self.experiment_key = message.key
+        if self.step_key == "experiment":
+            self.current_step().draw(self.view())
+
+    @on(RunExperiment)
+    def _run_experiment(self, message: RunExperiment) -> None:
+        self.busy = True
+        self.cancel.clear()
+        self.run_experiment(message.key, message.device, message.allow_writes_to)
+
+    @on(GuideFinished)
+    def _finished(self) -> None:
+        core.mark_guide_seen(self.flag_path)
+        self.dismiss(self.state)
 
     # -- workers ---------------------------------------------------------------------------------
 

@@ -1,14 +1,16 @@
 """The guide's steps, one widget each: what a step shows (draw) and what Next does on it (advance).
 
-Each step reads and changes the guide's state through its screen (GuideScreen), which owns the state,
-the workers and the step line; STEP_WIDGETS names every step's widget, in the guide's order.
+A step reads the guide as its screen shows it (GuideView, handed to draw and advance) and asks for every
+change by posting a message (StateChosen, RunWeakestLink, ...): the screen (GuideScreen) owns the state,
+the workers and the step line, and this module does not know it. STEP_WIDGETS names every step's widget,
+in the guide's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -16,6 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import RadioButton, RadioSet, SelectionList, Static
 
 from mdtui.advise import guide as core
@@ -33,12 +36,8 @@ from mdtui.ui.common.member_picker import busy_reason
 from mdtui.ui.common.render import Palette, link_label
 from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.create import form as cf
-from mdtui.ui.create.resync import ResyncScreen
 from mdtui.ui.create.screen import Created, CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
-
-if TYPE_CHECKING:
-    from mdtui.ui.guide.screen import GuideScreen
 
 
 def findings_renderable(findings: Sequence[Finding], palette: Palette) -> RenderableType:
@@ -73,6 +72,86 @@ def run_lines(runs: dict[int, RunRecord], run_ids: Sequence[int]) -> Text:
     return Text("\n".join(core.run_line(runs[i]) for i in run_ids if i in runs))
 
 
+@dataclass(frozen=True)
+class GuideView:
+    """The guide as a step sees it: what was chosen and what ran, and what the screen is doing now."""
+
+    state: core.GuideState
+    inventory: Inventory | None
+    draft: core.DiskCheck | None
+    runs: dict[int, RunRecord]
+    busy: bool
+    palette: Palette
+    root: str
+    db_path: Path
+    experiment_key: str
+
+
+# -- what a step asks of the guide (each handled by GuideScreen) -----------------------------------------
+
+
+class StateChosen(Message):
+    """The user chose something on a step (the workload): the guide's new state, then on to the next step."""
+
+    def __init__(self, state: core.GuideState) -> None:
+        super().__init__()
+        self.state = state
+
+
+class DisksChosen(Message):
+    """The picked disks: check their links, CPU and the workload's plan (a worker), and go on to the results."""
+
+    def __init__(self, disks: tuple[Disk, ...]) -> None:
+        super().__init__()
+        self.disks = disks
+
+
+class StepPassed(Message):
+    """Next on a step with nothing (more) to do there: on to the next step."""
+
+
+class StatusSaid(Message):
+    """A line for the guide's status (what did not happen, and what to do)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class ArrayCreated(Message):
+    """The create screen made the array: the guide follows its resync, then goes on."""
+
+    def __init__(self, created: Created) -> None:
+        super().__init__()
+        self.created = created
+
+
+class RunWeakestLink(Message):
+    def __init__(self, device: str) -> None:
+        super().__init__()
+        self.device = device
+
+
+class ExperimentChosen(Message):
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+
+class RunExperiment(Message):
+    """Run the experiment; ``allow_writes_to`` holds what the user typed to let it write (empty: it only reads)."""
+
+    def __init__(self, key: str, device: str, allow_writes_to: tuple[str, ...]) -> None:
+        super().__init__()
+        self.key = key
+        self.device = device
+        self.allow_writes_to = allow_writes_to
+
+
+class GuideFinished(Message):
+    """Done on the summary: the guide closes with what was done."""
+
+
 class GuideCreateScreen(CreateScreen):
     """The create screen, opened with the guide's draft (members, level, chunk) already filled in."""
 
@@ -87,16 +166,12 @@ class GuideStep(VerticalScroll):
 
     FOCUS: str | None = None  # the step's own choice, which gets the keys; else the Next button does
 
-    @property
-    def guide(self) -> GuideScreen:
-        return cast("GuideScreen", self.screen)
-
-    def draw(self) -> None:
+    def draw(self, view: GuideView) -> None:
         """Show what the step has to say now (called whenever the guide's state changed)."""
 
-    def advance(self) -> None:
+    def advance(self, view: GuideView) -> None:
         """What Next does on this step: by default, go on to the next."""
-        self.guide.advance()
+        self.post_message(StepPassed())
 
 
 class PurposeStep(GuideStep):
@@ -108,11 +183,9 @@ class PurposeStep(GuideStep):
             for index, workload in enumerate(WORKLOADS):
                 yield MarkRadioButton(workload.title, value=index == 0)
 
-    def advance(self) -> None:
-        guide = self.guide
+    def advance(self, view: GuideView) -> None:
         index = self.query_one("#workload", RadioSet).pressed_index
-        guide.state = replace(guide.state, workload=WORKLOADS[max(index, 0)])
-        guide.advance()
+        self.post_message(StateChosen(replace(view.state, workload=WORKLOADS[max(index, 0)])))
 
 
 class DisksStep(GuideStep):
@@ -131,13 +204,13 @@ class DisksStep(GuideStep):
         if disk_list.option_count:
             disk_list.highlighted = 0
 
-    def draw(self) -> None:
-        inventory = self.guide.inventory
+    def draw(self, view: GuideView) -> None:
+        inventory = view.inventory
         busy = self.query_one("#disks-busy", Static)
         if inventory is None:
             busy.update(Text("Scanning…"))
             return
-        palette = self.guide.palette()
+        palette = view.palette
         others = [d for d in inventory.disks if not d.available]
         text = Text()
         if not any(d.available for d in inventory.disks):
@@ -148,46 +221,41 @@ class DisksStep(GuideStep):
                 text.append(f"  {disk.name}: {busy_reason(disk)}\n", style=palette.muted)
         busy.update(text)
 
-    def advance(self) -> None:
-        guide = self.guide
-        if guide.inventory is None:
+    def advance(self, view: GuideView) -> None:
+        if view.inventory is None:
             self.notify("Still scanning the disks.", severity="warning")
             return
         chosen = set(self.query_one("#disk-list", SelectionList).selected)
-        disks = tuple(d for d in guide.inventory.disks if d.name in chosen)
+        disks = tuple(d for d in view.inventory.disks if d.name in chosen)
         if not disks:
             self.notify("Pick at least one disk (space), or skip.", severity="warning")
             return
-        guide.state = replace(guide.state, disks=disks)
-        guide.busy = True
-        guide.check_links(disks)
-        guide.advance()
+        self.post_message(DisksChosen(disks))
 
 
 class LinksStep(GuideStep):
     def compose(self) -> ComposeResult:
         yield Static(id="links-body")
 
-    def draw(self) -> None:
-        guide = self.guide
+    def draw(self, view: GuideView) -> None:
         body = self.query_one("#links-body", Static)
-        if not guide.state.disks:
+        if not view.state.disks:
             body.update(Text("No disks picked: nothing to check. Go back by closing the guide, or skip on."))
             return
-        if guide.busy:
+        if view.busy:
             body.update(Text("Checking links, CPU and the plan for the workload…"))
             return
-        palette = guide.palette()
-        heading = Text(f"Checked {', '.join(d.name for d in guide.state.disks)}", style="bold")
+        palette = view.palette
+        heading = Text(f"Checked {', '.join(d.name for d in view.state.disks)}", style="bold")
         parts: list[RenderableType] = [heading]
-        draft = guide.draft
+        draft = view.draft
         if draft is not None and draft.request is not None:
             level = draft.request.level
             name = level if isinstance(level, str) else level.name
-            heading.append(f" as a {name} for {guide.state.workload.key if guide.state.workload else 'any use'}")
+            heading.append(f" as a {name} for {view.state.workload.key if view.state.workload else 'any use'}")
             for problem in draft.problems:
                 parts.append(Text(f"✖ {problem}", style=palette.error))
-        parts += [Text(""), findings_renderable(guide.state.findings, palette)]
+        parts += [Text(""), findings_renderable(view.state.findings, palette)]
         body.update(Group(*parts))
 
 
@@ -197,14 +265,13 @@ class PlanStep(GuideStep):
     def compose(self) -> ComposeResult:
         yield Static(id="plan-body")
 
-    def draw(self) -> None:
-        guide = self.guide
+    def draw(self, view: GuideView) -> None:
         body = self.query_one("#plan-body", Static)
-        palette = guide.palette()
-        if guide.state.device is not None and guide.state.plan is not None:
-            body.update(Text(f"Created {guide.state.device} ({guide.state.plan.level.name}).", style=palette.good))
+        palette = view.palette
+        if view.state.device is not None and view.state.plan is not None:
+            body.update(Text(f"Created {view.state.device} ({view.state.plan.level.name}).", style=palette.good))
             return
-        request = guide.draft.request if guide.draft is not None else None
+        request = view.draft.request if view.draft is not None else None
         if request is None:
             body.update(Text("No draft to start from (pick at least two free disks): the create form opens empty."))
             return
@@ -213,7 +280,7 @@ class PlanStep(GuideStep):
         lines = [
             Text(f"Suggested: {level} on {', '.join(d.name for d in request.members)}{chunk}", style="bold"),
             Text(""),
-            *self._level_table(request.members, request.chunk_kib, level, palette),
+            *self._level_table(view, request.members, request.chunk_kib, level, palette),
             Text(
                 "The create form opens with this filled in: change anything, review the plan, and confirm "
                 "by typing the device. Nothing is written before that.",
@@ -223,20 +290,20 @@ class PlanStep(GuideStep):
         body.update(Group(*lines))
 
     def _level_table(
-        self, members: Sequence[Disk], chunk_kib: int | None, suggested: str, palette: Palette
+        self, view: GuideView, members: Sequence[Disk], chunk_kib: int | None, suggested: str, palette: Palette
     ) -> list[Text]:
         """Every level these members can make, side by side on each workload (the md model over the members'
         stored figures), the workload's own columns first in mind: sequential or random."""
         if self._member_runs is None:
             try:
-                self._member_runs = load_member_runs(str(self.guide.db_path))
+                self._member_runs = load_member_runs(str(view.db_path))
             except MdtuiError:
                 self._member_runs = []  # an unreadable database leaves the table unknown, not the step broken
         sources = member_sources(self._member_runs, members)
         rows = level_table(LEVELS, sources, chunk_bytes=chunk_kib * 1024 if chunk_kib else None)
         if not rows:
             return []
-        workload = self.guide.state.workload
+        workload = view.state.workload
         focus = ""
         if workload is not None:
             random = Pattern.SMALL_RANDOM in workload.patterns
@@ -249,17 +316,16 @@ class PlanStep(GuideStep):
         texts.append(Text(""))
         return texts
 
-    def advance(self) -> None:
-        guide = self.guide
-        if guide.state.device is not None:
-            guide.advance()
+    def advance(self, view: GuideView) -> None:
+        if view.state.device is not None:
+            self.post_message(StepPassed())
             return
-        inventory = guide.inventory
+        inventory = view.inventory
         if inventory is None:
             self.notify("Still scanning the disks.", severity="warning")
             return
         form = cf.CreateForm(device=cf.next_free_device(inventory))
-        request = guide.draft.request if guide.draft is not None else None
+        request = view.draft.request if view.draft is not None else None
         if request is not None:
             form = replace(
                 form,
@@ -267,45 +333,40 @@ class PlanStep(GuideStep):
                 members=tuple(d.name for d in request.members),
                 chunk_kib=request.chunk_kib or form.chunk_kib,
             )
-        self.app.push_screen(GuideCreateScreen(guide.root, inventory, form), self._created)
+        self.app.push_screen(GuideCreateScreen(view.root, inventory, form), self._created)
 
     def _created(self, created: Created | None) -> None:
-        guide = self.guide
         if created is None:
-            guide.update_status("Nothing was created. Plan & create opens the form again; Skip goes on.")
+            self.post_message(StatusSaid("Nothing was created. Plan & create opens the form again; Skip goes on."))
             return
-        guide.state = replace(guide.state, plan=created.plan, device=created.outcome.device)
-        guide.rescan()
-        # The resync view follows the new array's resync; a benchmark during it would mislead.
-        self.app.push_screen(ResyncScreen(guide.root, created.plan, created.outcome), lambda _: guide.advance())
+        self.post_message(ArrayCreated(created))
 
 
 class WeakestLinkStep(GuideStep):
     def compose(self) -> ComposeResult:
         yield Static(id="weakest-body")
 
-    def draw(self) -> None:
-        guide = self.guide
+    def draw(self, view: GuideView) -> None:
         body = self.query_one("#weakest-body", Static)
-        device = guide.state.device
+        device = view.state.device
         if device is None:
             body.update(Text("No array was created in this guide: there is nothing to measure. Skip on."))
             return
-        if guide.state.weakest_link_runs:
-            stored = [guide.runs[i] for i in guide.state.weakest_link_runs if i in guide.runs]
-            shown = core.after_run_findings(guide.inventory, stored)
+        if view.state.weakest_link_runs:
+            stored = [view.runs[i] for i in view.state.weakest_link_runs if i in view.runs]
+            shown = core.after_run_findings(view.inventory, stored)
             parts: list[RenderableType] = [
                 Text(f"Stored runs on {device}:", style="bold"),
-                run_lines(guide.runs, guide.state.weakest_link_runs),
+                run_lines(view.runs, view.state.weakest_link_runs),
             ]
             if shown is not None:
                 parts += [
                     Text(""),
-                    findings_renderable(shown, guide.palette())
+                    findings_renderable(shown, view.palette)
                     if shown
                     else Text(
                         "No member stands out and the array keeps pace with them: nothing to fix here.",
-                        style=guide.palette().good,
+                        style=view.palette.good,
                     ),
                 ]
             body.update(Group(*parts))
@@ -314,17 +375,14 @@ class WeakestLinkStep(GuideStep):
             f"Reads each member of {device} alone, all members at once, then the array (quick mode, read-only): "
             "a stripe runs at its slowest member × N (docs/findings.md, finding 1). Run starts it."
         )
-        spoilers = core.before_run_findings(guide.inventory, device) if guide.inventory is not None else ()
-        body.update(Group(findings_renderable(spoilers, guide.palette()), intro) if spoilers else intro)
+        spoilers = core.before_run_findings(view.inventory, device) if view.inventory is not None else ()
+        body.update(Group(findings_renderable(spoilers, view.palette), intro) if spoilers else intro)
 
-    def advance(self) -> None:
-        guide = self.guide
-        if guide.state.weakest_link_runs or guide.state.device is None:
-            guide.advance()
+    def advance(self, view: GuideView) -> None:
+        if view.state.weakest_link_runs or view.state.device is None:
+            self.post_message(StepPassed())
             return
-        guide.busy = True
-        guide.cancel.clear()
-        guide.run_weakest_link(guide.state.device)
+        self.post_message(RunWeakestLink(view.state.device))
 
 
 class ExperimentStep(GuideStep):
@@ -337,47 +395,40 @@ class ExperimentStep(GuideStep):
                 yield MarkRadioButton(EXPERIMENT_TITLES[key], value=False)
         yield Static(id="experiment-body")
 
-    def _writes(self) -> bool:
-        return core.experiment_writes(self.guide.experiment_key)
-
     @on(RadioSet.Changed, "#experiment-choice")
     def _experiment_chosen(self, event: RadioSet.Changed) -> None:
-        self.guide.experiment_key = core.GUIDE_EXPERIMENTS[event.radio_set.pressed_index]
-        if self.guide.step_key == "experiment":
-            self.draw()
+        self.post_message(ExperimentChosen(core.GUIDE_EXPERIMENTS[event.radio_set.pressed_index]))
 
-    def draw(self) -> None:
-        guide = self.guide
+    def draw(self, view: GuideView) -> None:
         body = self.query_one("#experiment-body", Static)
         radio = self.query_one("#experiment-choice", RadioSet)
         if radio.pressed_index < 0:
             buttons = list(radio.query(RadioButton))
-            buttons[core.GUIDE_EXPERIMENTS.index(guide.experiment_key)].value = True
-        if guide.state.device is None:
+            buttons[core.GUIDE_EXPERIMENTS.index(view.experiment_key)].value = True
+        if view.state.device is None:
             body.update(Text("No array was created in this guide: skip on."))
             return
-        result = guide.state.experiment
+        result = view.state.experiment
         if result is not None:
             lines = [Text(f"{EXPERIMENT_TITLES[result.key]}: stored", style="bold")]
             for point in result.runs:
-                lines.append(run_lines(guide.runs, point.run_ids))
+                lines.append(run_lines(view.runs, point.run_ids))
             lines += [Text(note) for note in result.notes]
             body.update(Group(*lines))
             return
         writes = "Read-only."
-        if self._writes():
+        if core.experiment_writes(view.experiment_key):
             writes = "It overwrites the array's data: you confirm it by typing the device."
-        body.update(Text(writes, style=guide.palette().muted))
+        body.update(Text(writes, style=view.palette.muted))
 
-    def advance(self) -> None:
-        guide = self.guide
-        device = guide.state.device
-        if guide.state.experiment is not None or device is None:
-            guide.advance()
+    def advance(self, view: GuideView) -> None:
+        device = view.state.device
+        if view.state.experiment is not None or device is None:
+            self.post_message(StepPassed())
             return
-        key = guide.experiment_key
-        if not self._writes():
-            self._start(key, device, ())
+        key = view.experiment_key
+        if not core.experiment_writes(key):
+            self._start(view, key, device, ())
             return
         body = Text.assemble(
             (f"{EXPERIMENT_TITLES[key]}\n\n", "bold"),
@@ -386,35 +437,30 @@ class ExperimentStep(GuideStep):
         )
         dialog = ConfirmScreen(f"Overwrite {device}", body, device, "Run")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self._start(key, device, (device,))
+        def confirmed(typed: str | None) -> None:
+            if typed:
+                self._start(view, key, device, (typed,))
             else:
-                guide.update_status("Not confirmed: nothing ran.")
+                self.post_message(StatusSaid("Not confirmed: nothing ran."))
 
         self.app.push_screen(dialog, confirmed)
 
-    def _start(self, key: str, device: str, allow_writes_to: tuple[str, ...]) -> None:
-        guide = self.guide
-        if refused_on_tree(guide, guide.root, "running an experiment"):
+    def _start(self, view: GuideView, key: str, device: str, allow_writes_to: tuple[str, ...]) -> None:
+        if refused_on_tree(self.screen, view.root, "running an experiment"):
             return
-        guide.busy = True
-        guide.cancel.clear()
-        guide.run_experiment(key, device, allow_writes_to)
+        self.post_message(RunExperiment(key, device, allow_writes_to))
 
 
 class SummaryStep(GuideStep):
     def compose(self) -> ComposeResult:
         yield Static(id="summary-body")
 
-    def draw(self) -> None:
-        guide = self.guide
-        lines = core.summary_lines(guide.state, list(guide.runs.values()))
+    def draw(self, view: GuideView) -> None:
+        lines = core.summary_lines(view.state, list(view.runs.values()))
         self.query_one("#summary-body", Static).update(Text("\n".join(lines)))
 
-    def advance(self) -> None:
-        core.mark_guide_seen(self.guide.flag_path)
-        self.guide.dismiss(self.guide.state)
+    def advance(self, view: GuideView) -> None:
+        self.post_message(GuideFinished())
 
 
 # Every step of core.STEPS, by key, in the guide's order.

@@ -4,13 +4,15 @@ and refused on a captured tree (refused_on_tree)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
+from textual import on, work
+from textual.message import Message
 from textual.widget import Widget
 
 from mdtui.errors import MdtuiError
@@ -71,6 +73,15 @@ def plan_body(lines: list[str], palette: Palette, intro: str | None = None) -> R
     return Group(*parts)
 
 
+class BackgroundEnded(Message, bubble=False):
+    """A worker of Lifecycle.background ended: what to show or do next, run here on the UI thread."""
+
+    def __init__(self, then: Callable[[], None], doing: str = "") -> None:
+        super().__init__()
+        self.then = then
+        self.doing = doing
+
+
 class Lifecycle(Widget):
     """The four actions, shown only through their forms, confirmations and notifications; ``done`` runs after
     anything changed, to scan again."""
@@ -98,15 +109,26 @@ class Lifecycle(Widget):
 
         try:
             result = call()
-        except PlanRejected as exc:
-            self.app.call_from_thread(self.refused, exc.subject, exc.problems)
+        except PlanRejected as rejected:
+            # Bound now: the name of an except clause is gone once the clause ends.
+            subject, problems = rejected.subject, rejected.problems
+            self.post_message(BackgroundEnded(lambda: self.refused(subject, problems), doing))
             return
         except Exception as exc:
             if not isinstance(exc, MdtuiError):
                 self.log.error(f"{doing} failed", exc)
-            self.app.call_from_thread(self.failed, doing, exc)
+            failure = exc
+            self.post_message(BackgroundEnded(lambda: self.failed(doing, failure), doing))
             return
-        self.app.call_from_thread(then, result)
+        self.post_message(BackgroundEnded(lambda: then(result), doing))
+
+    @on(BackgroundEnded)
+    def _background_ended(self, message: BackgroundEnded) -> None:
+        try:
+            message.then()
+        except Exception as exc:  # what follows the work failing is a notification too, never a traceback
+            self.log.error(f"after {message.doing}", exc)
+            self.failed(message.doing, exc)
 
     def refused(self, subject: str, problems: list[str]) -> None:
         from mdtui.ui.dialogs.detail import DetailScreen
@@ -120,12 +142,15 @@ class Lifecycle(Widget):
         sentence = doing[:1].upper() + doing[1:]  # capitalize() would lower-case the rest (MAILADDR, a path)
         self.notify(failure_reason(sentence, exc), title=f"{sentence} failed", severity="error", timeout=15)
 
-    def confirm(self, title: str, body: RenderableType, phrase: str, label: str, then: Callable[[], None]) -> None:
+    def confirm(
+        self, title: str, body: RenderableType, phrase: str, label: str, then: Callable[[str], None]
+    ) -> None:
+        """Ask for ``phrase`` (the plan's confirmation); ``then`` gets what was typed, for the core to check."""
         from mdtui.ui.dialogs.confirm import ConfirmScreen
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                then()
+        def answered(typed: str | None) -> None:
+            if typed:
+                then(typed)
 
         self.app.push_screen(ConfirmScreen(title, body, phrase, label), answered)
 
@@ -160,14 +185,15 @@ class Lifecycle(Widget):
         plan, now = planned
         body = plan_body(["Now:", *("  " + line for line in now), "", *plan.describe()], self._palette())
         verb = f"write {plan.edit.path} and (re)start the monitor" if plan.edit.changed else "(re)start the monitor"
-        self.confirm(f"Alerts: {verb}", body, "alerts", "Set", lambda: self._alerts_run(plan))
+        self.confirm(f"Alerts: {verb}", body, plan.confirmation, "Set", lambda typed: self._alerts_run(plan, typed))
 
-    def _alerts_run(self, plan: AlertsPlan) -> None:
+    def _alerts_run(self, plan: AlertsPlan, confirmed: str) -> None:
         from mdtui.keep.alerts import read_alerts, send_test, start_monitor, write_alerts_conf
 
         def run() -> list[str]:
-            lines = [f"wrote {plan.edit.path}"] if write_alerts_conf(plan, confirmed=True, root=self.system) else []
-            start_monitor(plan, confirmed=True)
+            wrote = write_alerts_conf(plan, confirmed=confirmed, root=self.system)
+            lines = [f"wrote {plan.edit.path}"] if wrote else []
+            start_monitor(plan, confirmed=confirmed)
             state = read_alerts(self.system)
             test = send_test(state.program, mailaddr=state.mailaddr, mailer=state.mailer)
             return [*lines, *state.lines, "", *test.lines()]
@@ -196,16 +222,16 @@ class Lifecycle(Widget):
     def _persist_planned(self, plan: PersistPlan) -> None:
         from mdtui.keep.persist import describe_persist, write_conf
 
-        token = plan.device.removeprefix("/dev/")
+        token = plan.confirmation
         body = plan_body(describe_persist(plan), self._palette())
         if not plan.edit.changed:
             self._persist_initramfs(plan, body)
             return
 
-        def write() -> None:
+        def write(typed: str) -> None:
             self.background(
                 f"writing {plan.edit.path}",
-                lambda: write_conf(plan, confirmed=True, root=self.system),
+                lambda: write_conf(plan, confirmed=typed, root=self.system),
                 lambda _wrote: self._persist_initramfs(plan, None),
             )
 
@@ -214,18 +240,18 @@ class Lifecycle(Widget):
     def _persist_initramfs(self, plan: PersistPlan, body: RenderableType | None) -> None:
         from mdtui.keep.persist import refresh_initramfs
 
-        token = plan.device.removeprefix("/dev/")
+        token = plan.confirmation
         argv = " ".join(plan.initramfs_argv)
         if body is None:
             self.notify(f"wrote {plan.edit.path}")
             body = Text(f"{plan.edit.path} has {token}'s ARRAY line; the initramfs still has the old copy.")
             self._done()
 
-        def run() -> None:
+        def run(typed: str) -> None:
             self.notify(f"Running {argv} (it takes a while)…")
             self.background(
                 f"running {argv}",
-                lambda: refresh_initramfs(plan, confirmed=True),
+                lambda: refresh_initramfs(plan, confirmed=typed),
                 lambda result: self._persist_done(plan, result.duration_s),
             )
 
@@ -264,14 +290,14 @@ class Lifecycle(Widget):
                 self._palette(),
             )
             title = f"Repair mismatches on {array.name}"
-            self.confirm(title, body, array.name, "Repair", lambda: self._scrub_start(plan))
+            self.confirm(title, body, plan.confirmation, "Repair", lambda typed: self._scrub_start(plan, typed))
 
-    def _scrub_start(self, plan: ScrubPlan) -> None:
+    def _scrub_start(self, plan: ScrubPlan, confirmed: str | None = None) -> None:
         from mdtui.keep.scrub import start_scrub
 
         self.background(
             f"starting a {plan.action} of {plan.array}",
-            lambda: start_scrub(plan, confirmed=True, root=self.system),
+            lambda: start_scrub(plan, confirmed=confirmed, root=self.system),
             lambda _none: self._scrub_started(plan),
         )
 
@@ -326,24 +352,23 @@ class Lifecycle(Widget):
         self.background(f"planning the {choice.action} on {array.dev_path}", plan, self._repair_planned)
 
     def _repair_planned(self, planned: RepairPlanned) -> None:
-        from mdtui.keep.repair import describe_repair, execute_repair, repair_token
+        from mdtui.keep.repair import describe_repair, execute_repair
 
-        plan = planned.plan
-        # As the CLI asks: the serial on the label of the member failed, removed or replaced; the disk
-        # overwritten; or the array when nothing is overwritten.
-        token = repair_token(plan, planned.identity)
-        written = plan.disk.name if plan.disk is not None and plan.action != "re-add" else None
+        # As the CLI asks (RepairPlan.confirmation): the serial on the label of the member failed, removed or
+        # replaced; the disk overwritten; or the array when nothing is overwritten.
+        plan = dataclasses.replace(planned.plan, identity=planned.identity)
+        written = plan.overwritten
         title = f"{plan.action} on {plan.array}" + (f", overwriting {written}" if written else "")
 
-        def run() -> None:
+        def run(typed: str) -> None:
             self.background(
                 f"the {plan.action} on {plan.array}",
-                lambda: execute_repair(plan, confirmed=True, root=self.system),
+                lambda: execute_repair(plan, confirmed=typed, root=self.system),
                 lambda _results: self._repair_done(plan),
             )
 
         lines = describe_repair(plan, planned.identity, planned.predicted, planned.label)
-        self.confirm(title, plan_body(lines, self._palette()), token, "Run", run)
+        self.confirm(title, plan_body(lines, self._palette()), plan.confirmation, "Run", run)
 
     def _repair_done(self, plan: RepairPlan) -> None:
         follow = "; md recovers onto it now: w watches it" if plan.follows_recovery else ""

@@ -121,6 +121,25 @@ class InventoryProbing(Message, bubble=False):
         self.pending = pending
 
 
+class ScrubsRead(Message, bubble=False):
+    """The kernel log's last scrubs (read_scrubs), for the lifecycle line, and each array's kept passes."""
+
+    def __init__(
+        self, scrubs: Mapping[str, LastScrub] | None, history: Mapping[str, Sequence[ScrubPass]]
+    ) -> None:
+        super().__init__()
+        self.scrubs = scrubs
+        self.history = history
+
+
+class ForecastsRead(Message, bubble=False):
+    """Each array's sync-time forecast (read_forecasts), for the array's detail."""
+
+    def __init__(self, forecasts: Mapping[str, ArrayForecast]) -> None:
+        super().__init__()
+        self.forecasts = forecasts
+
+
 class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -581,11 +600,12 @@ class InventoryScreen(MdtuiScreen[None]):
         except (MdtuiError, OSError):
             return
         scrubs = None if passes is None else {scrub.array: scrub for scrub in passes}
-        self.app.call_from_thread(self._scrubs_read, scrubs, kept)
+        self.post_message(ScrubsRead(scrubs, kept))
 
-    def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None, history: Mapping[str, Sequence[ScrubPass]]) -> None:
-        self._scrubs = scrubs
-        self._history = history
+    @on(ScrubsRead)
+    def _scrubs_read(self, message: ScrubsRead) -> None:
+        self._scrubs = message.scrubs
+        self._history = message.history
         self._detail_shown = None  # the same row, drawn again with the times
         self._update_detail()
 
@@ -600,10 +620,11 @@ class InventoryScreen(MdtuiScreen[None]):
         except (MdtuiError, OSError) as exc:
             self.log.warning(f"no sync-time forecasts: {exc}")
             return
-        self.app.call_from_thread(self._forecasts_read, forecasts)
+        self.post_message(ForecastsRead(forecasts))
 
-    def _forecasts_read(self, forecasts: Mapping[str, ArrayForecast]) -> None:
-        self._forecasts = forecasts
+    @on(ForecastsRead)
+    def _forecasts_read(self, message: ForecastsRead) -> None:
+        self._forecasts = message.forecasts
         self._update_detail()  # drawn again only when the array shown now has a forecast to show
 
     def action_alerts(self) -> None:

@@ -105,22 +105,23 @@ class Teardown(Widget):
         from mdtui.ui.dialogs.confirm import ConfirmScreen
 
         plan = message.plan
-        dialog = ConfirmScreen(f"Tear down {plan.array}", teardown_body(plan, self._palette()), plan.array, "Destroy")
+        body = teardown_body(plan, self._palette())
+        dialog = ConfirmScreen(f"Tear down {plan.array}", body, plan.confirmation, "Destroy")
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
+        def confirmed(typed: str | None) -> None:
+            if typed:
                 self.notify(f"Tearing down {plan.array}…")
-                self.run_teardown(plan)
+                self.run_teardown(plan, typed)
 
         self.app.push_screen(dialog, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
-    def run_teardown(self, plan: DestroyPlan) -> None:
+    def run_teardown(self, plan: DestroyPlan, confirmed: str) -> None:
         """Thread worker: run the confirmed teardown and post how it went."""
         from mdtui.run import mdadm as md_run
 
         try:
-            md_run.execute_destroy(plan, confirmed=True, root=SystemRoot(self.root))
+            md_run.execute_destroy(plan, confirmed=confirmed, root=SystemRoot(self.root))
         except Exception as exc:
             self.log.error(f"teardown of {plan.array} failed", exc)
             self.post_message(ActionFailed("teardown", failure_reason(f"Tearing down {plan.array}", exc)))

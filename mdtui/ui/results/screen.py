@@ -349,8 +349,8 @@ class ResultsScreen(ResultsBase):
         )
         run_id = run.id
 
-        def confirmed(answer: bool | None) -> None:
-            if not answer:
+        def confirmed(typed: str | None) -> None:
+            if not typed:
                 return
 
             def change(store: ResultsStore) -> str:

@@ -4,19 +4,20 @@ range, suggestion and udev rule; the selected knob explained below, with the swe
 from __future__ import annotations
 
 import shlex
-import threading
 from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from mdtui.advise.knob_sweep import knob_sweep
 from mdtui.advise.runner import BenchRunner
+from mdtui.bench.background import Stop
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
@@ -25,10 +26,11 @@ from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.tune.apply import KnobApplyPlan, apply_knob, plan_knob_apply
 from mdtui.tune.catalogue import Scope
-from mdtui.tune.journal import KnobChanger, write_knob
-from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
-from mdtui.tune.udev import Rule, RulePlan, plan_apply, rules_for, rules_path, write_plan
+from mdtui.tune.journal import KnobChanger
+from mdtui.tune.read import KnobReading, read_knobs
+from mdtui.tune.udev import Rule, rules_for, rules_path
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
@@ -97,6 +99,33 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
     return Group(*lines)
 
 
+class TuneRead(Message, bubble=False):
+    """The array's knobs as read now (read_worker)."""
+
+    def __init__(
+        self, inventory: Inventory, array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]
+    ) -> None:
+        super().__init__()
+        self.inventory = inventory
+        self.array = array
+        self.readings = readings
+        self.rules = rules
+
+
+class TuneReadFailed(Message, bubble=False):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class TuneChanged(Message, bubble=False):
+    """A knob apply or sweep ended: what happened, in lines for the status panel."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
 class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob sweep", job_stop="back"):
     BINDINGS = [
         Binding("escape", "back", "Back / stop"),
@@ -115,7 +144,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
         super().__init__()
         self.root = root
         self.db_path = db_path
-        self.cancel = threading.Event()
+        self.cancel = Stop()
         self.sweeping = False
         self.wanted = array.removeprefix("/dev/") if array else None
         self.array: MdArray | None = None
@@ -168,12 +197,12 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             "Escape stops after the current run.",
         )
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
+        def confirmed(typed: str | None) -> None:
+            if typed:
                 self.sweeping = True
                 self.cancel.clear()
                 self._status(f"Sweeping {item.knob.name} on {array.name}: {', '.join(values)}… (Escape stops)")
-                self.sweep_worker(array, item, values)
+                self.sweep_worker(array, item, values, typed)
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {array.dev_path}", body, array.dev_path, "Sweep"), confirmed)
 
@@ -194,59 +223,37 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             return
         if refused_on_tree(self, self.root, "changing a knob"):
             return
-        root = SystemRoot(self.root)
         try:
-            current = read_value(root, knob, array.name)
-            if current is None:
-                raise MdtuiError(f"{knob.system_path(array.name)} does not exist: {knob.name} does not apply here")
-            checked = knob.check_value(value, current.choices)
-            plan = plan_apply(array, knob, checked, root=root)
+            plan = plan_knob_apply(SystemRoot(self.root), array, knob, value, self.inventory)
         except MdtuiError as exc:
             self.notify(str(exc), title=f"Cannot apply {knob.name}", severity="error", timeout=10)
             return
-        memory = knob.memory_bytes(checked, array_shape(array, self.inventory))
-        cost = f" (memory {iec_bytes(memory)})" if memory is not None else ""
-        body = Text.assemble(
-            (
-                f"{array.name} {knob.name}: {current.raw} → {checked} now{cost}, and whenever the array appears, "
-                "through:\n\n",
-                "bold",
-            ),
-            plan.diff or f"{plan.path}: already says so",
-        )
+        headline, diff = plan.describe()
+        body = Text.assemble((headline + "\n\n", "bold"), diff)
 
-        def confirmed(answer: bool | None) -> None:
-            if answer:
-                self.apply_worker(array, item, checked, current.raw, plan)
+        def confirmed(typed: str | None) -> None:
+            if typed:
+                self.apply_worker(plan, typed)
 
-        dialog = ConfirmScreen(f"Set {knob.name}={checked} on {array.name}", body, array.name, "Apply")
+        dialog = ConfirmScreen(f"Set {knob.name}={plan.value} on {array.name}", body, plan.confirmation, "Apply")
         self.app.push_screen(dialog, confirmed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-apply")
-    def apply_worker(self, array: MdArray, item: KnobReading, value: str, before: str, plan: RulePlan) -> None:
-        root = SystemRoot(self.root)
-        knob = item.knob
+    def apply_worker(self, plan: KnobApplyPlan, confirmed: str) -> None:
         try:
-            after = write_knob(root, knob, array.name, value)
-            try:
-                write_plan(plan)
-            except Exception:
-                # The rule could not be written: the live value goes back, so the two never disagree.
-                write_knob(root, knob, array.name, before)
-                raise
-            text = f"{array.name} {knob.name} reads {after}; {plan.path} written."
+            text = apply_knob(plan, confirmed=confirmed, root=SystemRoot(self.root)).lines()[0]
         except Exception as exc:  # a refusal or failure is a line on screen, never a traceback
-            text = f"{knob.name} not applied: {exc}"
-        self.app.call_from_thread(self._swept, text)
+            text = f"{plan.knob.name} not applied: {exc}"
+        self.post_message(TuneChanged(text))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
-    def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str]) -> None:
+    def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str], confirmed: str) -> None:
         root = SystemRoot(self.root)
         db_path = self.db_path or getattr(self.app, "db_path", None) or default_db_path()
         changer = KnobChanger(root, purpose=f"a knob sweep of {item.knob.name} on {array.name}")
         try:
             with ResultsStore(db_path) as store:
-                runner = BenchRunner(store, root, allow_writes_to=(array.dev_path,), cancel=self.cancel)
+                runner = BenchRunner(store, root, allow_writes_to=(confirmed,), cancel=self.cancel)
                 result = knob_sweep(
                     runner,
                     array,
@@ -265,11 +272,12 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             text = "\n".join([*result.notes, *lines, "Compare them in the results history (h)."])
         except Exception as exc:  # the sweep restored the knob before raising; say why it stopped and what came back
             text = "\n".join([f"The sweep stopped: {exc}", *(item.text for item in changer.restored)])
-        self.app.call_from_thread(self._swept, text)
+        self.post_message(TuneChanged(text))
 
-    def _swept(self, text: str) -> None:
+    @on(TuneChanged)
+    def _changed(self, message: TuneChanged) -> None:
         self.sweeping = False
-        self._status(text)
+        self._status(message.text)
         self.action_reread()
 
     def action_reread(self) -> None:
@@ -287,21 +295,23 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
             readings = read_knobs(root, array, inventory)
             rules = rules_for(array, root=root)
         except MdtuiError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            self.post_message(TuneReadFailed(str(exc)))
             return
-        self.inventory = inventory
-        self.app.call_from_thread(self._show, array, readings, rules)
+        self.post_message(TuneRead(inventory, array, readings, rules))
 
     def _status(self, text: str) -> None:
         status = self.query_one("#tune-status", Static)
         status.update(Text(text))
         status.set_class(bool(text), "-shown")
 
-    def _failed(self, message: str) -> None:
-        self.query_one("#tune-body", Static).update(Text(message, style="bold"))
+    @on(TuneReadFailed)
+    def _failed(self, message: TuneReadFailed) -> None:
+        self.query_one("#tune-body", Static).update(Text(message.reason, style="bold"))
 
-    def _show(self, array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]) -> None:
-        self.array, self.readings, self.rules = array, readings, rules
+    @on(TuneRead)
+    def _show(self, message: TuneRead) -> None:
+        array, readings, rules = message.array, message.readings, message.rules
+        self.inventory, self.array, self.readings, self.rules = message.inventory, array, readings, rules
         self.sub_title = f"tune {array.name} · {array.level or '?'} · root {self.root}"
         table = self.query_one("#tune-table", DataTable)
         table.clear()

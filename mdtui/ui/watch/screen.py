@@ -66,6 +66,16 @@ class SnapshotTaken(Message, bubble=False):
         return isinstance(message, SnapshotTaken)
 
 
+class SyncPredicted(Message, bubble=False):
+    """A running sync's prediction (predict_sync), once per sync."""
+
+    def __init__(self, name: str, action: str, predicted: SyncTime | None) -> None:
+        super().__init__()
+        self.name = name
+        self.action = action
+        self.predicted = predicted
+
+
 class SamplerFailed(Message, bubble=False):
     def __init__(self, reason: str) -> None:
         super().__init__()
@@ -262,10 +272,11 @@ class WatchScreen(MdtuiScreen[None]):
         except Exception as exc:  # no prediction is no reason to stop watching
             self.log.warning(f"no prediction for {array.name}: {exc}")
             return
-        self.app.call_from_thread(self._predicted, array.name, array.sync.action if array.sync else "", predicted)
+        self.post_message(SyncPredicted(array.name, array.sync.action if array.sync else "", predicted))
 
-    def _predicted(self, name: str, action: str, predicted: SyncTime | None) -> None:
-        self._forecasts[(name, action)] = predicted
+    @on(SyncPredicted)
+    def _predicted(self, message: SyncPredicted) -> None:
+        self._forecasts[(message.name, message.action)] = message.predicted
         if not self.paused:
             self._redraw(charts_due=False)
 
