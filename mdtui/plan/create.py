@@ -56,6 +56,7 @@ class CreatePlan:
         """What the user types (or --yes stands for) to create the array over its members: the device."""
         return self.request.device
 
+    @property
     def seq_read_bytes_per_s(self) -> float | None:
         return self.prediction.seq_read_bytes_per_s.rounded
 
