@@ -9,7 +9,7 @@ from mdtui.bench.member_figures import sequential_figures
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
-from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.plan.levels import RaidLevel, running_level
 from mdtui.plan.sync_time import (
     CHECK,
     RECOVER,
@@ -27,23 +27,10 @@ from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord
 from mdtui.tune.read import read_sync_limits
 
-# mdadm --detail's raid10 layout words → mdadm --layout's (the level's own spelling).
-_RAID10_WORDS = {"near": "n", "far": "f", "offset": "o"}
-
 
 def array_level(array: MdArray) -> tuple[RaidLevel | None, str | None]:
     """The array's level object and its layout in the level's spelling (raid10 "near=2" → "n2")."""
-    if array.level is None:
-        return None, None
-    try:
-        level = level_from_name(array.level)
-    except ValueError:
-        return None, None
-    layout = array.layout
-    if level.name == "raid10" and layout and "=" in layout:
-        kind, _, copies = layout.partition("=")
-        layout = _RAID10_WORDS.get(kind, kind[:1]) + copies
-    return level, layout
+    return running_level(array.level, array.layout)
 
 
 def sync_member(runs: Sequence[RunRecord], inventory: Inventory | None, name: str) -> SyncMember:

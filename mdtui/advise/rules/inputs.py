@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -14,11 +13,9 @@ from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
-from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.plan.levels import RaidLevel, running_level
 from mdtui.probe.kernel_log import ParityRoutines
 from mdtui.store.records import RunRecord
-
-_MDADM_RAID10_LAYOUT = re.compile(r"^(near|far|offset)=(\d)$")
 
 
 @dataclass(frozen=True)
@@ -103,16 +100,8 @@ def factor_text(value: float) -> str:
 
 def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
     """The level object and mdadm-style layout of an existing array (sysfs says "far=2", mdadm "f2")."""
-    if array.level is None:
-        return None
-    try:
-        level = level_from_name(array.level)
-    except ValueError:
-        return None
-    layout = array.layout
-    if layout and (match := _MDADM_RAID10_LAYOUT.match(layout)):
-        layout = match.group(1)[0] + match.group(2)
-    return level, layout
+    level, layout = running_level(array.level, array.layout)
+    return None if level is None else (level, layout)
 
 
 def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:
