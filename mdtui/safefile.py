@@ -267,6 +267,11 @@ class StateDir:
     def child(self, name: str) -> StateDir:
         return StateDir(self.path / _state_name(name))
 
+    def make(self) -> Path:
+        """The directory made (0700, parents too) and checked like every state directory; its path."""
+        with self._open(create=True):
+            return self.path
+
     def _make(self) -> None:
         missing = []
         current = Path(os.path.abspath(self.path))

@@ -10,6 +10,7 @@ from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, running_level
+from mdtui.plan.md_model import MdCeilings
 from mdtui.plan.sync_time import (
     CHECK,
     RECOVER,
@@ -170,3 +171,14 @@ def create_time(root: SystemRoot, plan: CreatePlan, runs: Sequence[RunRecord]) -
         build=plan.request.build,
         ceilings=host_ceilings().for_level(plan.level.name),
     )
+
+
+def grow_inputs(
+    root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord], added: Sequence[str] = ()
+) -> tuple[dict[str, SyncMember], SyncLimits, MdCeilings]:
+    """What the sync-time model needs to time a grow of ``array`` (plan/grow): every member's and every added
+    disk's figures by name, md's limits for the array, md's ceilings for its level."""
+    names = [m.name for m in array.members if not m.faulty] + list(added)
+    members = {name: sync_member(runs, inventory, name) for name in dict.fromkeys(names)}
+    level, _layout = array_level(array)
+    return members, read_sync_limits(root, array.name), host_ceilings().for_level(level.name if level else "")

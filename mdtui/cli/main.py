@@ -28,6 +28,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "persist": ("mdtui.cli.keep", "add_keep_parsers", "cmd_persist"),
     "repair": ("mdtui.cli.keep", "add_repair_parsers", "cmd_repair"),
     "scrub": ("mdtui.cli.keep", "add_repair_parsers", "cmd_scrub"),
+    "grow": ("mdtui.cli.grow", "add_grow_parser", "cmd_grow"),
     "tune": ("mdtui.cli.tune", "add_tune_parser", "cmd_tune"),
     "predict": ("mdtui.cli.predict", "add_predict_parser", "cmd_predict"),
     "calibrate": ("mdtui.cli.calibrate", "add_calibrate_parser", "cmd_calibrate"),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from mdtui.advise.findings import Workload
 from mdtui.keep.boot import BootState
+from mdtui.keep.grow import ReshapeState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -66,6 +67,7 @@ class AdviceInput:
     weakest_link: tuple[WeakestLinkFigures, ...] = ()
     boot: BootState | None = None  # mdadm.conf, the initramfs's copy, monitoring (mdtui.keep.boot)
     health: Health | None = None  # failed members, mismatch_cnt, members' SMART (mdtui.keep.health)
+    reshapes: tuple[ReshapeState, ...] = ()  # running, pending or interrupted reshapes (mdtui.keep.grow)
 
 
 @dataclass(frozen=True)

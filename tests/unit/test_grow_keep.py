@@ -1,0 +1,186 @@
+"""What `mdtui grow` reads and keeps: a filesystem's own size from its superblock (real mkfs.ext4 images; xfs
+and LVM labels written from their documented layouts, since neither tool is on the development machines), the
+place a backup file would go (the attacks: a link, a world-writable directory, a tmpfs), the reshape journal (a
+damaged or hostile entry is skipped), mdadm --examine's room, and a command that leaves a child running."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from mdtui.command import run_command
+from mdtui.keep.grow import backup_place, parse_examine
+from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
+from mdtui.probe.root import SystemRoot
+from mdtui.run.state import ReshapeEntry, ReshapeJournal
+
+MIB = 1 << 20
+
+
+def mkfs_ext4(tmp_path: Path, size_mib: int, *options: str) -> bytes:
+    if shutil.which("mkfs.ext4") is None:
+        pytest.fail("mkfs.ext4 is missing (e2fsprogs)")
+    image = tmp_path / "fs.img"
+    with image.open("wb") as fh:
+        fh.truncate(size_mib * MIB)
+    subprocess.run(["mkfs.ext4", "-q", "-F", *options, str(image)], check=True)
+    return image.read_bytes()[:4096]
+
+
+def test_ext4_size_from_a_real_superblock(tmp_path: Path) -> None:
+    head = mkfs_ext4(tmp_path, 24)
+    assert ext_size(head) == 24 * MIB
+    assert kind_of(head) == "ext4"
+
+
+def test_ext4_64bit_and_block_size(tmp_path: Path) -> None:
+    head = mkfs_ext4(tmp_path, 40, "-O", "64bit", "-b", "4096")
+    assert ext_size(head) == 40 * MIB
+
+
+def test_a_damaged_superblock_gives_no_size(tmp_path: Path) -> None:
+    head = bytearray(mkfs_ext4(tmp_path, 24))
+    struct.pack_into("<I", head, 1024 + 0x18, 40)  # a block size of 1 KiB << 40
+    assert ext_size(bytes(head)) is None
+    assert ext_size(b"\0" * 4096) is None and ext_size(b"") is None
+
+
+def xfs_head(blocks: int, block_size: int) -> bytes:
+    # xfs(5) on-disk superblock: "XFSB", sb_blocksize (be32), sb_dblocks (be64) at the start of the device.
+    return b"XFSB" + struct.pack(">IQ", block_size, blocks) + b"\0" * 4080
+
+
+def test_xfs_size_from_its_superblock_layout() -> None:
+    assert xfs_size(xfs_head(25600, 4096)) == 100 * MIB
+    assert kind_of(xfs_head(25600, 4096)) == "xfs"
+    assert xfs_size(xfs_head(25600, 3000)) is None  # not a power of two
+
+
+def lvm_head(device_size: int, sector: int = 1) -> bytes:
+    # LVM2's label (lib/label/label.h): "LABELONE", sector, crc, offset of the pv_header, "LVM2 001"; then the
+    # pv_header: a 32-byte UUID and the device size in bytes (le64).
+    label = b"LABELONE" + struct.pack("<QII", sector, 0, 32) + b"LVM2 001"
+    header = b"U" * 32 + struct.pack("<Q", device_size)
+    head = bytearray(4096)
+    head[sector * 512 : sector * 512 + len(label) + len(header)] = label + header
+    return bytes(head)
+
+
+def test_lvm_pv_size_from_its_label() -> None:
+    assert lvm_pv_size(lvm_head(117 * MIB)) == 117 * MIB
+    assert lvm_pv_size(lvm_head(117 * MIB, sector=3)) == 117 * MIB
+    assert kind_of(lvm_head(117 * MIB)) == "LVM2_member"
+    damaged = bytearray(lvm_head(117 * MIB))
+    struct.pack_into("<I", damaged, 512 + 20, 4000)  # the header beyond what was read
+    assert lvm_pv_size(bytes(damaged)) is None
+
+
+def test_parse_examine() -> None:
+    text = """/dev/nvme0n1:
+          Magic : a92b4efc
+    Data Offset : 2048 sectors
+   Super Offset : 8 sectors
+   Unused Space : before=1968 sectors, after=0 sectors
+"""
+    assert parse_examine(text) == (2048, 1968, 0)
+    assert parse_examine("Version : 0.90.00\n") == (None, None, None)
+
+
+def test_backup_place_on_a_real_directory(tmp_path: Path) -> None:
+    place_dir = tmp_path / "keep"
+    place_dir.mkdir(mode=0o700)
+    place = backup_place(SystemRoot("/"), str(place_dir / "md0.backup"), chosen=True)
+    assert place.directory_exists and not place.exists
+    assert place.directory_owner_uid == os.geteuid() and place.directory_mode is not None
+    assert not place.directory_mode & 0o022
+    assert place.free_bytes is not None and place.free_bytes > 0
+    assert place.fs_type is not None
+
+
+def test_the_attacks_on_the_backup_file(tmp_path: Path) -> None:
+    # A file or link planted at the path: mdadm would open it (O_EXCL refuses, but it is refused first).
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "md0.backup").symlink_to("/etc/passwd")
+    place = backup_place(SystemRoot("/"), str(shared / "md0.backup"), chosen=True)
+    assert place.exists
+    assert place.directory_mode is not None and place.directory_mode & 0o022
+    # A directory that is a link: resolved once, and the resolved path is what mdadm gets.
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "via").symlink_to(real)
+    place = backup_place(SystemRoot("/"), str(tmp_path / "via" / "md0.backup"), chosen=True)
+    assert place.path == str(real / "md0.backup")
+
+
+def test_a_tmpfs_is_seen_as_one() -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or "tmpfs" not in Path("/proc/self/mountinfo").read_text():
+        pytest.skip("no tmpfs at /dev/shm on this machine")
+    place = backup_place(SystemRoot("/"), "/dev/shm/md0.backup", chosen=True)
+    assert place.fs_type == "tmpfs"
+
+
+def entry(**changes: object) -> dict[str, object]:
+    made: dict[str, object] = {
+        "device": "/dev/md0",
+        "uuid": "5791eed8:44c6e233:3dce8248:24f45de7",
+        "target_level": "raid6",
+        "target_members": 5,
+        "target_chunk_bytes": 65536,
+        "target_layout": "left-symmetric",
+        "target_component_bytes": 40894464,
+        "backup_file": "/mnt/keep/md0.backup",
+        "member_paths": ["/dev/disk/by-id/nvme-QEMU_G0"],
+        "started_at": time.time(),
+        "predicted_seconds": 10.0,
+        "bound": "md0's sync_speed_max",
+    }
+    made.update(changes)
+    return made
+
+
+def test_the_reshape_journal_round_trip(tmp_path: Path) -> None:
+    journal = ReshapeJournal(tmp_path / "reshapes")
+    saved = ReshapeEntry(**{**entry(), "member_paths": ("/dev/disk/by-id/nvme-QEMU_G0",)})  # type: ignore[arg-type]
+    journal.add(saved)
+    assert journal.find("5791eed8-44c6-e233-3dce-824824f45de7") == saved
+    assert oct((tmp_path / "reshapes").stat().st_mode & 0o777) == "0o700"
+    journal.remove(saved.uuid)
+    assert journal.entries() == []
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"uuid": None},  # nothing that writes may act without a UUID
+        {"backup_file": "relative/md0.backup"},
+        {"backup_file": "/mnt/../etc/shadow"},
+        {"backup_file": "/mnt/keep/x\nmdadm --zero-superblock"},
+        {"device": "/dev/../sda"},
+        {"member_paths": ["/dev/disk/by-id/../../sda/.."]},
+        {"target_members": True},
+        {"predicted_seconds": -1},
+    ],
+)
+def test_a_hostile_journal_entry_is_skipped(tmp_path: Path, changes: dict[str, object]) -> None:
+    directory = tmp_path / "reshapes"
+    directory.mkdir(mode=0o700)
+    (directory / "x.json").write_text(json.dumps(entry(**changes)))
+    assert ReshapeJournal(directory).entries() == []
+
+
+def test_a_command_that_leaves_a_child_returns_when_it_exits() -> None:
+    # mdadm --grow forks a watcher that keeps its output open: pipes would block until the reshape ends.
+    started = time.monotonic()
+    result = run_command(["sh", "-c", "echo started; (sleep 5; echo late) & echo done >&2"], leaves_child=True)
+    assert time.monotonic() - started < 3, "waited for the child"
+    assert (result.returncode, result.stdout, result.stderr) == (0, "started\n", "done\n")
