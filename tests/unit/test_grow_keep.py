@@ -5,6 +5,7 @@ damaged or hostile entry is skipped), mdadm --examine's room, and a command that
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -16,12 +17,14 @@ from pathlib import Path
 import pytest
 
 from mdtui.command import run_command
+from mdtui.errors import MdtuiError
 from mdtui.keep.grow import backup_place, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ReshapeEntry, ReshapeJournal
 
 MIB = 1 << 20
+TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "lab-standard"
 
 
 def mkfs_ext4(tmp_path: Path, size_mib: int, *options: str) -> bytes:
@@ -184,3 +187,97 @@ def test_a_command_that_leaves_a_child_returns_when_it_exits() -> None:
     result = run_command(["sh", "-c", "echo started; (sleep 5; echo late) & echo done >&2"], leaves_child=True)
     assert time.monotonic() - started < 3, "waited for the child"
     assert (result.returncode, result.stdout, result.stderr) == (0, "started\n", "done\n")
+
+
+def reshape_tree(tmp_path: Path, mdstat: str, position: str | None = None) -> SystemRoot:
+    """A root with /proc/mdstat and, for md0, md/reshape_position: what reshape_states reads of the system."""
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    (root / "sys/block").mkdir(parents=True)
+    (root / "proc/mdstat").write_text("Personalities : [raid6] [raid5] [raid4]\n" + mdstat + "unused devices: <none>\n")
+    if position is not None:
+        md = root / "sys/block/md0/md"
+        md.mkdir(parents=True)
+        (md / "reshape_position").write_text(position + "\n")
+        (md / "array_state").write_text("read-auto\n")
+        (md / "level").write_text("raid6\n")
+    return SystemRoot(root)
+
+
+def journal_with(tmp_path: Path, backup: Path | None) -> ReshapeJournal:
+    journal = ReshapeJournal(tmp_path / "reshapes")
+    fields = entry(backup_file=str(backup) if backup else None, member_paths=("/dev/disk/by-id/nvme-QEMU_G0",))
+    journal.add(ReshapeEntry(**fields))  # type: ignore[arg-type]
+    return journal
+
+
+def test_an_interrupted_reshape_held_inactive_is_stopped_and_assembled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.keep.grow import plan_resume, reshape_line, reshape_states
+    from mdtui.probe.arrays import read_arrays
+
+    backup = tmp_path / "md0.backup"
+    backup.write_bytes(b"\0" * 4096)
+    journal = journal_with(tmp_path, backup)
+    monkeypatch.setattr("mdtui.keep.grow.resolve_member", lambda system, path: "nvme0n1")
+    monkeypatch.setattr("mdtui.keep.grow.ReshapeJournal", lambda: journal)
+    # What the lab's guest showed after the power cut of a reshape with a backup file: md0 inactive, members (S).
+    system = reshape_tree(tmp_path, "md0 : inactive nvme0n1[0](S) nvme1n1[1](S)\n      79872 blocks super 1.2\n\n")
+    states = reshape_states(system, read_arrays(system), journal)
+    assert [s.state for s in states] == ["not assembled"]
+    assert "--resume" in reshape_line(states[0]) and str(backup) in reshape_line(states[0])
+    plan = plan_resume(system, "/dev/md0")
+    assert [step.argv for step in plan.steps] == [
+        ("mdadm", "--stop", "/dev/md0"),
+        ("mdadm", "--assemble", "/dev/md0", "--uuid=5791eed8:44c6e233:3dce8248:24f45de7", f"--backup-file={backup}",
+         "/dev/disk/by-id/nvme-QEMU_G0"),
+    ]  # fmt: skip
+    backup.unlink()
+    with pytest.raises(MdtuiError, match=r"backup file .* is gone"):
+        plan_resume(system, "/dev/md0")
+
+
+def test_a_pending_reshape_of_a_read_only_array_resumes_with_its_first_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.keep.grow import plan_resume, reshape_states
+    from mdtui.probe.arrays import read_arrays
+
+    journal = journal_with(tmp_path, None)
+    monkeypatch.setattr("mdtui.keep.grow.ReshapeJournal", lambda: journal)
+    system = reshape_tree(
+        tmp_path,
+        "md0 : active (auto-read-only) raid6 nvme0n1[0] nvme1n1[1] nvme2n1[2] nvme3n1[3] nvme4n1[5]\n"
+        "      79872 blocks super 1.2 level 6, 128k chunk, algorithm 2 [5/5] [UUUUU]\n\n",
+        position="27456",
+    )
+    arrays = read_arrays(system)
+    # The array's UUID is what ties it to the journal: the tree's md0 has none, so give it the entry's.
+    arrays = [dataclasses.replace(a, uuid="5791eed8-44c6-e233-3dce-824824f45de7") for a in arrays]
+    monkeypatch.setattr("mdtui.probe.arrays.read_arrays", lambda root: arrays)
+    states = reshape_states(system, arrays, journal)
+    assert [s.state for s in states] == ["pending"] and "first write" in states[0].needs
+    assert [step.argv for step in plan_resume(system, "/dev/md0").steps] == [("mdadm", "--readwrite", "/dev/md0")]
+
+
+def test_a_stale_mdadm_conf_line_is_offered_through_persist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdtui.keep.grow import boot_check
+
+    host = tmp_path / "host"
+    shutil.copytree(TREE, host, symlinks=True)
+    (host / "etc/mdadm").mkdir(parents=True)
+    (host / "etc/os-release").write_text("ID=debian\n")
+    uuid = "0a1b2c3d:4e5f6a7b:8c9d0e1f:2a3b4c5d"
+    now = f"ARRAY /dev/md2 metadata=1.2 name=lab:2 UUID={uuid}"
+    monkeypatch.setattr("mdtui.keep.grow.detail_brief", lambda device: now)
+    conf = host / "etc/mdadm/mdadm.conf"
+    conf.write_text(f"ARRAY /dev/md2 level=raid10 num-devices=2 metadata=1.2 UUID={uuid}\n")
+    stale = boot_check(SystemRoot(host), "/dev/md2")
+    assert stale.persist is not None and "describes /dev/md2 as it was" in stale.lines[0]
+    conf.write_text("HOMEHOST <system>\n")
+    absent = boot_check(SystemRoot(host), "/dev/md2")
+    assert absent.persist is None and "mdtui persist /dev/md2" in absent.lines[0]
+    conf.write_text(now + "\n")
+    same = boot_check(SystemRoot(host), "/dev/md2")
+    assert same.persist is None and "nothing is stale" in same.lines[0]
