@@ -19,6 +19,7 @@ from mdtui.errors import CommandError, MdtuiError, SafetyError
 from mdtui.format import plural
 from mdtui.keep.persist import PersistPlan, detail_brief, plan_persist
 from mdtui.model.array import MdArray
+from mdtui.plan.describe import step_lines
 from mdtui.plan.grow import (
     GrowFacts,
     GrowPlan,
@@ -685,9 +686,7 @@ def finish_resumed(system: SystemRoot, plan: ResumePlan, journal: ReshapeJournal
 
 def describe_resume(plan: ResumePlan) -> list[str]:
     lines = [f"resume the reshape of {plan.device} ({plan.state.state}): {plan.state.needs}"]
-    for number, step in enumerate(plan.steps, start=1):
-        lines.append(f"  {number}. {' '.join(step.argv)}")
-        lines.append(f"     {step.description}")
+    lines += step_lines((step.argv, step.description) for step in plan.steps)
     return lines
 
 

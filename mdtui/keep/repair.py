@@ -14,6 +14,7 @@ from mdtui.format import plural
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
+from mdtui.plan.describe import step_lines
 from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
@@ -184,9 +185,7 @@ def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int
 
 def describe_repair(plan: RepairPlan) -> list[str]:
     lines = [f"{plan.action} on {plan.array}:"]
-    for number, step in enumerate(plan.steps, start=1):
-        lines.append(f"  {number}. {' '.join(step.argv)}")
-        lines.append(f"     {step.description}")
+    lines += step_lines((step.argv, step.description) for step in plan.steps)
     if plan.disk is not None and plan.action != "re-add":
         ident = " / ".join(p for p in (plan.disk.model, plan.disk.serial) if p) or "-"
         lines.append(f"  writes {plan.disk.name} ({ident}): everything on it is overwritten")

@@ -15,6 +15,7 @@ from mdtui.format import iec_bytes, plural
 from mdtui.model.array import MdArray
 from mdtui.model.contents import Contents
 from mdtui.model.disk import Disk
+from mdtui.plan.describe import step_lines
 from mdtui.plan.levels import (
     RAID0,
     RAID1,
@@ -1061,9 +1062,7 @@ def _time(
 def describe_grow(plan: GrowPlan) -> list[str]:
     """The plan as the CLI prints it and the app shows it."""
     lines = [f"grow {plan.array}: {plan.before.describe()} → {plan.after.describe()}"]
-    for number, step in enumerate(plan.steps, start=1):
-        lines.append(f"  {number}. {' '.join(step.argv)}")
-        lines.append(f"     {step.description}")
+    lines += step_lines((step.argv, step.description) for step in plan.steps)
     if not plan.steps:
         lines.append("  the array stays as it is")
     lines.append(
