@@ -247,8 +247,8 @@ def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     report["sync"] = final.sync.action if final is not None and final.sync is not None else None
     if args.json:
         print(json.dumps(report, indent=2))
-    else:
-        print(f"{device}: no pass running now" if final is None or final.sync is None else "")
+    elif state is None:
+        print(f"{device}: no reshape running")
     return 0
 
 

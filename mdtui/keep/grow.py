@@ -172,11 +172,12 @@ def reshape_position(system: SystemRoot, name: str) -> str | None:
     return system.read_text(f"/sys/block/{name}/md/reshape_position")
 
 
-def _member_nodes(system: SystemRoot, array: MdArray, req: GrowRequest, tree: BlockTree) -> frozenset[str]:
+def _member_nodes(array: MdArray, req: GrowRequest, tree: BlockTree) -> frozenset[str]:
+    """The members and the disks added, with every node under them (a partition's disk): where a backup file
+    must not be."""
     nodes: set[str] = set()
     for name in [*(m.name for m in array.members), *(d.name for d in req.add)]:
         nodes |= tree.nodes_under(name)
-    del system
     return frozenset(nodes)
 
 
@@ -194,9 +195,13 @@ def gather(
     tree = BlockTree.read(system)
     default = default_backup_path(array.name, uuid)
     where = req.backup_file or default
-    place = backup_place(system, where, chosen=req.backup_file is not None, tree=tree) if system.is_live else None
-    if not system.is_live:
-        place = PlaceFacts(where, chosen_by_user=req.backup_file is not None)
+    chosen = req.backup_file is not None
+    # A captured tree's backup place cannot be checked: the plan names it, the live run checks it.
+    place = (
+        backup_place(system, where, chosen=chosen, tree=tree)
+        if system.is_live
+        else PlaceFacts(where, chosen_by_user=chosen)
+    )
     facts = GrowFacts(
         array=array,
         uuid=uuid,
@@ -207,7 +212,7 @@ def gather(
         sync_members=sync_members,
         limits=limits,
         ceilings=ceilings,
-        member_nodes=_member_nodes(system, array, req, tree),
+        member_nodes=_member_nodes(array, req, tree),
     )
     return facts, default
 
@@ -259,7 +264,7 @@ def recheck(plan: GrowPlan, system: SystemRoot) -> None:
         own = plan.backup_file == default_backup_path(array.name, plan.uuid)
         tree = BlockTree.read(system)
         place = backup_place(system, plan.backup_file, chosen=not own, tree=tree)
-        under = _member_nodes(system, array, GrowRequest(add=plan.new_disks), tree)
+        under = _member_nodes(array, GrowRequest(add=plan.new_disks), tree)
         problems += place_problems(place, array, sorted(under), plan.backup_bytes)
     if plan.shrinks and plan.size_after_bytes is not None:
         problems += shrink_problems(read_contents(system, array.name), plan.array, plan.size_after_bytes)
@@ -291,6 +296,7 @@ def execute_grow(
     if plan.pass_action is not None and plan.uuid is not None:
         journal.add(_entry(plan, system))
     results: list[CommandResult] = []
+    shrunk_first = False
     try:
         for step in plan.steps:
             if step.kind == "grow":
@@ -301,11 +307,12 @@ def execute_grow(
             else:
                 result = _run_logged(step.argv, log, f"grow {plan.array}: {step.description}")
             results.append(result)
+            shrunk_first = shrunk_first or step.kind == "array-size"
     except MdtuiError as exc:
         array = find_array(system, plan.array)
         if plan.uuid is not None and (array is None or array.sync is None or array.sync.action != RESHAPE):
             journal.remove(plan.uuid)  # nothing is reshaping: there is nothing to resume
-        if any(r.argv[3:4] and r.argv[3].startswith("--array-size") for r in results):
+        if shrunk_first:
             raise MdtuiError(
                 f"{exc}\n{plan.array} was made {plan.size_after_bytes:,} bytes first and stays so; nothing else "
                 f"changed. `mdadm --grow {plan.array} --array-size=max` gives it its whole size back"

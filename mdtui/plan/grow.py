@@ -867,7 +867,14 @@ def plan_grow(facts: GrowFacts, req: GrowRequest, *, default_backup: str | None 
         size_during = size_after  # --array-size runs first
     elif shape.pass_action == RESYNC:
         size_during = size_after  # md exposes the new space at once and resyncs it
-    follow = followup(facts.contents, dev) if grows else None
+    # What sits on the array grows after a grow, or now when asked (--filesystem) and smaller than the array.
+    contents = facts.contents
+    smaller = contents.size_bytes is None or contents.size_bytes < size_after
+    follow = followup(contents, dev) if grows or (req.filesystem_only and smaller) else None
+    if req.filesystem_only and not smaller:
+        notes.append(f"the {contents.kind} on {dev} already fills it ({iec_bytes(contents.size_bytes)})")
+    if req.filesystem_only and contents.kind is None:
+        notes.append(f"nothing recognisable sits on {dev}: nothing to grow")
     if grows and facts.contents.kind is None and facts.contents.read:
         notes.append(f"nothing recognisable sits on {dev}: nothing to grow after it")
     if not facts.contents.read and grows:

@@ -329,3 +329,13 @@ def test_the_json_plan_has_the_documented_keys() -> None:
 def test_level_changes_md_makes(md: MdArray, req: GrowRequest, argv: tuple[str, ...]) -> None:
     planned = plan(req, md=md, spaces=spaces(md.raid_disks or 0))
     assert planned.argvs[-1] == argv
+
+
+def test_filesystem_only_grows_what_is_smaller_than_the_array() -> None:
+    small = Contents(kind="ext4", size_bytes=COMPONENT, mount_point="/srv")
+    only = plan(GrowRequest(filesystem_only=True), contents=small)
+    assert only.steps == () and only.followup is not None
+    assert only.followup.argvs == (("resize2fs", "/dev/md0"),)
+    whole = Contents(kind="ext4", size_bytes=2 * COMPONENT, mount_point="/srv")
+    done = plan(GrowRequest(filesystem_only=True), contents=whole)
+    assert done.followup is None and any("already fills it" in n for n in done.notes)
