@@ -281,3 +281,17 @@ def test_a_stale_mdadm_conf_line_is_offered_through_persist(tmp_path: Path, monk
     conf.write_text(now + "\n")
     same = boot_check(SystemRoot(host), "/dev/md2")
     assert same.persist is None and "nothing is stale" in same.lines[0]
+
+
+def test_advise_says_a_reshape_is_pending_and_what_it_needs() -> None:
+    from mdtui.advise.findings import Severity
+    from mdtui.advise.rules import advise
+    from mdtui.advise.rules.inputs import AdviceInput
+    from mdtui.keep.grow import ReshapeState
+
+    pending = ReshapeState("/dev/md0", "not assembled", "`mdtui grow /dev/md0 --resume`", "/mnt/keep/md0.backup")
+    running = ReshapeState("/dev/md1", "running", "nothing: md is reshaping it", None, 0.4)
+    found = {f.id: f for f in advise(AdviceInput(reshapes=(pending, running)))}
+    assert found["reshape:md0"].severity is Severity.CRITICAL
+    assert "--resume" in found["reshape:md0"].title and "/mnt/keep/md0.backup" in str(found["reshape:md0"].evidence)
+    assert found["reshape:md1"].severity is Severity.INFO
