@@ -4,13 +4,13 @@ live host in a copy (tmp_path) whose md0 has finished its resync; mdadm is faked
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Button, Input, Select
+from trees import idle_copy
 
 from mdtui.command import CommandResult
 from mdtui.model.inventory import Inventory
@@ -28,14 +28,8 @@ MakeApp = Callable[..., MdtuiApp]
 
 @pytest.fixture
 def idle_host(tree_root: Path, tmp_path: Path) -> Path:
-    """The tree with md0's resync finished (mdstat's progress line gone, sysfs idle), standing for a live host."""
-    root = tmp_path / "host"
-    shutil.copytree(tree_root, root, symlinks=True)
-    mdstat = root / "proc/mdstat"
-    mdstat.write_text("\n".join(line for line in mdstat.read_text().splitlines() if "resync =" not in line) + "\n")
-    (root / "sys/block/md0/md/sync_action").write_text("idle\n")
-    (root / "sys/block/md0/md/sync_completed").write_text("none\n")
-    return root
+    """The tree with md0's resync finished, standing for a live host."""
+    return idle_copy(tmp_path / "host", tree_root)
 
 
 async def plan_from_form(pilot: Any, change: str, *, disk: str | None = None, value: str | None = None) -> None:

@@ -4,12 +4,12 @@ arrays are refused in one line each, a live action on a tree is refused, and bad
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from trees import idle_copy
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "lab-standard"
 
@@ -23,13 +23,7 @@ def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def idle(tmp_path: Path) -> Path:
     """The tree with md0's resync finished."""
-    root = tmp_path / "tree"
-    shutil.copytree(TREE, root, symlinks=True)
-    mdstat = root / "proc/mdstat"
-    mdstat.write_text("\n".join(line for line in mdstat.read_text().splitlines() if "resync =" not in line) + "\n")
-    (root / "sys/block/md0/md/sync_action").write_text("idle\n")
-    (root / "sys/block/md0/md/sync_completed").write_text("none\n")
-    return root
+    return idle_copy(tmp_path / "tree", TREE)
 
 
 def test_dry_run_json_prints_the_plan(idle: Path) -> None:
