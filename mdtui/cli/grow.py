@@ -145,7 +145,10 @@ def _run(args: argparse.Namespace, system: Any, plan: Any, report: dict[str, Any
     outcome = follow_grow(plan, system=system, on_update=_progress(args, plan.predicted_seconds, started))
     if sys.stdout.isatty() and not args.json:
         print()
+    if outcome.stalled is not None:
+        _say(args, outcome.stalled)
     report["outcome"] = {
+        "stalled": outcome.stalled,
         "reached": outcome.reached,
         "passes": list(outcome.actions),
         "measured_seconds": round(outcome.pass_seconds, 1) if outcome.pass_seconds is not None else None,

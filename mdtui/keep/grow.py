@@ -52,6 +52,10 @@ PASS_START_WAIT_S = 10.0
 SHAPE_WAIT_S = 120.0
 # mdadm --grow returns once the reshape runs; it writes and syncs the backup file's first section first.
 GROW_TIMEOUT_S = 600.0
+# A pass whose position has not moved for this long is stalled: following stops and says so (md keeps it; in
+# the lab a chunk change once stopped at 7.7% for good on Linux 6.1). Minutes, so a pass md throttles to its
+# minimum under heavy I/O still moves within it.
+STALL_S = 180.0
 # resize2fs of a large filesystem, e2fsck -f before it: minutes on real disks.
 FOLLOWUP_TIMEOUT_S = 6 * 3600.0
 
@@ -351,6 +355,7 @@ class GrowOutcome:
     pass_seconds: float | None  # from the first sight of md's pass to its end (None: no pass seen)
     reached: bool  # the array has the planned shape
     actions: tuple[str, ...]  # the passes seen
+    stalled: str | None = None  # why following stopped before the pass ended: md's position did not move
 
 
 def reached(array: MdArray | None, plan: GrowPlan) -> bool:
@@ -378,12 +383,15 @@ def follow_grow(
     on_update: Callable[[MdArray], None] | None = None,
     poll_s: float = 1.0,
     journal: ReshapeJournal | None = None,
+    stall_s: float = STALL_S,
 ) -> GrowOutcome:
-    """Follow md's pass to its end and wait for the planned shape; the journal entry goes once it is reached."""
+    """Follow md's pass to its end and wait for the planned shape; the journal entry goes once it is reached.
+    A pass whose position stays put for ``stall_s`` is reported as stalled, and left to md."""
     system = system or SystemRoot("/")
     journal = journal or ReshapeJournal()
     actions: list[str] = []
     first_seen: float | None = None
+    position: tuple[int | None, float] = (None, time.monotonic())
     deadline = time.monotonic() + PASS_START_WAIT_S
     array = find_array(system, plan.array)
     while plan.pass_action is not None and time.monotonic() < deadline:
@@ -397,10 +405,20 @@ def follow_grow(
             on_update(array)
         if array is None or array.sync is None:
             break
+        now = time.monotonic()
         if first_seen is None:
-            first_seen = time.monotonic()
+            first_seen = now
         if array.sync.action not in actions:
             actions.append(array.sync.action)
+        if array.sync.done_sectors != position[0]:
+            position = (array.sync.done_sectors, now)
+        elif now - position[1] >= stall_s:
+            where = f" at {array.sync.fraction * 100:.1f}%" if array.sync.fraction is not None else ""
+            why = (
+                f"md's {array.sync.action} of {plan.array} has not moved for {now - position[1]:.0f} s{where}: "
+                f"md keeps it; the kernel log (dmesg) and /sys/block/{Path(plan.array).name}/md/sync_max say why"
+            )
+            return GrowOutcome(array, None, False, tuple(actions), why)
         time.sleep(poll_s)
     ended = time.monotonic()
     deadline = ended + SHAPE_WAIT_S

@@ -122,7 +122,14 @@ def grow(guest: Guest, name: str, *args: str) -> dict[str, Any]:
         "measured_s": outcome.get("measured_seconds"),
         "backup_file": plan["backup_file"],
     }
-    assert outcome.get("reached"), f"{name}: the array did not reach the planned shape: {ran}"
+    if not outcome.get("reached"):
+        md = "/sys/block/md0/md"
+        seen = guest.sh(
+            f"dmesg | tail -25; for f in sync_max sync_completed reshape_position suspend_lo suspend_hi "
+            f"stripe_cache_size; do echo $f $(cat {md}/$f); done; ps ax | grep '[m]dadm'",
+            check=False,
+        ).stdout
+        pytest.fail(f"{name}: the array did not reach the planned shape: {outcome}\n{seen}")
     return {"plan": plan, "ran": ran}
 
 

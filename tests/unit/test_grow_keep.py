@@ -295,3 +295,20 @@ def test_advise_says_a_reshape_is_pending_and_what_it_needs() -> None:
     assert found["reshape:md0"].severity is Severity.CRITICAL
     assert "--resume" in found["reshape:md0"].title and "/mnt/keep/md0.backup" in str(found["reshape:md0"].evidence)
     assert found["reshape:md1"].severity is Severity.INFO
+
+
+def test_following_a_stalled_pass_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdtui.keep.grow import follow_grow
+    from mdtui.model.array import MdArray, SyncStatus
+    from mdtui.plan.grow import GrowFacts, GrowRequest, MemberSpace, plan_grow
+
+    stuck = MdArray("md0", "clean", "raid5", raid_disks=3, component_bytes=40 * MIB, chunk_bytes=65536,
+                    layout="left-symmetric", metadata="1.2",
+                    sync=SyncStatus("reshape", done_sectors=6144, total_sectors=81920))  # fmt: skip
+    idle = dataclasses.replace(stuck, sync=None)
+    spaces = tuple(MemberSpace(f"nvme{i}n1", 2048, 1968, 0, 41 * MIB) for i in range(3))
+    plan = plan_grow(GrowFacts(idle, uuid=None, spaces=spaces, reshape_position="none"), GrowRequest(chunk_kib=128))
+    monkeypatch.setattr("mdtui.keep.grow.find_array", lambda system, device: stuck)
+    outcome = follow_grow(plan, system=SystemRoot("/"), poll_s=0.01, stall_s=0.2)
+    assert outcome.stalled is not None and "has not moved" in outcome.stalled and "7.5%" in outcome.stalled
+    assert not outcome.reached
