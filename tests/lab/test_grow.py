@@ -42,7 +42,7 @@ SYNC_SPEED_MAX_KIB = 4000  # md0's own limit: ~10 s per 39 MiB member, far under
 # Measured / predicted for the reshapes md's speed limit bounds (no backup file): md sleeps whenever the rate is
 # above the limit, so it is not faster (0.7 allows for mdtui seeing the pass start and end by 1 s polls); it pauses
 # at each checkpoint to write the reshape position, and a loaded host slows the guest, so it may take longer.
-# Measured: 1.01 (grow by --add), 1.52 (chunk change) at load 10-13.
+# Measured: 0.93-1.04 (grow by --add), 0.94-1.52 (chunk change; 1.52 at load 10-13).
 LIMIT_BOUND_RATIO = (0.7, 2.0)
 CUT_BPS = 3_000_000  # QEMU throttle on md0's members for the power cut: the reshape takes well over 10 s
 CUT_AT_FRACTION = 0.15  # kill QEMU once md reports at least this much of the reshape done
