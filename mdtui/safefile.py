@@ -174,6 +174,11 @@ class StateDir:
     def child(self, name: str) -> StateDir:
         return StateDir(self.path / _state_name(name))
 
+    def make(self) -> Path:
+        """The directory made (0700, parents too) and checked like every state directory; its path."""
+        with self._open(create=True):
+            return self.path
+
     @contextlib.contextmanager
     def _open(self, create: bool) -> Iterator[int | None]:
         """A descriptor of the directory after its checks; None when it does not exist (and not ``create``).

@@ -158,20 +158,36 @@ class Workload:
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload(
-        "vm-images", "VM images: many guests doing small random I/O at once",
-        frozenset({Pattern.SMALL_RANDOM, Pattern.CONCURRENT}), True, "raid10", 512,
+        "vm-images",
+        "VM images: many guests doing small random I/O at once",
+        frozenset({Pattern.SMALL_RANDOM, Pattern.CONCURRENT}),
+        True,
+        "raid10",
+        512,
     ),
     Workload(
-        "database", "Database: small random reads and writes (pages of 8-16 KiB), latency matters",
-        frozenset({Pattern.SMALL_RANDOM}), True, "raid10", 64,
+        "database",
+        "Database: small random reads and writes (pages of 8-16 KiB), latency matters",
+        frozenset({Pattern.SMALL_RANDOM}),
+        True,
+        "raid10",
+        64,
     ),
     Workload(
-        "backups", "Backups: large sequential writes, one or two streams, capacity matters",
-        frozenset({Pattern.LARGE_SEQUENTIAL}), True, "raid6", 2048,
+        "backups",
+        "Backups: large sequential writes, one or two streams, capacity matters",
+        frozenset({Pattern.LARGE_SEQUENTIAL}),
+        True,
+        "raid6",
+        2048,
     ),
     Workload(
-        "scratch", "Scratch: fastest large I/O, the data can be lost",
-        frozenset({Pattern.LARGE_SEQUENTIAL, Pattern.CONCURRENT}), True, "raid0", 512,
+        "scratch",
+        "Scratch: fastest large I/O, the data can be lost",
+        frozenset({Pattern.LARGE_SEQUENTIAL, Pattern.CONCURRENT}),
+        True,
+        "raid0",
+        512,
     ),
 )
 

@@ -8,6 +8,7 @@ from mdtui.advise.findings import Workload
 from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
 from mdtui.advise.rules.resync import device_name
 from mdtui.keep.boot import read_boot_state
+from mdtui.keep.grow import reshape_states
 from mdtui.keep.health import read_health
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
@@ -125,6 +126,7 @@ def gather(
         benchmark_target=benchmark_target,
         weakest_link=weakest_link_figures(runs),
         boot=read_boot_state(root, arrays=inventory.arrays),
+        reshapes=tuple(reshape_states(root, inventory.arrays)) if root.is_live else (),
         health=read_health(
             root,
             inventory.arrays,

@@ -28,7 +28,7 @@ def read_governors(root: SystemRoot) -> dict[Path, str]:
 
 
 def governor_label(governors: dict[Path, str]) -> str:
-    """"powersave", or "mixed (performance, powersave)" when the policies differ."""
+    """ "powersave", or "mixed (performance, powersave)" when the policies differ."""
     distinct = sorted(set(governors.values()))
     return distinct[0] if len(distinct) == 1 else f"mixed ({', '.join(distinct)})"
 
@@ -37,9 +37,7 @@ def check_switchable(root: SystemRoot, governor: str) -> dict[Path, str]:
     """The current governors, after checking every policy offers ``governor`` and can be written."""
     current = read_governors(root)
     if not current:
-        raise GovernorError(
-            "this system exposes no cpufreq governors (common in VMs): there is nothing to switch"
-        )
+        raise GovernorError("this system exposes no cpufreq governors (common in VMs): there is nothing to switch")
     for directory in current:
         offered = root.read_text(directory / "scaling_available_governors")
         if offered is not None and governor not in offered.split():
@@ -85,6 +83,4 @@ def governor_switched(root: SystemRoot, governor: str) -> Iterator[dict[Path, st
         raise
     problems = restore_governors(saved)
     if problems:
-        raise GovernorError(
-            "the run finished but these governors could not be put back: " + "; ".join(problems)
-        )
+        raise GovernorError("the run finished but these governors could not be put back: " + "; ".join(problems))

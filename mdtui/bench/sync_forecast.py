@@ -11,7 +11,8 @@ from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
-from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.plan.levels import RaidLevel, running_level
+from mdtui.plan.md_model import MdCeilings
 from mdtui.plan.sync_time import (
     CHECK,
     RECOVER,
@@ -32,23 +33,10 @@ from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord
 from mdtui.tune.read import read_sync_limits
 
-# mdadm --detail's raid10 layout words → mdadm --layout's (the level's own spelling).
-_RAID10_WORDS = {"near": "n", "far": "f", "offset": "o"}
-
 
 def array_level(array: MdArray) -> tuple[RaidLevel | None, str | None]:
     """The array's level object and its layout in the level's spelling (raid10 "near=2" → "n2")."""
-    if array.level is None:
-        return None, None
-    try:
-        level = level_from_name(array.level)
-    except ValueError:
-        return None, None
-    layout = array.layout
-    if level.name == "raid10" and layout and "=" in layout:
-        kind, _, copies = layout.partition("=")
-        layout = _RAID10_WORDS.get(kind, kind[:1]) + copies
-    return level, layout
+    return running_level(array.level, array.layout)
 
 
 def sync_member(runs: Sequence[RunRecord], inventory: Inventory | None, name: str) -> SyncMember:
@@ -357,3 +345,14 @@ def forecast_arrays(root: SystemRoot, inventory: Inventory, runs: Sequence[RunRe
             scrub_time(root, array, inventory, members),
         )
     return found
+
+
+def grow_inputs(
+    root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord], added: Sequence[str] = ()
+) -> tuple[dict[str, SyncMember], SyncLimits, MdCeilings]:
+    """What the sync-time model needs to time a grow of ``array`` (plan/grow): every member's and every added
+    disk's figures by name, md's limits for the array, md's ceilings for its level."""
+    names = [m.name for m in array.members if not m.faulty] + list(added)
+    members = {name: sync_member(runs, inventory, name) for name in dict.fromkeys(names)}
+    level, _layout = array_level(array)
+    return members, read_sync_limits(root, array.name), host_ceilings().for_level(level.name if level else "")

@@ -72,6 +72,8 @@ def live_action(args: argparse.Namespace) -> str | None:
             command, "changing an array's members"
         )
         return f"{what} (--dry-run plans it from the tree)"
+    if command == "grow" and not dry_run:
+        return "growing an array (mdadm --grow; --dry-run plans it from the tree)"
     if command == "persist":
         # Even its dry run asks the live mdadm about the array (mdadm --detail --brief).
         return "persisting an array (mdadm --detail, mdadm.conf, update-initramfs)"

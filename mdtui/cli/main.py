@@ -29,6 +29,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "repair": ("mdtui.cli.keep", "add_repair_parsers", "cmd_repair"),
     "locate": ("mdtui.cli.keep", "add_repair_parsers", "cmd_locate"),
     "scrub": ("mdtui.cli.keep", "add_repair_parsers", "cmd_scrub"),
+    "grow": ("mdtui.cli.grow", "add_grow_parser", "cmd_grow"),
     "tune": ("mdtui.cli.tune", "add_tune_parser", "cmd_tune"),
     "safety": ("mdtui.cli.safety", "add_safety_parser", "cmd_safety"),
     "predict": ("mdtui.cli.predict", "add_predict_parser", "cmd_predict"),

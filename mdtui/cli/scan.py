@@ -93,9 +93,18 @@ def render_scan(inventory: Inventory) -> str:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
+    from mdtui.keep.grow import reshape_line, reshape_states
+
     inventory = scan(args.root)
+    system = SystemRoot(args.root)
+    # Reshapes running, pending or interrupted (mdtui's journal of the grows it started: the live system's only).
+    reshapes = reshape_states(system, inventory.arrays) if system.is_live else []
     if args.json:
         data = to_jsonable(inventory)
+        data["reshapes"] = [
+            {"device": r.device, "state": r.state, "needs": r.needs, "backup_file": r.backup_file, "done": r.fraction}
+            for r in reshapes
+        ]
         # What uses each array itself (a filesystem, swap, a dm device or partition on it): a remote host's
         # fleet check refuses a write to the array on these (fleet.remote).
         root = SystemRoot(args.root)
@@ -110,6 +119,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         print(render_scan(inventory))
+        for state in reshapes:
+            print(f"⚠ {reshape_line(state)}" if state.state in ("pending", "not assembled") else reshape_line(state))
     return 0
 
 

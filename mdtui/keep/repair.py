@@ -16,6 +16,7 @@ from mdtui.keep.locate import Identity
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
+from mdtui.plan.describe import step_lines
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.sync_time import SyncTime, prediction_words
 from mdtui.probe.disks import DiskProber
@@ -210,9 +211,7 @@ def describe_repair(
     """The plan in lines; with ``identity`` (the member acted on) what tells its drive apart, with ``predicted``
     how long the rebuild takes (bench/sync_forecast.repair_forecast)."""
     lines = [f"{plan.action} on {plan.array}:"]
-    for number, step in enumerate(plan.steps, start=1):
-        lines.append(f"  {number}. {' '.join(step.argv)}")
-        lines.append(f"     {step.description}")
+    lines += step_lines((step.argv, step.description) for step in plan.steps)
     if plan.disk is not None and plan.action != "re-add":
         ident = " / ".join(p for p in (plan.disk.model, plan.disk.serial) if p) or "-"
         lines.append(f"  writes {plan.disk.name} ({ident}): everything on it is overwritten")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Sequence
 
 from mdtui.format import iec_bytes, plural
 from mdtui.plan.create import CreatePlan
@@ -109,4 +110,13 @@ def describe_destroy(plan: DestroyPlan) -> list[str]:
         lines.append(f"  {shlex.join(step.argv):<60}  # {step.description}")
     for warning in plan.warnings:
         lines.append(f"⚠ {warning}")
+    return lines
+
+
+def step_lines(steps: Iterable[tuple[Sequence[str], str]]) -> list[str]:
+    """A plan's steps as every verb prints them: the number and the argv, what it does under it."""
+    lines = []
+    for number, (argv, description) in enumerate(steps, start=1):
+        lines.append(f"  {number}. {' '.join(argv)}")
+        lines.append(f"     {description}")
     return lines

@@ -279,3 +279,19 @@ def level_from_name(text: str) -> RaidLevel:
             return level
     names = ", ".join(level.name for level in LEVELS)
     raise ValueError(f"unknown RAID level {text!r}; mdtui offers {names}")
+
+
+# mdadm --detail's raid10 layout words → mdadm --layout's (the level's own spelling): "near=2" → "n2".
+_RAID10_WORDS = {"near": "n", "far": "f", "offset": "o"}
+
+
+def running_level(level_name: str | None, layout: str | None) -> tuple[RaidLevel | None, str | None]:
+    """The level object of a running array (sysfs's "raid5") and its layout in the level's spelling (raid10's
+    "near=2" → "n2"); (None, None) for an inactive array or a personality mdtui has no object for."""
+    if level_name is None:
+        return None, None
+    try:
+        level = level_from_name(level_name)
+    except ValueError:
+        return None, None
+    return level, level.normalise_layout(layout)

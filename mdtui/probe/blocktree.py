@@ -77,6 +77,21 @@ class BlockTree:
             disks |= self.disks_under(slave, seen)
         return disks
 
+    def nodes_under(self, node: str) -> set[str]:
+        """Every node ``node`` is built from, itself included: a partition's disk, a dm or md device's slaves, on
+        down to the whole disks (a file on md0p1 sits on md0p1, md0, and md0's members)."""
+        found: set[str] = set()
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if current in found:
+                continue
+            found.add(current)
+            if current in self.parent:
+                pending.append(self.parent[current])
+            pending.extend(self.slaves.get(current, []))
+        return found
+
     def describe(self, node: str) -> str:
         name = self.dm_names.get(node)
         return f"{node} ({name})" if name else node

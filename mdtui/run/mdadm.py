@@ -52,31 +52,42 @@ def recheck_members(plan: CreatePlan, root: SystemRoot | None = None) -> list[Di
     current_disks: list[Disk] = []
     journal = (plan.request.journal,) if plan.request.journal is not None else ()
     for planned in (*plan.request.members, *plan.request.spares, *journal):
-        path = member_path(planned)
-        name = resolve_member(system, path)
-        if name is None or name not in candidates:
-            problems.append(f"{path} is gone (planned as {planned.name}); rescan and plan again")
-            continue
-        current = prober.probe(name)
-        if planned.serial and current.serial != planned.serial:
-            problems.append(
-                f"{path} now has serial {current.serial or 'unknown'}, planned {planned.serial}: a different disk"
-            )
-        if planned.size_bytes is not None and current.size_bytes != planned.size_bytes:
-            problems.append(f"{path} changed size since the plan ({current.size_bytes} vs {planned.size_bytes} bytes)")
-        if name != planned.name:
-            problems.append(f"{path} is now {name}, planned as {planned.name}; rescan and plan again")
-        for reason in current.in_use:
-            problems.append(f"{path} ({name}) is in use: {reason}")
-        for problem in current.problems:
-            problems.append(f"{path} ({name}) could not be checked: {problem}")
-        current_disks.append(current)
+        current, found = recheck_disk(system, prober, candidates, planned)
+        problems += found
+        if current is not None:
+            current_disks.append(current)
     if plan.request.bitmap.startswith("/"):
         problems += bitmap_file_problems(system, plan.request.bitmap, [d.name for d in current_disks])
     if problems:
         raise SafetyError("refusing to create the array:\n  - " + "\n  - ".join(problems))
     # The journal device was checked like a member; the array's members and spares are what is returned.
     return current_disks[: len(current_disks) - len(journal)]
+
+
+def recheck_disk(
+    system: SystemRoot, prober: DiskProber, candidates: set[str], planned: Disk
+) -> tuple[Disk | None, list[str]]:
+    """A disk about to be written, probed again by its planned path: (the disk now, or None when it is gone;
+    every reason not to write it: another identity, another size, in use by any rule, not fully checked)."""
+    path = member_path(planned)
+    name = resolve_member(system, path)
+    if name is None or name not in candidates:
+        return None, [f"{path} is gone (planned as {planned.name}); rescan and plan again"]
+    problems = []
+    current = prober.probe(name)
+    if planned.serial and current.serial != planned.serial:
+        problems.append(
+            f"{path} now has serial {current.serial or 'unknown'}, planned {planned.serial}: a different disk"
+        )
+    if planned.size_bytes is not None and current.size_bytes != planned.size_bytes:
+        problems.append(f"{path} changed size since the plan ({current.size_bytes} vs {planned.size_bytes} bytes)")
+    if name != planned.name:
+        problems.append(f"{path} is now {name}, planned as {planned.name}; rescan and plan again")
+    for reason in current.in_use:
+        problems.append(f"{path} ({name}) is in use: {reason}")
+    for problem in current.problems:
+        problems.append(f"{path} ({name}) could not be checked: {problem}")
+    return current, problems
 
 
 def _run_logged(argv: tuple[str, ...] | list[str], log: ActionLog, note: str, timeout_s: float = 120) -> CommandResult:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -274,3 +275,130 @@ class TemporaryArrayJournal:
     def left_behind(self) -> list[TemporaryArray]:
         """Entries whose owner no longer runs: it was killed before its teardown."""
         return [entry for entry in self.entries() if not owner_alive(entry.owner)]
+
+
+@dataclass(frozen=True)
+class ReshapeEntry:
+    """A grow mdtui started: the array (by UUID), the shape it goes to, and the backup file md needs to resume
+    it after a crash. Written (and synced) before the reshape starts; removed once the array has the shape."""
+
+    device: str  # /dev/md0
+    uuid: str
+    target_level: str  # raid6
+    target_members: int
+    target_chunk_bytes: int | None
+    target_layout: str | None
+    target_component_bytes: int
+    backup_file: str | None  # absolute path, or None when md needs none
+    member_paths: tuple[str, ...]  # every member after the grow, by its by-id path
+    started_at: float
+    predicted_seconds: float | None = None
+    bound: str = ""
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.device)
+
+
+# A backup file's path as a state file may give it: absolute, printable, no "..": it goes into mdadm's argv.
+MAX_PATH_BYTES = 4096
+
+
+def backup_path(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value.startswith("/")
+        or len(value.encode()) > MAX_PATH_BYTES
+        or "/../" in value + "/"
+        or not value.isprintable()
+    ):
+        raise BadEntry(f"{what} {value!r} is not an absolute path")
+    return value
+
+
+def _reshape_entry(raw: Any, path: Path) -> ReshapeEntry:
+    del path
+    if not isinstance(raw, dict):
+        raise BadEntry("an entry is not a JSON object")
+    uuid = uuid_text(raw.get("uuid"), "uuid")
+    if uuid is None:
+        raise BadEntry("an entry without a UUID matches no array")
+    members = raw.get("member_paths", [])
+    if not isinstance(members, list):
+        raise BadEntry("member_paths is not a list")
+
+    def count(key: str, optional: bool = False) -> int | None:
+        value = raw.get(key)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1 << 62:
+            raise BadEntry(f"{key} {value!r} is not a count")
+        return value
+
+    predicted = raw.get("predicted_seconds")
+    if predicted is not None and (
+        isinstance(predicted, bool) or not isinstance(predicted, int | float) or predicted < 0
+    ):
+        raise BadEntry(f"predicted_seconds {predicted!r} is not a time")
+    layout = raw.get("target_layout")
+    if layout is not None and (not isinstance(layout, str) or len(layout) > 64 or not layout.isprintable()):
+        raise BadEntry(f"target_layout {layout!r} is not a layout")
+    level = raw.get("target_level")
+    if not isinstance(level, str) or not kernel_name(level, "target_level"):
+        raise BadEntry(f"target_level {level!r} is not a level")
+    started = raw.get("started_at", 0)
+    if isinstance(started, bool) or not isinstance(started, int | float):
+        raise BadEntry(f"started_at {started!r} is not a time")
+    members_count = count("target_members")
+    component = count("target_component_bytes")
+    assert members_count is not None and component is not None
+    return ReshapeEntry(
+        device=dev_path(raw.get("device"), "device"),
+        uuid=uuid,
+        target_level=level,
+        target_members=members_count,
+        target_chunk_bytes=count("target_chunk_bytes", optional=True),
+        target_layout=layout,
+        target_component_bytes=component,
+        backup_file=backup_path(raw.get("backup_file"), "backup_file"),
+        member_paths=tuple(_member(m) for m in members),
+        started_at=float(started),
+        predicted_seconds=float(predicted) if predicted is not None else None,
+        bound=str(raw.get("bound") or "")[:300],
+    )
+
+
+class ReshapeJournal:
+    """One file per array mdtui is growing (named by its UUID): what the reshape needs if it is interrupted.
+
+    `mdtui scan`, `advise` and the app read it to say a reshape is pending and where its backup file is;
+    `mdtui grow --resume` assembles with it. Entries are validated like every state file (a UUID, /dev and
+    by-id paths, an absolute backup path).
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or state_dir() / "reshapes"
+
+    @staticmethod
+    def _file(uuid: str) -> str:
+        return re.sub(r"[^0-9a-f]", "", uuid.lower()) + ".json"
+
+    def add(self, entry: ReshapeEntry) -> None:
+        try:
+            StateDir(self.directory).write(self._file(entry.uuid), json.dumps(asdict(entry), indent=2).encode())
+        except OSError as exc:
+            raise MdtuiError(
+                f"cannot record the grow of {entry.device} in {self.directory} ({exc.strerror or exc}); nothing was run"
+            ) from None
+
+    def remove(self, uuid: str) -> None:
+        StateDir(self.directory).remove(self._file(uuid))
+
+    def entries(self) -> list[ReshapeEntry]:
+        found = load_json_entries(self.directory, _reshape_entry, "reshape entry", skipped)
+        return sorted(found, key=lambda entry: entry.started_at)
+
+    def find(self, uuid: str | None) -> ReshapeEntry | None:
+        return next((e for e in self.entries() if same_uuid(e.uuid, uuid)), None)

@@ -752,8 +752,11 @@ class Guest:
         checkout: Path = CHECKOUT,
         hang_grace: float = 15.0,
         keep: bool | None = None,
+        reuse_images: bool = False,
     ) -> None:
         self.machine = machine
+        # Boot over the disk images already in ``workdir`` (a power cut's next boot) instead of blank ones.
+        self.reuse_images = reuse_images
         self.kernel = kernel or find_kernel()
         if self.kernel is None:
             raise LabUnavailable(lab_problem() or "no kernel")
@@ -781,8 +784,15 @@ class Guest:
         self.paths.out.mkdir(exist_ok=True)
         self.paths.out.chmod(0o777)
         for i, disk in enumerate(self.machine.disks):
-            with self.paths.image(i).open("wb") as fh:  # sparse
+            image = self.paths.image(i)
+            if self.reuse_images and image.is_file() and image.stat().st_size == disk.size_bytes:
+                continue
+            if self.reuse_images:
+                raise LabError(f"{image} is missing or not {disk.size_bytes} bytes: nothing to boot over")
+            with image.open("wb") as fh:  # sparse
                 fh.truncate(disk.size_bytes)
+        for stale in (self.paths.agent_socket, self.paths.qmp_socket):  # a killed QEMU leaves its sockets
+            stale.unlink(missing_ok=True)
         initramfs = build_initramfs(self.kernel)
         argv = qemu_argv(self.machine, self.paths, self.kernel, initramfs, self.python_exe, self.checkout)
         (self.paths.workdir / "qemu.argv").write_text(json.dumps(argv, indent=1) + "\n")
@@ -840,6 +850,33 @@ class Guest:
             self.proc.kill()
             self.proc.wait()
         self._close_channel()
+
+    def power_cut(self, boot_timeout: float = 120.0) -> Guest:
+        """Kill QEMU at once (no shutdown, no sync: the guest loses power) and boot a new guest of the same
+        machine over the same disk images; returns the new guest, which now owns the work directory.
+
+        What the kernel had not written to the images is lost, as on a real power cut (the drives run with
+        ``cache=none``). The old console is kept as ``console-before-cut.log`` next to the new one.
+        """
+        self.kill()
+        if self._qemu_log is not None:
+            self._qemu_log.close()
+            self._qemu_log = None
+        if self.paths.console.exists():
+            self.paths.console.replace(self.paths.workdir / "console-before-cut.log")
+        owner_keeps = self.keep
+        self.keep = True  # this guest's close() must not remove the directory the new guest boots from
+        guest = Guest(
+            self.machine,
+            kernel=self.kernel,
+            workdir=self.paths.workdir,
+            python=self.python_exe,
+            checkout=self.checkout,
+            hang_grace=self.hang_grace,
+            keep=owner_keeps,
+            reuse_images=True,
+        )
+        return guest.start(boot_timeout)
 
     def poweroff(self, timeout: float = 20.0) -> None:
         """Power the guest off (sysrq ``o`` through the agent); kill QEMU if it does not stop."""

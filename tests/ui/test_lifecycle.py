@@ -63,15 +63,15 @@ async def test_the_array_detail_shows_the_lifecycle_line_and_its_keys(
         text = plain(app.screen.query_one("#detail-body", DetailBody).source)
         # The captured tree holds no /etc, no processes and no /var: said, not guessed.
         assert "Kept" in text and "? persisted: not captured · ? monitoring: not captured" in text
-        assert "a alerts · p persist · s scrub · f repair" in text
+        assert "a alerts · p persist · s scrub · f repair · e grow" in text
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert {"a", "p", "s", "f"} <= footer
+        assert {"a", "p", "s", "f", "e"} <= footer
         await pilot.press("shift+tab")  # on the disks pane there is no array to act on
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert not {"a", "p", "s", "f"} & footer
+        assert not {"a", "p", "s", "f", "e"} & footer
 
 
-@pytest.mark.parametrize("key", ["a", "p", "s", "f"])
+@pytest.mark.parametrize("key", ["a", "p", "s", "f", "e"])
 async def test_every_action_is_refused_on_a_captured_tree(
     make_app: MakeApp, tree_inventory: Inventory, key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

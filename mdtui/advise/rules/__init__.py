@@ -7,7 +7,7 @@ from collections.abc import Callable
 from mdtui.advise.findings import Finding, sort_findings
 from mdtui.advise.rules.cpu import rule_governor
 from mdtui.advise.rules.inputs import AdviceInput
-from mdtui.advise.rules.keep import rule_boot, rule_health, rule_monitoring
+from mdtui.advise.rules.keep import rule_boot, rule_health, rule_monitoring, rule_reshape
 from mdtui.advise.rules.knobs import rule_knob_sweep
 from mdtui.advise.rules.measured import rule_measured_slow_member, rule_shared_limit
 from mdtui.advise.rules.member_runs import rule_busy_member, rule_same_job_on_members
@@ -29,6 +29,7 @@ RULES: tuple[Callable[[AdviceInput], list[Finding]], ...] = (
     rule_governor,
     rule_resync,
     rule_health,
+    rule_reshape,
     rule_boot,
     rule_monitoring,
     rule_parallelism,

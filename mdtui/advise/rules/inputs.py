@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from mdtui.advise.findings import Workload
 from mdtui.format import rate_mb_s
 from mdtui.keep.boot import BootState
+from mdtui.keep.grow import ReshapeState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -15,7 +16,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.safety import LiveSafety
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
-from mdtui.plan.levels import RaidLevel, level_from_name
+from mdtui.plan.levels import RaidLevel, running_level
 from mdtui.probe.kernel_log import ParityRoutines
 from mdtui.store.records import RunRecord
 
@@ -60,6 +61,7 @@ class AdviceInput:
     weakest_link: tuple[WeakestLinkFigures, ...] = ()
     boot: BootState | None = None  # mdadm.conf, the initramfs's copy, monitoring (mdtui.keep.boot)
     health: Health | None = None  # failed members, mismatch_cnt, members' SMART (mdtui.keep.health)
+    reshapes: tuple[ReshapeState, ...] = ()  # running, pending or interrupted reshapes (mdtui.keep.grow)
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,8 @@ mb_text = rate_mb_s
 
 def level_layout(array: MdArray) -> tuple[RaidLevel, str | None] | None:
     """The level object and mdadm-style layout of an existing array (sysfs says "far=2", mdadm "f2")."""
-    if array.level is None:
-        return None
-    try:
-        level = level_from_name(array.level)
-    except ValueError:
-        return None
-    return level, level.normalise_layout(array.layout)
+    level, layout = running_level(array.level, array.layout)
+    return None if level is None else (level, layout)
 
 
 def disk_of(inventory: Inventory | None, member_name: str) -> Disk | None:

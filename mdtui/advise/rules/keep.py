@@ -336,3 +336,43 @@ def rule_health(inp: AdviceInput) -> list[Finding]:
             )
         )
     return findings
+
+
+RESHAPE_WHY = (
+    "A reshape rewrites every stripe of the array. md records how far it got in the members' superblocks and "
+    "takes it up again when the array is assembled, but mdadm --incremental (udev, at boot) does not start an "
+    "interrupted reshape that keeps its critical section in a backup file, and an array md assembled read-only "
+    "waits for its first write: until then the array runs in the middle of two shapes."
+)
+
+
+def rule_reshape(inp: AdviceInput) -> list[Finding]:
+    """A reshape pending or interrupted (critical: the array is between two shapes), or running (info, with its
+    backup file to keep)."""
+    findings = []
+    for state in inp.reshapes:
+        if state.state == "finished":
+            continue
+        evidence = [Evidence("array", state.device), Evidence("state", state.state)]
+        if state.fraction is not None and state.state == "running":
+            evidence.append(Evidence("done", round(state.fraction * 100, 1), "%"))
+        if state.backup_file:
+            evidence.append(Evidence("backup file", state.backup_file))
+        running = state.state == "running"
+        keep = f": keep {state.backup_file} until it ends" if state.backup_file else ""
+        findings.append(
+            Finding(
+                topic=TOPIC,
+                id=f"reshape:{state.name}",
+                severity=Severity.INFO if running else Severity.CRITICAL,
+                title=(
+                    f"{state.name} is reshaping{keep}"
+                    if running
+                    else f"{state.name}'s reshape is {state.state}: it needs {state.needs}"
+                ),
+                evidence=tuple(evidence),
+                why=RESHAPE_WHY,
+                what_to_do=state.needs if not running else f"`mdtui grow {state.device} --follow` follows it",
+            )
+        )
+    return findings

@@ -37,6 +37,7 @@ def mdtui_commands(app: Any) -> list[PaletteCommand]:
         PaletteCommand("Open help", "keys and columns of this screen", partial(go, "help")),
         PaletteCommand("Persist the selected array (mdadm.conf)", "mdtui persist", partial(go, "persist")),
         PaletteCommand("Repair the selected array", "fail, remove, add, replace, re-add", partial(go, "repair")),
+        PaletteCommand("Grow the selected array", "members, level, chunk, layout, size", partial(go, "grow")),
         PaletteCommand("Scrub the selected array", "check or repair pass", partial(go, "scrub")),
         PaletteCommand("Export results", "Markdown, CSV or JSON", partial(go, "export")),
         PaletteCommand("Theme: pick a theme", "remembered across restarts", partial(go, "theme")),

@@ -43,7 +43,8 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **h** opens the results history (stored benchmark runs) to compare and export
 - With an array highlighted: **a** sets alerts (mdadm's monitor: mail or a program, then a test alert),
   **p** persists it (mdadm.conf, then the initramfs), **s** scrubs it (a check; a repair is typed through),
-  **f** repairs it (fail, remove, add, replace, re-add a member); each shows its plan and asks first
+  **f** repairs it (fail, remove, add, replace, re-add a member), **e** grows it (a member more, another level,
+  chunk or layout, `--size max`, a shrink, the filesystem after, a resume); each shows its plan and asks first
 - **/** filters the focused table, **s** / **S** sort it (on the Arrays pane **s** scrubs: click a header to
   sort there; see *Everywhere*)
 

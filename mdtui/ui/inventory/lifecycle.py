@@ -25,11 +25,14 @@ from mdtui.ui.common.render import Palette
 
 if TYPE_CHECKING:
     from mdtui.keep.alerts import AlertsPlan
+    from mdtui.keep.grow import ResumePlan
     from mdtui.keep.locate import Identity
     from mdtui.keep.persist import PersistPlan
     from mdtui.keep.repair import RepairPlan
     from mdtui.keep.scrub import ScrubPlan
+    from mdtui.plan.grow import GrowPlan
     from mdtui.plan.sync_time import SyncTime
+    from mdtui.ui.inventory.grow import GrowChoice
     from mdtui.ui.inventory.lifecycle_forms import RepairChoice
 
 
@@ -48,7 +51,7 @@ class RepairPlanned:
 T = TypeVar("T")
 
 # The keys, as the footer shows them while an array is highlighted and as the array's detail lists them.
-KEYS = (("a", "alerts"), ("p", "persist"), ("s", "scrub"), ("f", "repair"))
+KEYS = (("a", "alerts"), ("p", "persist"), ("s", "scrub"), ("f", "repair"), ("e", "grow"))
 
 
 def keys_line() -> str:
@@ -83,7 +86,7 @@ class BackgroundEnded(Message, bubble=False):
 
 
 class Lifecycle(Widget):
-    """The four actions, shown only through their forms, confirmations and notifications; ``done`` runs after
+    """The five actions, shown only through their forms, confirmations and notifications; ``done`` runs after
     anything changed, to scan again."""
 
     DEFAULT_CSS = "Lifecycle { display: none; }"
@@ -373,4 +376,127 @@ class Lifecycle(Widget):
     def _repair_done(self, plan: RepairPlan) -> None:
         follow = "; md recovers onto it now: w watches it" if plan.follows_recovery else ""
         self.notify(f"{plan.action} on {plan.array}: done{follow}")
+        self._done()
+
+    # -- grow --------------------------------------------------------------------------------------------
+
+    def grow(self, array: MdArray, inventory: Inventory) -> None:
+        """`mdtui grow`: what to change from a form, the plan (argv, capacity, time, backup file) typed through,
+        then run; md's pass shows in watch and the array's detail."""
+        if refused_on_tree(self.screen, self.root, "growing an array (mdadm --grow)"):
+            return
+        members = {m.name for m in array.members}
+        disks = [d.name for d in inventory.disks if d.name not in members and not d.in_use]
+        from mdtui.ui.inventory.grow import GrowForm
+
+        self.app.push_screen(GrowForm(array, disks), lambda choice: self._grow_chosen(array, inventory, choice))
+
+    def _grow_chosen(self, array: MdArray, inventory: Inventory, choice: GrowChoice | None) -> None:
+        if choice is None:
+            return
+        if choice.change == "resume":
+            from mdtui.keep.grow import plan_resume
+
+            self.background(
+                f"planning to resume {array.name}'s reshape",
+                lambda: plan_resume(self.system, array.dev_path),
+                self._resume_planned,
+            )
+            return
+        from mdtui.bench.member_figures import load_member_runs
+        from mdtui.bench.sync_forecast import grow_inputs
+        from mdtui.keep.grow import plan_grow_now
+        from mdtui.plan.grow import GrowRequest
+
+        disk = inventory.disk(choice.disk) if choice.disk else None
+        value = choice.value or ""
+
+        def plan() -> GrowPlan:
+            number = int(value) if value.isdigit() else None
+            if choice.change in ("raid-devices", "chunk") and number is None:
+                raise MdtuiError(f"{value!r} is not a number")
+            req = GrowRequest(
+                add=(disk,) if disk is not None else (),
+                raid_devices=number if choice.change == "raid-devices" else None,
+                level=value if choice.change == "level" else None,
+                chunk_kib=number if choice.change == "chunk" else None,
+                layout=value if choice.change == "layout" else None,
+                size_max=choice.change == "size-max",
+                backup_file=choice.backup_file,
+                filesystem_only=choice.change == "filesystem",
+            )
+            try:
+                runs = load_member_runs(None)
+            except MdtuiError:
+                runs = []
+            members, limits, ceilings = grow_inputs(
+                self.system, array, inventory, runs, [disk.name] if disk is not None else []
+            )
+            return plan_grow_now(self.system, array.dev_path, req, members, limits=limits, ceilings=ceilings)
+
+        self.background(f"planning the grow of {array.dev_path}", plan, self._grow_planned)
+
+    def _grow_planned(self, plan: GrowPlan) -> None:
+        from mdtui.keep.grow import execute_grow, run_followup
+        from mdtui.plan.grow import describe_grow
+
+        token = plan.confirmation
+        body = plan_body(describe_grow(plan), self._palette())
+        if not plan.steps:
+            follow = plan.followup
+            if follow is None or not follow.argvs:
+                self.show(f"Grow {token}: nothing to run", describe_grow(plan))
+                return
+
+            def grow_fs(typed: str) -> None:
+                self.background(
+                    f"growing what sits on {plan.array}",
+                    lambda: run_followup(plan, confirmed=typed),
+                    lambda _results: self._grow_done(plan, f"{follow.kind} on {plan.array} grown"),
+                )
+
+            self.confirm(f"Grow {token}: {follow.description}", body, token, "Grow", grow_fs)
+            return
+        written = f", overwriting {', '.join(d.name for d in plan.new_disks)}" if plan.new_disks else ""
+
+        def run(typed: str) -> None:
+            self.notify(f"Starting the grow of {plan.array}…")
+            self.background(
+                f"the grow of {plan.array}",
+                lambda: execute_grow(plan, confirmed=typed, system=self.system),
+                lambda _results: self._grow_started(plan),
+            )
+
+        self.confirm(f"Grow {plan.array}{written}", body, token, "Grow", run)
+
+    def _grow_started(self, plan: GrowPlan) -> None:
+        then = ""
+        if plan.followup is not None and plan.followup.argvs:
+            then = f"; when it ends, e → grow what sits on it ({' '.join(plan.followup.argvs[-1])})"
+        if plan.pass_action is None:
+            self._grow_done(plan, f"{plan.array} is now {plan.after.describe()}{then}")
+            return
+        self._grow_done(plan, f"{plan.pass_action} of {plan.array} started: w watches it{then}; p checks mdadm.conf")
+
+    def _grow_done(self, plan: GrowPlan, words: str) -> None:
+        self.notify(words, timeout=15)
+        self._done()
+
+    def _resume_planned(self, plan: ResumePlan) -> None:
+        from mdtui.keep.grow import describe_resume, execute_resume
+
+        token = plan.confirmation
+
+        def run(typed: str) -> None:
+            self.background(
+                f"resuming the reshape of {plan.device}",
+                lambda: execute_resume(plan, confirmed=typed, system=self.system),
+                lambda _results: self._resumed(plan),
+            )
+
+        self.confirm(f"Resume the reshape of {plan.device}", plan_body(describe_resume(plan), self._palette()),
+                     token, "Resume", run)  # fmt: skip
+
+    def _resumed(self, plan: ResumePlan) -> None:
+        self.notify(f"the reshape of {plan.device} goes on: w watches it", timeout=15)
         self._done()

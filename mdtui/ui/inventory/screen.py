@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 Pane = Literal["disks", "arrays"]
 # Actions on the highlighted array, offered in the footer only while one is.
-ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair")
+ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair", "grow")
 
 
 def keep_rows(
@@ -88,6 +88,12 @@ def keep_rows(
                 f"{len(history)} kept, {trend(history)}; mismatch_cnt: {mismatch_meaning(array.level, counted)}",
                 bool(counted),
             ))  # fmt: skip
+        if system.is_live:
+            from mdtui.keep.grow import reshape_line, reshape_states
+
+            for state in reshape_states(system, [array]):
+                if state.name == array.name and state.state != "finished":
+                    rows.append(("Reshape", reshape_line(state), state.state != "running"))
     except (MdtuiError, OSError):
         pass
     rows.append(("Keys", keys_line() + " · x tear down", False))
@@ -154,6 +160,7 @@ class InventoryScreen(MdtuiScreen[None]):
         Binding("p", "persist", "Persist"),
         Binding("s", "scrub", "Scrub"),
         Binding("f", "repair", "Repair"),
+        Binding("e", "grow", "Grow"),
         Binding("w", "watch", "Watch"),
         Binding("b", "bench", "Bench"),
         Binding("k", "tune", "Knobs"),
@@ -647,3 +654,9 @@ class InventoryScreen(MdtuiScreen[None]):
         if array is None or not self._scanned_whole() or self.inventory is None:
             return
         self.query_one(Lifecycle).repair(array, self.inventory)
+
+    def action_grow(self) -> None:
+        array = self.selected_array()
+        if array is None or not self._scanned_whole() or self.inventory is None:
+            return
+        self.query_one(Lifecycle).grow(array, self.inventory)
