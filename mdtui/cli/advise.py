@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mdtui.advise.findings import WORKLOADS, Finding, finding_lines, workload
 from mdtui.advise.gather import gather
 from mdtui.advise.rules import advise
+from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import to_jsonable
 from mdtui.probe.root import SystemRoot
@@ -78,7 +78,7 @@ def run_advise(args: argparse.Namespace) -> int:
         print(f"mdtui: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"workload": args.workload, "findings": to_jsonable(findings)}, indent=2))
+        print_json({"workload": args.workload, "findings": to_jsonable(findings)})
     else:
         print(render(findings))
     return 0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
-from mdtui.cli.common import confirm
+from mdtui.cli.common import confirm, print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.probe.root import live_refusal
@@ -60,7 +59,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     if args.dry_run:
         if args.json:
-            print(json.dumps({"plan": lines}, indent=2))
+            print_json({"plan": lines})
         return 0
     if not confirm(args, "make 4 null_blk RAM devices and md arrays over them", "calibrate"):
         print("Cancelled; nothing was run.")
@@ -74,7 +73,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     calibration = execute(plan, report=report)
     where = save_calibration(calibration)
     if args.json:
-        print(json.dumps(calibration.as_json() | {"stored": str(where)}, indent=2))
+        print_json(calibration.as_json() | {"stored": str(where)})
         return 0
     print("")
     for name, figures in calibration.levels.items():

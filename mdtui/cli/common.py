@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -13,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -204,6 +204,11 @@ def show_plan(args: argparse.Namespace, lines: Sequence[str], report: dict[str, 
         print("\n".join(lines))
     if args.dry_run:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return True
     return False
+
+
+def print_json(document: dict[str, Any], *, compact: bool = False, default: Callable[[Any], Any] | None = None) -> None:
+    """A verb's --json document on stdout, with the schema version every verb's JSON carries (mdtui.jsondoc)."""
+    print(jsondoc.dumps(document, compact=compact, default=default), flush=compact)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
+from mdtui.cli.common import confirm, find_disk, first_free_md, print_json, show_plan
 from mdtui.cli.progress import print_sync_progress
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
@@ -105,7 +104,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     if not (args.assume_clean or args.build):
         report["persist"] = offer_persist(args, outcome.device)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0
 
 
@@ -155,12 +154,15 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         print("\n".join(describe_destroy(plan)))
     if args.dry_run:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     if not confirm(args, f"stop {device} and wipe {plural(len(plan.member_paths), 'member')}", device):
         print("Cancelled; nothing was run.")
         return 1
     results = execute_destroy(plan, confirmed=True, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
-    print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
+    if args.json:
+        print_json(report)
+    else:
+        print(f"{device} stopped and its members wiped")
     return 0

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from mdtui import __version__
+from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.probe.host import Check, Status, host_checks
 from mdtui.probe.owner import state_dir
@@ -53,8 +52,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "root": args.root,
             "checks": [{"name": c.name, "status": str(c.status), "found": c.found, "cost": c.cost} for c in checks],
         }
-        json.dump(document, sys.stdout, indent=2)
-        print()
+        print_json(document)
         return 0
     print(f"mdtui {__version__} · root {args.root}")
     print(render_checks(checks))

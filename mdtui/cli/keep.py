@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-from mdtui.cli.common import confirm, show_plan
+from mdtui.cli.common import confirm, print_json, show_plan
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
 
@@ -59,7 +58,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
             print(f"wrote {plan.edit.path}")
     if args.no_initramfs:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     if not confirm(args, f"run {' '.join(plan.initramfs_argv)}", token):
         print(f"Cancelled; the initramfs still has the old {plan.edit.path} (run {' '.join(plan.initramfs_argv)}).")
@@ -73,7 +72,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
     result = refresh_initramfs(plan, confirmed=True, on_output=show)
     report["initramfs_seconds"] = round(result.duration_s, 1)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{plan.initramfs_argv[0]} finished in {result.duration_s:.0f} s; {plan.device} will assemble at boot")
     return 0
@@ -179,7 +178,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             state = report["recovery"]["degraded"]
             print("recovery finished" + (f"; {array.name} still misses {plural(state, 'member')}" if state else ""))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0
 
 
@@ -213,7 +212,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         print("\n".join("  " + line for line in describe_schedule(schedule)))
     if args.device is None:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     device = _device(args.device)
     array = find_array(system, device)
@@ -230,7 +229,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     start_scrub(plan, confirmed=True, root=system)
     if args.no_follow:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     if args.full_speed:
         report["sync_speed_min_kib_s"] = set_full_resync_speed(array.dev_path, True, root=system)
@@ -238,7 +237,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     report["followed"] = _follow(array.dev_path, args, system)
     report["mismatch_sectors"] = mismatch_sectors(array.name, system)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{plan.action} of {array.name} finished: mismatch_cnt {report['mismatch_sectors']}")
     return 0

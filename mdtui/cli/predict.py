@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
+from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.plan.levels import level_from_name
@@ -182,7 +182,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         ceilings=ceilings,
     )
     if args.json:
-        print(json.dumps(prediction.as_json(), indent=2))
+        print_json(prediction.as_json())
     else:
         sys.stdout.write(render(prediction, sources, md.note) + "\n")
     return 0

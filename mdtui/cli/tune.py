@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.advise.experiments import ExperimentResult
 from mdtui.advise.knob_sweep import check_values, knob_sweep, sweep_devices
 from mdtui.bench.requests import parse_size
@@ -143,7 +143,7 @@ def render_knobs(array: MdArray, readings: list[KnobReading], rules: dict[str, R
 
 
 def knobs_json(array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]) -> str:
-    return json.dumps(
+    return jsondoc.dumps(
         {
             "array": array.name,
             "level": array.level,
@@ -173,8 +173,7 @@ def knobs_json(array: MdArray, readings: list[KnobReading], rules: dict[str, Rul
                 }
                 for i in readings
             ],
-        },
-        indent=2,
+        }
     )
 
 
