@@ -17,7 +17,7 @@ from mdtui.plan.create import member_path
 from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import _run_logged, array_uuid, find_array, resolve_member
+from mdtui.run.mdadm import array_uuid, find_array, resolve_member
 from mdtui.run.state import ActionLog
 
 ACTIONS = ("fail", "remove", "add", "replace", "re-add")
@@ -238,5 +238,5 @@ def execute_repair(
     recheck(plan, system)
     results = []
     for step in plan.steps:
-        results.append(_run_logged(step.argv, log, f"repair {plan.array}: {step.description}"))
+        results.append(log.run(step.argv, f"repair {plan.array}: {step.description}"))
     return tuple(results)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from mdtui.ascii_numbers import U64_MAX, parse_int
 from mdtui.command import CommandResult, run_command
-from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.errors import MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
 from mdtui.plan.create import CreatePlan, member_path
@@ -73,14 +73,6 @@ def recheck_members(plan: CreatePlan, root: SystemRoot | None = None) -> list[Di
     return current_disks
 
 
-def _run_logged(argv: tuple[str, ...] | list[str], log: ActionLog, note: str, timeout_s: float = 120) -> CommandResult:
-    result = run_command(list(argv), timeout_s=timeout_s)
-    log.record(result, note)
-    if not result.ok:
-        raise CommandError(list(argv), result.returncode, result.stderr)
-    return result
-
-
 def array_uuid(device: str) -> str | None:
     """The md UUID from `mdadm --detail --export`, or None for superblock-less (built) arrays."""
     try:
@@ -113,7 +105,7 @@ def execute_create(
     device = plan.request.device
     if system.path(device).exists() and _array_name(system, device) in {a.name for a in read_arrays(system)}:
         raise SafetyError(f"{device} already exists; pick another device name or stop that array first")
-    result = _run_logged(plan.argv, log, f"create {device}")
+    result = log.run(plan.argv, f"create {device}")
     uuid = array_uuid(device)
     registry.add(
         CreatedArray(
@@ -203,7 +195,7 @@ def execute_destroy(
     uuid = array_uuid(plan.array) if array is not None and array.metadata != "none" else None
     results = []
     for step in plan.steps:
-        results.append(_run_logged(step.argv, log, step.description))
+        results.append(log.run(step.argv, step.description))
     registry.remove(plan.array, uuid)
     (journal or TemporaryArrayJournal()).forget(plan.array)
     return tuple(results)
@@ -239,13 +231,18 @@ def set_full_resync_speed(device: str, full: bool, *, root: SystemRoot | None = 
     """
     system = root or SystemRoot("/")
     name = _array_name(system, device)
-    path = system.path(f"/sys/block/{name}/md/sync_speed_min")
+    knob = f"/sys/block/{name}/md/sync_speed_min"
     value = "system"
     if full:
         limit = parse_int(system.read_text("/proc/sys/dev/raid/speed_limit_max"), lo=1, hi=U64_MAX // 1024)
         value = str(limit if limit is not None else 200000)
+    started = time.monotonic()
+    error = None
     try:
-        path.write_text(value + "\n")
+        system.path(knob).write_text(value + "\n")
     except OSError as exc:
-        raise MdtuiError(f"could not set the resync speed of {device}: {exc.strerror}") from exc
+        error = exc.strerror or str(exc)
+    ActionLog().record_write(knob, value, f"resync speed of {device}", started=started, error=error)
+    if error is not None:
+        raise MdtuiError(f"could not set the resync speed of {device}: {error}")
     return value

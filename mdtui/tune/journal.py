@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
@@ -64,11 +65,16 @@ def _open_knob(root: SystemRoot, path: str) -> int:
 
 
 def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
-    """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused."""
+    """Write ``value`` to the knob's file and return what the file says afterwards; MdtuiError if refused.
+
+    Every knob write (tune --apply, a sweep's points, a restore) is recorded in the action log and the
+    system journal, refused or not."""
     path = knob.system_path(device)
     where = root.path(path)
     if not where.is_file():
         raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
+    note = f"knob {knob.name}" + (f" of {device}" if device else "")
+    started = time.monotonic()
     try:
         fd = _open_knob(root, path)
         try:
@@ -76,9 +82,11 @@ def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
         finally:
             os.close(fd)
     except OSError as exc:
+        ActionLog().record_write(path, value, note, started=started, error=exc.strerror or str(exc))
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (changing a knob needs root)") from None
         raise MdtuiError(f"the kernel refused {value!r} for {path}: {exc.strerror or exc}") from None
+    ActionLog().record_write(path, value, note, started=started)
     current = read_value(root, knob, device)
     return current.raw if current is not None else ""
 

@@ -13,10 +13,13 @@ import contextlib
 import difflib
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdtui.errors import PlanError
+from mdtui.actionlog import ActionLog
+from mdtui.command import CommandResult
+from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
 from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
@@ -158,13 +161,22 @@ def plan_remove(array: MdArray, knob: Knob, path: Path | None = None) -> RulePla
 
 
 def write_plan(plan: RulePlan) -> None:
-    """Write the planned file whole (through mdtui.safefile), or remove it when no rule is left."""
-    if plan.new:
-        write_text(plan.path, plan.new, replace=True)
-        return
+    """Write the planned file whole (through mdtui.safefile), or remove it when no rule is left; either is
+    recorded in the action log and the system journal with its diff."""
+    started = time.monotonic()
+    failure: MdtuiError | None = None
     try:
-        plan.path.unlink()
-    except FileNotFoundError:
-        pass
+        if plan.new:
+            write_text(plan.path, plan.new, replace=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                plan.path.unlink()
+    except MdtuiError as exc:
+        failure = exc
     except OSError as exc:
-        raise PlanError(f"cannot remove {plan.path}: {exc.strerror or exc}") from None
+        failure = PlanError(f"cannot remove {plan.path}: {exc.strerror or exc}")
+    argv = ("mdtui-write", str(plan.path)) if plan.new else ("mdtui-remove", str(plan.path))
+    returncode, error = (0, "") if failure is None else (1, str(failure))
+    ActionLog().record(CommandResult(argv, returncode, plan.diff, error, time.monotonic() - started), plan.summary)
+    if failure is not None:
+        raise failure

@@ -264,7 +264,7 @@ async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
 
     ran: list[tuple[str, ...]] = []
 
-    def fake_run(argv: tuple[str, ...], log: object, note: str) -> CommandResult:
+    def fake_run(argv: list[str], **_: object) -> CommandResult:
         ran.append(tuple(argv))
         return CommandResult(tuple(argv), 0, "", "", 0.1)
 
@@ -272,7 +272,7 @@ async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
     md1 = tree_inventory.array("md1")
     assert md1 is not None
     big = next(d for d in tree_inventory.disks if not d.in_use and (d.size_bytes or 0) >= (md1.size_bytes or 0))
-    monkeypatch.setattr("mdtui.keep.repair._run_logged", fake_run)
+    monkeypatch.setattr("mdtui.actionlog.run_command", fake_run)  # what the action log runs and records
     # The copy's /dev holds links, not device nodes: the by-id path resolves to the disk as udev's would.
     monkeypatch.setattr("mdtui.keep.repair.resolve_member", lambda system, path: big.name)
     app = make_app(host)
