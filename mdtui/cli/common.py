@@ -68,8 +68,8 @@ def live_action(args: argparse.Namespace) -> str | None:
     if command == "persist":
         # Even its dry run asks the live mdadm about the array (mdadm --detail --brief).
         return "persisting an array (mdadm --detail, mdadm.conf, update-initramfs)"
-    if command == "scrub" and getattr(args, "device", None):
-        return "starting a scrub"
+    if command == "scrub" and getattr(args, "device", None) and not dry_run:
+        return "starting a scrub (--dry-run plans it from the tree)"
     # tune --apply/--remove show their udev rule diff from the tree first, then refuse (cli.tune).
     if command == "experiment":
         return "running an experiment (fio on live devices; some create and destroy arrays)"

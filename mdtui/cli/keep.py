@@ -102,6 +102,7 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     scrub.add_argument("--no-follow", action="store_true", help="start it and return")
     scrub.add_argument("--full-speed", action="store_true", help="let it run at full speed")
     scrub.add_argument("--yes", action="store_true", help="do not ask for confirmation (repair)")
+    scrub.add_argument("--dry-run", action="store_true", help="print what would be written to start it, and stop")
     scrub.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
@@ -220,8 +221,8 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         raise MdtuiError(f"{device} is not an active md array")
     plan = plan_scrub(array, "repair" if args.repair else "check", root=system)
     report.update({"array": array.name, "action": plan.action, "write": plan.shown})
-    if not args.json:
-        print(f"{plan.action} {array.name}: {plan.shown}")
+    if show_plan(args, [f"{plan.action} {array.name}: {plan.shown}"], report):
+        return 0
     # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write.
     if plan.action == "repair" and not confirm(args, f"repair (rewrite) mismatches on {array.name}", array.name):
         print("Cancelled; nothing was started.")

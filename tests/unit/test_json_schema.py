@@ -22,6 +22,7 @@ VERBS = (
     ("tune", "md0", "--json"),
     ("predict", "--level", "5", "nvme0n1", "nvme1n1", "nvme2n1", "--json"),
     ("scrub", "--json"),
+    ("scrub", "md2", "--dry-run", "--json"),
     ("alerts", "--json"),
     ("scrub-schedule", "--json"),
     ("results", "list", "--json"),
