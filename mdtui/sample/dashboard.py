@@ -11,14 +11,13 @@ from operator import attrgetter
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
 from mdtui.plan.levels import level_from_name
+from mdtui.probe.disks import candidate_name, is_candidate, is_file_backed
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.frequency import CoreFrequencies, FrequencySeries, frequency_series
 from mdtui.sample.window import DEFAULT_WINDOW_S, in_window
 
 # The target that watches every whole disk at once: the only one on a host without md arrays.
 ALL_DISKS = "disks"
-# Stacked block devices: their traffic is their members' traffic again, so a disk total leaves them out.
-_STACKED = re.compile(r"(md\d+|md_d\d+|dm-\d+)")
 
 # A member stands out when it is clearly busier or slower than the median of its peers. The margins
 # keep jitter quiet: an idle array's members differ by a few % busy and a fraction of a millisecond.
@@ -85,10 +84,12 @@ def next_target(snapshot: Snapshot, current: str) -> str:
 
 
 class WholeDisks:
-    """Names of whole, unstacked block devices (from /sys/block), re-listed only when a new name appears.
+    """Names of the disks the inventory lists (probe.disks.is_candidate, from /sys/block), re-listed only when
+    a new name appears: what watching all disks shows, one row each.
 
-    Partitions and md/dm devices carry their disks' traffic again, so a total over them would count
-    bytes twice. Without /sys/block (a tree with only /proc) every unstacked name counts.
+    Partitions and md/dm devices carry their disks' traffic again, and so are not rows; unattached loop
+    devices, RAM disks and drives without a medium are not disks. Without /sys/block (a tree with only /proc)
+    every name a disk can have counts. A loop device is a row but not in the total (counted_in_total).
     """
 
     def __init__(self, root: SystemRoot) -> None:
@@ -105,11 +106,11 @@ class WholeDisks:
             return self._last
         self._last_devices = current
         if not self._listed or not current <= self._seen:
-            self._whole = frozenset(self.root.listdir("/sys/block"))
+            self._whole = frozenset(name for name in self.root.listdir("/sys/block") if is_candidate(self.root, name))
             self._listed = True
             self._seen = self._seen | current
         whole = self._whole
-        names = frozenset(name for name in current if (not whole or name in whole) and not _STACKED.fullmatch(name))
+        names = frozenset(name for name in current if name in whole or (not whole and candidate_name(name)))
         # The same set as last time is handed back as the same object: kept totals check it by identity first.
         if names == self._last:
             return self._last
@@ -128,6 +129,12 @@ def _member_role(states: tuple[str, ...], slot: int | None) -> str:
 def _sum(values: Iterable[float | None]) -> float | None:
     known = [value for value in values if value is not None]
     return sum(known) if known else None
+
+
+def counted_in_total(name: str) -> bool:
+    """Whether a disk's traffic adds to the all-disks total: not a loop device's, which the disk holding its
+    file counts again (or no disk carries, for a file in RAM)."""
+    return not is_file_backed(name)
 
 
 def summed_rates(name: str, devices: Sequence[DeviceRates]) -> DeviceRates | None:
@@ -227,7 +234,7 @@ class DiskTotals:
         kept = self._totals.get(id(snapshot))
         if kept is not None and kept[0] is snapshot and (kept[1] is disks or kept[1] == disks):
             return kept[2]
-        rates = summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
+        rates = summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks and counted_in_total(d.name)])
         self._totals[id(snapshot)] = (snapshot, disks, rates)
         return rates
 
@@ -290,7 +297,7 @@ class PastSnapshot(Snapshot):
             except ValueError:
                 return _NO_ROW
             return read_bytes[index], write_bytes[index], read_iops[index], write_iops[index]
-        chosen = [index for index, name in enumerate(self.names) if name in disks]
+        chosen = [index for index, name in enumerate(self.names) if name in disks and counted_in_total(name)]
         if not chosen:
             return _NO_ROW
         return (
@@ -340,7 +347,7 @@ def _target_rates(
         return snapshot.device(target)
     if totals is not None:
         return totals.total(snapshot, disks)
-    return summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
+    return summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks and counted_in_total(d.name)])
 
 
 def target_series(
@@ -398,7 +405,11 @@ def build_view(
         found = [d for d in latest.devices if d.name in disks]
         members = tuple(MemberLoad(d.name, "disk", d) for d in found)
         threads = latest.md_threads
-        total = totals.total(latest, disks) if totals is not None else summed_rates(ALL_DISKS, found)
+        total = (
+            totals.total(latest, disks)
+            if totals is not None
+            else summed_rates(ALL_DISKS, [d for d in found if counted_in_total(d.name)])
+        )
         expected_read = expected_write = None
     if array is None:  # every disk is a member and the total is their sum: no second pass over hundreds of disks
         member_read = total.read_bytes_per_s if total is not None else None
