@@ -6,9 +6,11 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from operator import attrgetter
 
 from mdtui.model.array import MdArray
+from mdtui.model.names import kernel_name_key
 from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
 from mdtui.plan.levels import level_from_name
 from mdtui.probe.disks import candidate_name, is_candidate, is_file_backed
@@ -190,6 +192,93 @@ def standouts(members: Sequence[MemberLoad]) -> dict[str, str]:
             if took >= median * SLOW_FACTOR and took >= median + SLOW_MIN_EXTRA_MS:
                 found[member.name] = f"slow {took:.1f} ms per request vs {median:.1f} ms for its peers"
     return found
+
+
+class MemberSort(StrEnum):
+    """How the dashboard orders members (or disks): the busiest first by default, so the member holding the
+    others back is on the first line of a 256-disk host, not the 200th."""
+
+    BUSY = "busy"  # utilisation, then bytes moved
+    READ = "read"  # read bytes per second
+    WRITE = "write"  # written bytes per second
+    SLOW = "slow"  # mean time per request
+    NAME = "name"  # the kernel's order (nvme2n1 before nvme10n1)
+
+    @property
+    def words(self) -> str:
+        return {
+            "busy": "busiest first",
+            "read": "most read first",
+            "write": "most written first",
+            "slow": "slowest per request first",
+            "name": "by name",
+        }[self.value]
+
+    def next(self) -> MemberSort:
+        order = list(MemberSort)
+        return order[(order.index(self) + 1) % len(order)]
+
+
+def _moved(rates: DeviceRates) -> float:
+    return (rates.read_bytes_per_s or 0.0) + (rates.write_bytes_per_s or 0.0)
+
+
+def sort_members(members: Sequence[MemberLoad], by: MemberSort, reverse: bool = False) -> tuple[MemberLoad, ...]:
+    """Members in ``by``'s order, the most first (``reverse``: the least first); a member without figures
+    (removed, not seen yet) comes last either way, and ties go by name in the kernel's order."""
+    known = [m for m in members if m.rates is not None]
+    unknown = sorted((m for m in members if m.rates is None), key=lambda m: kernel_name_key(m.name))
+
+    def most(member: MemberLoad) -> tuple[float, ...]:
+        rates = member.rates
+        assert rates is not None
+        if by is MemberSort.BUSY:
+            return (rates.utilisation_percent or 0.0, _moved(rates))
+        if by is MemberSort.READ:
+            return (rates.read_bytes_per_s or 0.0,)
+        if by is MemberSort.WRITE:
+            return (rates.write_bytes_per_s or 0.0,)
+        if by is MemberSort.SLOW:
+            took = _mean_request_ms(rates)
+            return (took if took is not None else -1.0,)
+        return ()
+
+    by_name = sorted(known, key=lambda m: kernel_name_key(m.name))
+    if by is MemberSort.NAME:
+        ordered = by_name[::-1] if reverse else by_name
+    else:
+        # Stable sorts: the name order stays among equals, whichever way the figure runs.
+        ordered = sorted(by_name, key=most, reverse=not reverse)
+    return (*ordered, *unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberPage:
+    """What a member table of limited height shows: the standouts, always, then a window of the others."""
+
+    pinned: tuple[MemberLoad, ...]  # members that stand out, in the sort's order, whatever the scroll
+    rows: tuple[MemberLoad, ...]  # the others from ``offset`` on
+    offset: int  # index of rows[0] among the others (clamped so the window is never past the end)
+    others: int  # how many others there are
+    total: int  # every member
+
+    @property
+    def hidden(self) -> int:
+        return self.others - len(self.rows)
+
+
+def member_page(
+    members: Sequence[MemberLoad], by: MemberSort, reverse: bool, offset: int, room: int | None
+) -> MemberPage:
+    """The rows a table with room for ``room`` members shows (None: every one), scrolled ``offset`` rows into
+    the members that do not stand out. Standouts are pinned on top: scrolling or sorting never hides the
+    member that holds the array back."""
+    ordered = sort_members(members, by, reverse)
+    pinned = tuple(m for m in ordered if m.standout)
+    others = tuple(m for m in ordered if not m.standout)
+    space = len(others) if room is None else max(0, room - len(pinned))
+    offset = max(0, min(offset, len(others) - space))
+    return MemberPage(pinned, others[offset : offset + space], offset, len(others), len(ordered))
 
 
 def traffic_factors(array: MdArray) -> tuple[float | None, float | None]:
@@ -439,15 +528,19 @@ __all__ = [
     "DiskTotals",
     "FrequencySeries",
     "MemberLoad",
+    "MemberPage",
+    "MemberSort",
     "PastSnapshot",
     "Series",
     "TargetView",
     "WholeDisks",
     "build_view",
     "frequency_series",
+    "member_page",
     "next_target",
     "past",
     "pick_target",
+    "sort_members",
     "standouts",
     "summed_rates",
     "target_names",

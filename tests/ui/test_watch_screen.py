@@ -67,7 +67,9 @@ async def test_array_rates_and_members_from_the_sampler(tmp_path: Path) -> None:
             # Name, role (the slot), 100 MB/s read, no writes, 100 reads/s, 0 writes/s, 40% busy.
             assert rows[name][:7] == [name, str(slot), "100", "0.0", "100", "0", "40%"]
         assert "⚠" not in members  # evenly loaded members: nobody stands out
-        assert screen.query_one("#watch-members").border_title == "Members · members/array read 1.00× (raid0: 1.00×)"
+        assert screen.query_one("#watch-members").border_title == (
+            "Members · busiest first · members/array read 1.00× (raid0: 1.00×)"
+        )
         assert screen.view is not None and screen.view.series.read_bytes_per_s[-1] == 400_000_000.0
         assert screen.query_one("#rate-chart", RateChart).display
         assert screen.query_one("#iops-chart", RateChart).display

@@ -125,7 +125,10 @@ array's and what a clean array of this level implies (reads 1×; writes 2× on r
 **CPU**: load and iowait, governor (⚠ powersave), intel_pstate/amd_pstate mode and EPP, GHz per core
 (a chart on tall terminals), md kernel-thread CPU (`md0_raid6`, `md0_resync`). Without cpufreq (most
 VMs) it says *not available* instead of showing zeros. Keys: **a** next array (then all disks),
-**i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back.
+**i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back. The member table
+lists the busiest first and scrolls: **↑↓** (**j**), **PgUp PgDn**, **Home End**, the wheel; **s** sorts
+by the next column (busy, read, write, ms per request, name), **S** reverses. A member that stands out
+stays on top whatever the scroll or order; the title says which rows show ("1-6 of 256").
 
 ## Benchmark
 
