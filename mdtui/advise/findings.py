@@ -155,10 +155,11 @@ def workload(key: str) -> Workload:
 
 
 def short_title(finding: Finding) -> str:
-    """The title's first clause, how a pointer names a finding to a reader ("md0 is not in /etc/mdadm.conf"):
-    its id ("boot-unlisted:md0") is for programs that keep their place, never for the admin."""
-    head, _, _rest = finding.title.partition(": ")
-    return head
+    """The title's first clause, how a list or a pointer names a finding to a reader ("md0 is not in
+    /etc/mdadm.conf"; "sda: link trained at 3 Gbps but the port supports 6 Gbps" when the first clause is only
+    the device): its id ("boot-unlisted:md0") is for programs that keep their place, never for the admin."""
+    clauses = finding.title.split(": ")
+    return clauses[0] if " " in clauses[0] else ": ".join(clauses[:2])
 
 
 def why_text(finding: Finding, told: dict[str, str] | None = None) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.advise.findings import Finding, Severity, short_title
 from mdtui.cli.main import main
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
@@ -85,7 +86,7 @@ def test_text_gives_each_explanation_once_and_json_every_time(
     pointers = 0
     for block, finding in zip(blocks, findings, strict=True):
         why = next(line for line in block.splitlines() if line.startswith("  why: "))
-        title = finding["title"].partition(": ")[0]
+        title = short_title(Finding(finding["id"], Severity.INFO, finding["title"], (), "", ""))
         first = seen.setdefault(finding["why"], title)
         if first == title:
             assert why == f"  why: {finding['why']}"

@@ -29,12 +29,14 @@ from mdtui.ui.common.messages import (
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
+from mdtui.ui.findings.render import FINDINGS_KEY, array_rows
 from mdtui.ui.inventory.lifecycle import Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
+    from mdtui.advise.findings import Finding
     from mdtui.keep.schedule import LastScrub
     from mdtui.ui.create.screen import Created
 
@@ -63,7 +65,7 @@ def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None 
             rows.append(("Failed", ", ".join(failed) + " (f repair: remove, then add a disk)", True))
     except (MdtuiError, OSError):
         pass
-    rows.append(("Keys", keys_line() + " · x tear down", False))
+    rows.append(("Keys", keys_line() + f" · x tear down · {FINDINGS_KEY} findings", False))
     return rows
 
 
@@ -112,6 +114,7 @@ class InventoryScreen(MdtuiScreen[None]):
         Binding("b", "bench", "Bench"),
         Binding("k", "tune", "Knobs"),
         Binding("h", "app.history", "History"),
+        Binding("F", "findings", "Findings"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
@@ -149,6 +152,10 @@ class InventoryScreen(MdtuiScreen[None]):
         # system (journalctl takes too long for every highlight); None until read.
         self._scrubs: Mapping[str, LastScrub] | None = None
         self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
+        # What `mdtui advise` finds about this root, read after each complete scan (an array's detail names its
+        # own and what limits it); None until read, or when it could not be.
+        self._findings: tuple[Finding, ...] | None = None
+        self._findings_for: Inventory | None = None  # the scan they were read after
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -263,6 +270,9 @@ class InventoryScreen(MdtuiScreen[None]):
             self.scan_error = None
         self._pending = pending
         self.inventory = inventory
+        if not pending and self._findings_for is not inventory:
+            self._findings_for = inventory
+            self.read_findings(inventory)
 
     @on(ScanFailed)
     def _failed(self, message: ScanFailed) -> None:
@@ -383,7 +393,10 @@ class InventoryScreen(MdtuiScreen[None]):
             # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
             self._scrubs_read_for = inventory
             self.read_scrubs()
-        return f"Array {array.name}", array_detail(array, palette, keep_rows(self.root, array, self._scrubs))
+        rows = keep_rows(self.root, array, self._scrubs)
+        # Its findings and what limits it, before the keys (the last row).
+        rows[-1:-1] = array_rows(self._findings, array)
+        return f"Array {array.name}", array_detail(array, palette, rows)
 
     # -- SMART of the disk shown ------------------------------------------------------------------
 
@@ -535,6 +548,32 @@ class InventoryScreen(MdtuiScreen[None]):
         except (MdtuiError, OSError):
             return
         self.app.call_from_thread(self._scrubs_read, scrubs)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="findings")
+    def read_findings(self, inventory: Inventory) -> None:
+        """Thread worker: the advisor's findings of this scan (a live host is sampled for a second), for the
+        arrays' details; a failure leaves them unread (the F view says why)."""
+        from mdtui.advise.host import host_findings
+
+        try:
+            db = getattr(self.app, "db_path", None)  # None: the default database, as `mdtui advise` finds it
+            found = host_findings(SystemRoot(self.root), db=db, privileged=self.privileged, inventory=inventory)
+        except (MdtuiError, OSError):
+            return
+        self.app.call_from_thread(self._findings_read, found)
+
+    def _findings_read(self, findings: tuple[Finding, ...]) -> None:
+        self._findings = findings
+        if self._pane == "arrays":  # an array's detail names them; a disk's does not change
+            self._detail_shown = None  # the same row, drawn again with them
+            self._update_detail()
+
+    def action_findings(self) -> None:
+        """F: the findings view, of the highlighted array (its own first) or of the whole host."""
+        array = self.selected_array()
+        show = getattr(self.app, "action_findings", None)  # MdtuiApp's; the tests' bare apps have none
+        if show is not None:
+            show(array.name if array is not None else None)
 
     def _scrubs_read(self, scrubs: Mapping[str, LastScrub] | None) -> None:
         self._scrubs = scrubs
