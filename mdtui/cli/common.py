@@ -65,9 +65,9 @@ def live_action(args: argparse.Namespace) -> str | None:
             command, "changing an array's members"
         )
         return f"{what} (--dry-run plans it from the tree)"
-    if command == "persist":
-        # Even its dry run asks the live mdadm about the array (mdadm --detail --brief).
-        return "persisting an array (mdadm --detail, mdadm.conf, update-initramfs)"
+    if command == "persist" and not dry_run:
+        # Its dry run plans from the tree's own record of the array (keep.persist.tree_brief), not the live mdadm.
+        return "persisting an array (mdadm.conf, update-initramfs; --dry-run plans it from the tree)"
     if command == "scrub" and getattr(args, "device", None) and not dry_run:
         return "starting a scrub (--dry-run plans it from the tree)"
     # tune --apply/--remove show their udev rule diff from the tree first, then refuse (cli.tune).

@@ -48,6 +48,19 @@ class RepairPlan:
     def argvs(self) -> tuple[tuple[str, ...], ...]:
         return tuple(step.argv for step in self.steps)
 
+    @property
+    def command(self) -> str:
+        """The `mdtui repair` command line that makes this plan."""
+        disk = self.disk.name if self.disk is not None else "DISK"
+        options = {
+            "fail": f"--fail {self.member}",
+            "remove": f"--remove {self.member}",
+            "add": f"--add {disk}",
+            "replace": f"--replace {self.member} --with {disk}",
+            "re-add": f"--re-add {disk}",
+        }
+        return f"mdtui repair {self.array.removeprefix('/dev/')} {options.get(self.action, '--' + self.action)}"
+
 
 def _tolerance(array: MdArray) -> int:
     level = array.level or ""

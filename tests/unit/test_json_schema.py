@@ -28,6 +28,7 @@ VERBS = (
     ("results", "list", "--json"),
     ("create", "--level", "1", "loop0", "nvme4n1", "--allow-mixed-sizes", "--dry-run", "--json"),
     ("repair", "md0", "--fail", "nvme1n1", "--dry-run", "--json"),
+    ("persist", "md0", "--dry-run", "--json"),
 )
 
 

@@ -1,6 +1,7 @@
 """Keeping the highlighted array from the inventory: alerts, persist, scrub and repair, each planned by the core
-function its CLI verb calls, shown (argv, file diff) before anything runs, confirmed by typing as the CLI asks,
-and refused on a captured tree (refused_on_tree)."""
+function its CLI verb calls, shown (argv, file diff) before anything runs, confirmed by typing as the CLI asks.
+On a captured tree persist, scrub and repair show their plan as the CLI's --dry-run prints it and run nothing;
+alerts is refused (refused_on_tree)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.live import read_only_tree, refused_on_tree
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette
 
@@ -120,6 +121,18 @@ class Lifecycle(Widget):
 
         self.app.push_screen(DetailScreen(title, plan_body(lines, self._palette())))
 
+    @property
+    def dry_run(self) -> bool:
+        """A captured tree: show the plan, run nothing (the CLI's --dry-run on the same tree prints the same)."""
+        return read_only_tree(self.screen, self.root)
+
+    def show_plan(self, title: str, lines: list[str], command: str) -> None:
+        """The plan on a captured tree, with what runs it on the live host."""
+        intro = f"A captured tree is read-only: this is the plan, as `{command} --dry-run` prints it. Nothing runs."
+        from mdtui.ui.dialogs.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(f"{title} (the plan)", plan_body(lines, self._palette(), intro)))
+
     # -- alerts ------------------------------------------------------------------------------------------
 
     def alerts(self, array: MdArray) -> None:
@@ -169,8 +182,6 @@ class Lifecycle(Widget):
 
     def persist(self, array: MdArray) -> None:
         """`mdtui persist`: the ARRAY line's diff typed through, then the initramfs refresh typed through."""
-        if refused_on_tree(self.screen, self.root, "persisting an array (mdadm.conf, the initramfs)"):
-            return
         from mdtui.keep.persist import plan_persist
 
         self.background(
@@ -183,6 +194,9 @@ class Lifecycle(Widget):
         from mdtui.keep.persist import describe_persist, write_conf
 
         token = plan.device.removeprefix("/dev/")
+        if self.dry_run:
+            self.show_plan(f"Persist {token}", describe_persist(plan), f"mdtui persist {token}")
+            return
         body = plan_body(describe_persist(plan), self._palette())
         if not plan.edit.changed:
             self._persist_initramfs(plan, body)
@@ -225,8 +239,6 @@ class Lifecycle(Widget):
 
     def scrub(self, array: MdArray) -> None:
         """`mdtui scrub`: a check starts from its form; a repair is typed through like the CLI's."""
-        if refused_on_tree(self.screen, self.root, "scrubbing an array"):
-            return
         from mdtui.keep.scrub import plan_scrub
 
         try:
@@ -241,6 +253,11 @@ class Lifecycle(Widget):
     def _scrub_chosen(self, array: MdArray, chosen: str | None) -> None:
         from mdtui.keep.scrub import plan_scrub
 
+        if chosen in ("check", "repair") and self.dry_run:
+            plan = plan_scrub(array, chosen, root=self.system)
+            command = f"mdtui scrub {array.name}" + (" --repair" if chosen == "repair" else "")
+            self.show_plan(f"Scrub {array.name}", [f"{plan.action} {array.name}: {plan.shown}"], command)
+            return
         if chosen == "check":
             self._scrub_start(plan_scrub(array, "check", root=self.system))
         elif chosen == "repair":
@@ -269,8 +286,6 @@ class Lifecycle(Widget):
 
     def repair(self, array: MdArray, inventory: Inventory) -> None:
         """`mdtui repair`: action, member and disk from a form, the plan's argv typed through, then run."""
-        if refused_on_tree(self.screen, self.root, "repairing an array"):
-            return
         members = {m.name for m in array.members}
         disks = [d.name for d in inventory.disks if d.name not in members]
         from mdtui.ui.inventory.lifecycle_forms import RepairForm
@@ -303,6 +318,9 @@ class Lifecycle(Widget):
         from mdtui.keep.repair import describe_repair, execute_repair
 
         array = plan.array.removeprefix("/dev/")
+        if self.dry_run:
+            self.show_plan(f"{plan.action.capitalize()} on {plan.array}", describe_repair(plan), plan.command)
+            return
         # As the CLI asks: the disk overwritten is typed, or the array when nothing is overwritten.
         written = plan.disk.name if plan.disk is not None and plan.action != "re-add" else None
         token = written or array
