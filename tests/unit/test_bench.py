@@ -655,3 +655,31 @@ def test_a_degraded_array_warning_says_what_its_level_reads_from(level: str, sai
     inventory = dataclasses.replace(inventory, arrays=arrays)
     [warning] = [w for w in plan(inventory, root, "weakest-link", "md1").warnings if "degraded" in w]
     assert warning.startswith("/dev/md1 is degraded (1 missing): ") and said in warning and not_said not in warning
+
+
+async def test_a_step_that_writes_is_in_the_action_log_and_the_journal(
+    inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A write benchmark overwrites a device: recorded like any other action (issue 44, item 10); reads are not."""
+    import socket
+
+    from mdtui import audit
+    from mdtui.actionlog import ActionLog
+
+    journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    journal.bind(str(tmp_path / "dev-log"))
+    monkeypatch.setattr(audit, "SYSLOG_SOCKET", str(tmp_path / "dev-log"))
+    runner = FakeRunner(lambda spec: (0.0, 200 * MB) if spec.writes else (400 * MB, 0.0))
+    monkeypatch.setattr(session, "run_step", runner)
+    checked = CheckOutcome("md2", JobStatus.COMPLETE)
+    monkeypatch.setattr(session, "run_check_pass", lambda *a, **k: asyncio.sleep(0, checked))
+    planned = plan(inventory, root, "parity-cost", "md2", quick=True)
+    await run_bench(planned, root=root, store=store, confirmed="/dev/md2", sample_interval_s=None)
+    journal.setblocking(False)
+    told = [journal.recv(65536).decode()]
+    with pytest.raises(BlockingIOError):
+        journal.recv(65536)  # the read step is not an action
+    journal.close()
+    assert "bench parity-cost:" in told[0] and "writes /dev/md2 (complete): ran fio " in told[0], told
+    [entry] = ActionLog().entries()
+    assert entry["argv"][0] == "fio" and entry["returncode"] == 0
