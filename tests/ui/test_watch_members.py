@@ -7,25 +7,19 @@ from pathlib import Path
 from types import ModuleType
 
 from textual.events import MouseScrollDown
-from textual.pilot import Pilot
 
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.snapshot import CpuState, DeviceRates, Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import WholeDisks
 from mdtui.sample.sampler import Sampler
-from mdtui.ui.app import MdtuiApp
-from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
+from mdtui.ui.watch.screen import WatchScreen
 from mdtui.ui.watch.widgets import MembersPane, TextLines
 
-from .conftest import THEME_DIRS
+from .test_watch_screen import watch_app
+from .watch_tree import show_snapshots
 
 SMALL = (80, 24)
-
-
-def watch_app(root: str, array: str | None = None) -> MdtuiApp:
-    screen = lambda: WatchScreen(root, array, 1.0, live=False)  # noqa: E731
-    return MdtuiApp(root, privileged=True, theme_dirs=THEME_DIRS, start_screen=screen)
 
 
 def pane(screen: WatchScreen) -> tuple[str, list[str]]:
@@ -41,15 +35,6 @@ def load(rates: DeviceRates) -> tuple[float, float]:
 
 def names(lines: list[str]) -> list[str]:
     return [line.split()[0] if not line.startswith("⚠") else line.split()[1] for line in lines[1:] if line[:1] != "…"]
-
-
-async def show(pilot: Pilot[None], snapshots: tuple[Snapshot, ...], disks: frozenset[str]) -> WatchScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, WatchScreen)
-    screen.post_message(SnapshotTaken(snapshots, disks))
-    await pilot.pause()
-    await pilot.pause()
-    return screen
 
 
 # -- the 256-disk host -------------------------------------------------------------------------------------------
@@ -72,7 +57,7 @@ async def test_all_disks_of_a_256_disk_host_busiest_first_and_every_one_reachabl
 ) -> None:
     root, snapshots, disks = big_host(bigtree, tmp_path)
     async with watch_app(root, "disks").run_test(size=SMALL) as pilot:
-        screen = await show(pilot, snapshots, disks)
+        screen = await show_snapshots(pilot, snapshots, disks)
         for _ in range(12):  # to the all-disks view (after every array)
             if screen.target == "disks":
                 break
@@ -135,7 +120,7 @@ def wide_array(slow: str) -> tuple[Snapshot, ...]:
 
 async def test_the_standout_stays_in_view_whatever_the_scroll_and_sort() -> None:
     async with watch_app("synthetic", "md0").run_test(size=SMALL) as pilot:
-        screen = await show(pilot, wide_array("sdl"), frozenset())
+        screen = await show_snapshots(pilot, wide_array("sdl"), frozenset())
         assert screen.view is not None and [m.name for m in screen.view.members if m.standout] == ["sdl"]
         title, lines = pane(screen)
         shown = names(lines)
@@ -158,7 +143,7 @@ async def test_the_standout_stays_in_view_whatever_the_scroll_and_sort() -> None
 
 async def test_the_wheel_scrolls_the_members() -> None:
     async with watch_app("synthetic", "md0").run_test(size=SMALL) as pilot:
-        screen = await show(pilot, wide_array("sdl"), frozenset())
+        screen = await show_snapshots(pilot, wide_array("sdl"), frozenset())
         first = names(pane(screen)[1])[1]
         widget = screen.query_one("#watch-members", MembersPane)
         widget.post_message(MouseScrollDown(widget, 1, 1, 0, 0, 0, False, False, False))

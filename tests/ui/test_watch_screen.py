@@ -24,7 +24,7 @@ from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
 from .conftest import THEME_DIRS, settle
-from .watch_tree import MEMBERS, WatchTree
+from .watch_tree import MEMBERS, WatchTree, show_snapshots
 
 MakeApp = Callable[..., MdtuiApp]
 
@@ -41,12 +41,7 @@ async def feed(pilot: Pilot[None], tree: WatchTree, ticks: int = 5) -> WatchScre
     """Sample the tree ticks times and hand the screen the history, as the worker does."""
     snapshots = tree.snapshots(ticks)
     disks = WholeDisks(SystemRoot(tree.root)).names(d.name for d in snapshots[-1].devices)
-    screen = pilot.app.screen
-    assert isinstance(screen, WatchScreen)
-    screen.post_message(SnapshotTaken(snapshots, disks))
-    await pilot.pause()
-    await pilot.pause()
-    return screen
+    return await show_snapshots(pilot, snapshots, disks)
 
 
 def text(screen: WatchScreen, widget_id: str) -> str:
