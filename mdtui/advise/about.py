@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from mdtui.advise.findings import Finding, Topic
 from mdtui.model.array import MdArray
 
+# What `mdtui advise` and the findings view say when the rules find nothing.
+NO_FINDINGS = "No findings: nothing mdtui checks for is limiting these disks and arrays."
 # A subject that names an md array ("md0", "/dev/md0", "md127").
 _ARRAY = re.compile(r"(?:/dev/)?(md\d+)")
 

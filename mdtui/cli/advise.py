@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mdtui.advise.about import NO_FINDINGS
 from mdtui.advise.findings import WORKLOADS, Finding, finding_lines, workload
 from mdtui.advise.host import host_findings
 from mdtui.cli.common import print_json
@@ -38,7 +39,7 @@ def add_advise_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def render(findings: tuple[Finding, ...]) -> str:
     if not findings:
-        return "No findings: nothing mdtui checks for is limiting these disks and arrays."
+        return NO_FINDINGS
     told: dict[str, str] = {}  # each explanation in full once, then "as for <finding> above"
     blocks = ["\n".join(finding_lines(finding, told)) for finding in findings]
     return "\n\n".join(blocks)

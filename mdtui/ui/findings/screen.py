@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from mdtui.advise.about import about_array, array_of, experiment_command, subjects
+from mdtui.advise.about import NO_FINDINGS, about_array, array_of, experiment_command, subjects
 from mdtui.advise.findings import Finding
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
@@ -28,7 +28,6 @@ from mdtui.ui.findings.render import finding_detail, finding_line, severity_coun
 
 # The experiments the bench screen runs as a preset on the finding's array (b here opens it with the preset).
 BENCH_EXPERIMENTS = ("weakest-link", "parity-cost")
-NO_FINDINGS = "No findings: nothing mdtui checks for is limiting these disks and arrays."
 
 
 class FindingsScreen(MdtuiScreen[None]):
