@@ -133,6 +133,8 @@ async def test_persist_shows_the_diff_then_asks_for_the_initramfs_separately(
     make_app: MakeApp, tree_inventory: Inventory, host: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("mdtui.keep.persist.detail_brief", lambda device: BRIEF)
+    # The copied tree stands for a live host, but its root is a directory: the plan asks its udev record.
+    monkeypatch.setattr("mdtui.keep.persist.tree_brief", lambda system, array: BRIEF)
     ran: list[object] = []
     monkeypatch.setattr("mdtui.keep.persist.refresh_initramfs", lambda plan, **kw: ran.append(plan))
     app = make_app(host)

@@ -72,9 +72,9 @@ def array_rows(findings: Sequence[Finding] | None, array: MdArray) -> list[tuple
     """An array's detail rows (label, text, problem): what limits its speed, then its other findings (their
     count by severity and the first few by name), and how many are about the whole host.
 
-    ``findings`` None: not looked at yet (or could not be); the rows say so rather than "none"."""
+    ``findings`` None: being read (or could not be); the rows say so rather than "none"."""
     if findings is None:
-        return [("Findings", f"not read yet ({FINDINGS_KEY} shows every finding)", False)]
+        return [("Findings", f"reading… ({FINDINGS_KEY} shows every finding)", False)]
     own = about_array(findings, array)
     limit = limiting(own)
     rows: list[tuple[str, str, bool]] = []

@@ -152,8 +152,8 @@ class InventoryScreen(MdtuiScreen[None]):
         # system (journalctl takes too long for every highlight); None until read.
         self._scrubs: Mapping[str, LastScrub] | None = None
         self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
-        # What `mdtui advise` finds about this root, read after each complete scan (an array's detail names its
-        # own and what limits it); None until read, or when it could not be.
+        # What `mdtui advise` finds about this root, read once per complete scan when an array is first shown
+        # (its detail names its own findings and what limits it); None until read, or when it could not be.
         self._findings: tuple[Finding, ...] | None = None
         self._findings_for: Inventory | None = None  # the scan they were read after
 
@@ -270,9 +270,6 @@ class InventoryScreen(MdtuiScreen[None]):
             self.scan_error = None
         self._pending = pending
         self.inventory = inventory
-        if not pending and self._findings_for is not inventory:
-            self._findings_for = inventory
-            self.read_findings(inventory)
 
     @on(ScanFailed)
     def _failed(self, message: ScanFailed) -> None:
@@ -393,6 +390,11 @@ class InventoryScreen(MdtuiScreen[None]):
             # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
             self._scrubs_read_for = inventory
             self.read_scrubs()
+        if self._findings_for is not inventory and not self._pending:
+            # Read when an array is first shown after a complete scan: a live host's SMART of every member and a
+            # second of samples are paid only by someone who looks at arrays.
+            self._findings_for, self._findings = inventory, None  # the last scan's are not this one's
+            self.read_findings(inventory)
         rows = keep_rows(self.root, array, self._scrubs)
         # Its findings and what limits it, before the keys (the last row).
         rows[-1:-1] = array_rows(self._findings, array)
