@@ -21,7 +21,7 @@ from mdtui.rootsafe import scratch_base
 
 # Set by sudo, doas and pkexec in the environment of what they run.
 INVOKER_VARIABLES = ("SUDO_UID", "DOAS_USER", "PKEXEC_UID")
-_UNSET_LOGIN_UID = 4294967295  # (uid_t)-1: no login set one (a daemon, a system without pam_loginuid)
+UNSET_LOGIN_UID = 4294967295  # (uid_t)-1: no login set one (a daemon, a system without pam_loginuid)
 _MAX_ANCESTORS = 256  # a process tree deeper than this is not one a login made
 _ancestry: dict[int, bool] = {}  # pid -> whether a process it was started from is not root's
 
@@ -55,14 +55,15 @@ def _parent(pid: int | str) -> int | None:
     return parse_int(fields[1]) if len(fields) > 1 else None
 
 
-def login_uid() -> int | None:
-    """The kernel's login uid of this process (pam_loginuid sets it at login); None when none was set."""
+def login_uid(path: str = "/proc/self/loginuid") -> int | None:
+    """The kernel's login uid of this process (pam_loginuid sets it at login); None when none was set or it
+    cannot be read. ``path``: another file of the same form, for tests."""
     try:
-        with open("/proc/self/loginuid", "rb") as handle:
+        with open(path, "rb") as handle:
             value = parse_int(handle.read(32).decode("ascii", "replace").strip())
     except OSError:
         return None
-    return None if value is None or value == _UNSET_LOGIN_UID else value
+    return None if value is None or value == UNSET_LOGIN_UID else value
 
 
 def started_by_another_user() -> bool:

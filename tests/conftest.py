@@ -61,6 +61,12 @@ def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
         monkeypatch.setenv(name, str(home / name.lower()))
     for name in ("MDTUI_DB", "MDTUI_STATE_DIR"):
         monkeypatch.delenv(name, raising=False)
+    # Nor the machine's system journal: the actions tests record (fake mdadm, a tree's knobs) go to a socket
+    # nobody listens on, unless a test binds its own (tests/unit/test_audit.py). In-process only: a verb a
+    # test runs as a child process tells /dev/log, as it would for an admin.
+    import mdtui.audit
+
+    monkeypatch.setattr(mdtui.audit, "SYSLOG_SOCKET", str(home / "no-syslog-here"))
 
 
 @pytest.fixture

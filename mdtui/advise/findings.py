@@ -204,14 +204,22 @@ def workload(key: str) -> Workload:
     raise UnknownWorkload(f"unknown workload {key!r}; choose one of {known}")
 
 
+def short_title(finding: Finding) -> str:
+    """The title's first clause, how a list or a pointer names a finding to a reader ("md0 is not in
+    /etc/mdadm.conf"; "sda: link trained at 3 Gbps but the port supports 6 Gbps" when the first clause is only
+    the device): its id ("boot-unlisted:md0") is for programs that keep their place, never for the admin."""
+    clauses = finding.title.split(": ")
+    return clauses[0] if " " in clauses[0] else ": ".join(clauses[:2])
+
+
 def why_text(finding: Finding, told: dict[str, str] | None = None) -> str:
-    """The finding's why, or, when ``told`` (why -> id of the finding shown with it, filled as findings are
-    shown) holds the same text, a pointer to that finding: a host's 32 arrays missing from mdadm.conf, or its
-    46 slow members and downgraded links, share one explanation each, given once."""
+    """The finding's why, or, when ``told`` (why -> short title of the finding shown with it, filled as findings
+    are shown) holds the same text, a pointer to that finding: a host's 32 arrays missing from mdadm.conf, or
+    its 46 slow members and downgraded links, share one explanation each, given once."""
     if told is None:
         return finding.why
-    first = told.setdefault(finding.why, finding.id)
-    return finding.why if first == finding.id else f"as for {first} above"
+    first = told.setdefault(finding.why, short_title(finding))
+    return finding.why if first == short_title(finding) else f'as for "{first}" above'
 
 
 def finding_lines(finding: Finding, told: dict[str, str] | None = None) -> list[str]:

@@ -11,6 +11,7 @@ from mdtui.keep.boot import read_boot_state
 from mdtui.keep.grow import reshape_states
 from mdtui.keep.health import read_health
 from mdtui.model.array import MdArray
+from mdtui.model.inventory import Inventory
 from mdtui.model.snapshot import Snapshot
 from mdtui.plan.create import CreatePlan
 from mdtui.probe.inventory import scan
@@ -105,10 +106,12 @@ def gather(
     samples: int | None = None,
     interval_s: float = 1.0,
     privileged: bool | None = None,
+    inventory: Inventory | None = None,
 ) -> AdviceInput:
-    """Scan, sample (two samples a second apart live, so rates and md thread CPU exist; one from a capture),
-    read stripe caches and the kernel's parity routines, and bundle them with the stored runs."""
-    inventory = scan(root, privileged=privileged)
+    """Scan (unless given the ``inventory`` of a scan just made), sample (two samples a second apart live, so
+    rates and md thread CPU exist; one from a capture), read stripe caches and the kernel's parity routines, and
+    bundle them with the stored runs."""
+    inventory = inventory if inventory is not None else scan(root, privileged=privileged)
     count = samples if samples is not None else (2 if root.is_live else 1)
     snapshots: tuple[Snapshot, ...] = ()
     if count > 0:

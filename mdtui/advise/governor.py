@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.probe.cpu import cpufreq_dirs
 from mdtui.probe.root import SystemRoot
@@ -50,11 +52,15 @@ def check_switchable(root: SystemRoot, governor: str) -> dict[Path, str]:
 
 
 def _write(path: Path, value: str) -> str | None:
-    """Write one sysfs value; a sentence naming the file on failure, None on success."""
+    """Write one sysfs value (recorded in the action log and the journal); a sentence naming the file on
+    failure, None on success."""
+    started = time.monotonic()
     try:
         path.write_text(value + "\n")
     except OSError as exc:
+        ActionLog().record_write(str(path), value, "CPU governor", started=started, error=exc.strerror or str(exc))
         return f"{path}: {exc.strerror or exc}"
+    ActionLog().record_write(str(path), value, "CPU governor", started=started)
     return None
 
 

@@ -14,6 +14,7 @@ from mdtui.bench.targets import SECTOR_BYTES
 from mdtui.errors import MdtuiError
 from mdtui.model.job import JobStatus
 from mdtui.probe.root import SystemRoot
+from mdtui.tune.journal import write_sysfs
 
 CHECK_POLL_S = 0.5
 
@@ -64,13 +65,6 @@ def _sync_completed(text: str | None) -> tuple[int, int] | None:
     return (done, total) if done is not None and total is not None else None
 
 
-def _write_sysfs(root: SystemRoot, path: str, value: str) -> None:
-    try:
-        root.path(path).write_text(value + "\n")
-    except OSError as exc:
-        raise MdtuiError(f"could not write {value!r} to {path}: {exc.strerror or exc}") from None
-
-
 async def run_check_pass(
     root: SystemRoot,
     array: str,
@@ -89,7 +83,7 @@ async def run_check_pass(
     meter = MdThreadMeter(root, array)
     meter.start()
     started = time.monotonic()
-    _write_sysfs(root, action_path, "check")
+    write_sysfs(root, action_path, "check", f"check pass of {array}")
     total_sectors: int | None = None
     status = JobStatus.COMPLETE
     try:
@@ -113,10 +107,10 @@ async def run_check_pass(
                 break
             if cancel is not None and cancel.is_set():
                 status = JobStatus.CANCELLED
-                _write_sysfs(root, action_path, "idle")
+                write_sysfs(root, action_path, "idle", f"check pass of {array}: stopped")
     except asyncio.CancelledError:
         with contextlib.suppress(MdtuiError):
-            _write_sysfs(root, action_path, "idle")
+            write_sysfs(root, action_path, "idle", f"check pass of {array}: stopped")
         raise
     duration = time.monotonic() - started
     cpu = meter.stop()

@@ -13,6 +13,7 @@ from mdtui.errors import PlanError, SafetyError
 from mdtui.format import plural
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, JobSpec, RwMode, Tool
+from mdtui.plan.levels import level_from_name
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import PRESETS, Preset, PresetTarget, Step, job_argv
@@ -20,6 +21,14 @@ from mdtui.run.jobs import preset as find_preset
 from mdtui.run.record import step_title
 
 REDUNDANT_LEVELS = frozenset({"raid1", "raid4", "raid5", "raid6", "raid10"})
+
+
+def degraded_reads(level: str | None) -> str:
+    """What reads of a degraded array of ``level`` measure (the level's own words: parity or copies)."""
+    try:
+        return level_from_name(level or "").degraded_reads_text()
+    except ValueError:
+        return "reads are served by the members left"
 
 
 @dataclass(frozen=True)
@@ -241,7 +250,7 @@ def plan_bench(request: BenchRequest, inventory: Inventory, root: SystemRoot) ->
             + ("; the check pass cannot start until it ends" if check_pass else "")
         )
     if array is not None and array.degraded:
-        warnings.append(f"{target.path} is degraded ({array.degraded} missing): reads reconstruct data from parity")
+        warnings.append(f"{target.path} is degraded ({array.degraded} missing): {degraded_reads(array.level)}")
     writes = any(step.writes for step in steps)
     sized = any(spec.size_bytes for step in steps for spec in step.jobs)
     if target.kind is TargetKind.FILE and not target.exists and not (writes and sized):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mdtui.actionlog import ActionLog
 from mdtui.bench.check import CheckOutcome, run_check_pass
 from mdtui.bench.md_thread import MdThreadMeter
 from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
@@ -29,6 +30,7 @@ from mdtui.bench.progress import (
 )
 from mdtui.bench.report import WeakestLinkReport, weakest_link_report
 from mdtui.bench.samples import sample_values
+from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
@@ -41,6 +43,7 @@ from mdtui.probe.safety import read_live_safety
 from mdtui.run import record
 from mdtui.run.jobs import (
     Step,
+    job_argv,
 )
 from mdtui.run.record import step_title
 from mdtui.run.runners import run_step
@@ -369,6 +372,7 @@ class _Session:
             await self._closing_sample()
             cpu = meter.stop() if meter is not None else None
             status = step_status(results)
+            self._record_writes(step, status, duration)
             metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)
             outcome = StepOutcome(
                 index=index,
@@ -396,6 +400,17 @@ class _Session:
         self._finish(run_id, run_status(status), metrics=metrics, fio_json=record.fio_json_of(results), error=error)
         self.emit(StepFinished(outcome, len(plan.steps)))
         return outcome
+
+    def _record_writes(self, step: Step, status: JobStatus, duration_s: float) -> None:
+        """A step that wrote to a device is an action like any other: in the action log and the system journal,
+        with the first writing job's argv and how the step ended."""
+        writing = [spec for spec in step.jobs if spec.writes]
+        if not writing:
+            return
+        returncode = 0 if status is JobStatus.COMPLETE else 1
+        targets = ", ".join(dict.fromkeys(spec.target for spec in writing))
+        note = f"bench {self.plan.preset.key}: {step_title(step)} writes {targets} ({status.value})"
+        ActionLog().record(CommandResult(tuple(job_argv(writing[0])), returncode, "", "", duration_s), note)
 
     async def run_check(self) -> CheckOutcome:
         plan = self.plan

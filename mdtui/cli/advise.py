@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from mdtui.advise.about import NO_FINDINGS
 from mdtui.advise.findings import WORKLOADS, Finding, finding_lines, workload
-from mdtui.advise.gather import gather
-from mdtui.advise.rules import advise
+from mdtui.advise.host import host_findings
+from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import to_jsonable
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore, default_db_path
-from mdtui.store.errors import StoreMissingError
-from mdtui.store.records import RunRecord
-
-RECENT_RUNS = 200
+from mdtui.store.db import default_db_path
 
 
 def add_advise_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,18 +37,9 @@ def add_advise_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--db", metavar="PATH", help=f"results database (default: $MDTUI_DB, else {default_db_path()})")
 
 
-def _recent_runs(path: str | None) -> list[RunRecord]:
-    try:
-        with ResultsStore(path, create=False) as store:
-            # Listings carry no samples; the rules only need each run's window, figures and setup.
-            return store.list_runs(limit=RECENT_RUNS)
-    except StoreMissingError:
-        return []
-
-
 def render(findings: tuple[Finding, ...]) -> str:
     if not findings:
-        return "No findings: nothing mdtui checks for is limiting these disks and arrays."
+        return NO_FINDINGS
     told: dict[str, str] = {}  # each explanation in full once, then "as for <finding> above"
     blocks = ["\n".join(finding_lines(finding, told)) for finding in findings]
     return "\n\n".join(blocks)
@@ -63,22 +50,14 @@ def run_advise(args: argparse.Namespace) -> int:
         if args.samples is not None and args.samples < 0:
             raise MdtuiError(f"--samples must be 0 or more, not {args.samples}")
         chosen = workload(args.workload) if args.workload else None
-        target = args.target
-        if target and not target.startswith("/dev/"):
-            target = f"/dev/{target}"
-        inputs = gather(
-            SystemRoot(args.root),
-            workload=chosen,
-            runs=_recent_runs(args.db),
-            benchmark_target=target,
-            samples=args.samples,
+        findings = host_findings(
+            SystemRoot(args.root), db=args.db, workload=chosen, target=args.target, samples=args.samples
         )
-        findings = advise(inputs)
     except MdtuiError as exc:
         print(f"mdtui: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"workload": args.workload, "findings": to_jsonable(findings)}, indent=2))
+        print_json({"workload": args.workload, "findings": to_jsonable(findings)})
     else:
         print(render(findings))
     return 0

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from mdtui.cli.common import confirm, show_plan
+from mdtui.cli.common import confirm, print_json, show_plan
 
 
 def add_alerts_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,18 +30,15 @@ def cmd_alerts(args: argparse.Namespace) -> int:
         state = read_alerts(system, args.conf)
         if args.json:
             service = state.service
-            print(
-                json.dumps(
-                    {
-                        "conf": state.conf_path,
-                        "mailaddr": state.mailaddr,
-                        "program": state.program,
-                        "monitor_pids": list(state.monitor_pids),
-                        "mailer": state.mailer,
-                        "service": None if service is None else vars(service),
-                    },
-                    indent=2,
-                )
+            print_json(
+                {
+                    "conf": state.conf_path,
+                    "mailaddr": state.mailaddr,
+                    "program": state.program,
+                    "monitor_pids": list(state.monitor_pids),
+                    "mailer": state.mailer,
+                    "service": None if service is None else vars(service),
+                }
             )
         else:
             print("\n".join(state.lines))
@@ -75,5 +71,5 @@ def cmd_alerts(args: argparse.Namespace) -> int:
         if not args.json:
             print("\n".join(test.lines()))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0

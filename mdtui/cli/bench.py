@@ -20,6 +20,7 @@ from mdtui.cli.common import (
     Terminal,
     confirm,
     ignore_late_signals,
+    print_json,
     signal_exit_code,
     signals_restored,
     stop_reason,
@@ -332,7 +333,7 @@ def _bench_cli(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps(result_to_json(result), indent=2, default=str))
+        print_json(result_to_json(result), default=str)
     else:
         # Runs neither the database nor its spool could take: the last lines of stdout, one JSON document
         # each, for `mdtui results import` (the notes above say so).

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
-from mdtui.cli.common import confirm
+from mdtui.cli.common import confirm, print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.probe.root import live_refusal
@@ -62,7 +61,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     if args.dry_run:
         if args.json:
-            print(json.dumps({"plan": lines}, indent=2))
+            print_json({"plan": lines})
         return 0
     confirmed = confirm(args, "make 4 null_blk RAM devices and md arrays over them", plan.confirmation)
     if confirmed is None:
@@ -77,7 +76,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     calibration = execute(plan, report=report, confirmed=confirmed)
     where = save_calibration(calibration)
     if args.json:
-        print(json.dumps(calibration.as_json() | {"stored": str(where)}, indent=2))
+        print_json(calibration.as_json() | {"stored": str(where)})
         return 0
     print("")
     for name, figures in calibration.levels.items():

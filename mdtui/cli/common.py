@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -13,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.confirmation import confirms
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
@@ -74,11 +74,11 @@ def live_action(args: argparse.Namespace) -> str | None:
         return f"{what} (--dry-run plans it from the tree)"
     if command == "grow" and not dry_run:
         return "growing an array (mdadm --grow; --dry-run plans it from the tree)"
-    if command == "persist":
-        # Even its dry run asks the live mdadm about the array (mdadm --detail --brief).
-        return "persisting an array (mdadm --detail, mdadm.conf, update-initramfs)"
-    if command == "scrub" and getattr(args, "device", None):
-        return "starting a scrub"
+    if command == "persist" and not dry_run:
+        # Its dry run plans from the tree's own record of the array (keep.persist.tree_brief), not the live mdadm.
+        return "persisting an array (mdadm.conf, update-initramfs; --dry-run plans it from the tree)"
+    if command == "scrub" and getattr(args, "device", None) and not dry_run:
+        return "starting a scrub (--dry-run plans it from the tree)"
     # tune --apply/--remove show their udev rule diff from the tree first, then refuse (cli.tune).
     if command == "experiment":
         return "running an experiment (fio on live devices; some create and destroy arrays)"
@@ -242,6 +242,11 @@ def show_plan(args: argparse.Namespace, lines: Sequence[str], report: dict[str, 
         print("\n".join(lines))
     if args.dry_run:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return True
     return False
+
+
+def print_json(document: dict[str, Any], *, compact: bool = False, default: Callable[[Any], Any] | None = None) -> None:
+    """A verb's --json document on stdout, with the schema version every verb's JSON carries (mdtui.jsondoc)."""
+    print(jsondoc.dumps(document, compact=compact, default=default), flush=compact)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from mdtui.cli.common import confirm, find_disk, first_free_md, show_plan
+from mdtui.cli.common import confirm, find_disk, first_free_md, print_json, show_plan
 from mdtui.cli.keep import BOOST_HELP
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
@@ -148,12 +147,12 @@ def cmd_create(args: argparse.Namespace) -> int:
             print("initial sync finished")
     if code:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return code
     if not (args.assume_clean or args.build):
         report["persist"] = offer_persist(args, outcome.device)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0
 
 
@@ -203,7 +202,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         print("\n".join(describe_destroy(plan)))
     if args.dry_run:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     confirmed = confirm(args, f"stop {device} and wipe {plural(len(plan.member_paths), 'member')}", plan.confirmation)
     if confirmed is None:
@@ -211,5 +210,8 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         return 1
     results = execute_destroy(plan, confirmed=confirmed, root=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
-    print(json.dumps(report, indent=2) if args.json else f"{device} stopped and its members wiped")
+    if args.json:
+        print_json(report)
+    else:
+        print(f"{device} stopped and its members wiped")
     return 0

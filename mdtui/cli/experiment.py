@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from mdtui import jsondoc
 from mdtui.advise import experiments as ex
 from mdtui.advise.governor import governor_label, read_governors
 from mdtui.advise.sweep_stop import SWEEP_STOP_RULE
@@ -365,15 +366,14 @@ def render(result: ex.ExperimentResult, store: ResultsStore) -> str:
 
 
 def result_json(result: ex.ExperimentResult, store: ResultsStore) -> str:
-    return json.dumps(
+    return jsondoc.dumps(
         {
             "experiment": result.key,
             "points": to_jsonable(result.runs),
             "notes": list(result.notes),
             "tables": [json.loads(table) for table in _tables(result, store, "json")],
             "predicted": predicted_rows(store.get_runs(list(result.run_ids))),
-        },
-        indent=2,
+        }
     )
 
 

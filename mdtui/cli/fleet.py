@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 import time
@@ -12,7 +11,7 @@ from typing import Any, TextIO
 
 from mdtui.bench.requests import BenchRequest
 from mdtui.bench.session import StopRequest
-from mdtui.cli.common import confirm, signal_exit_code, stop_reason, stop_signals
+from mdtui.cli.common import confirm, print_json, signal_exit_code, stop_reason, stop_signals
 from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
 from mdtui.fleet.compare import export_fleet, fleet_ids, fleet_tables
@@ -201,7 +200,7 @@ def run_fleet_cli(args: argparse.Namespace, request: BenchRequest) -> int:
         result = asyncio.run(_run(plan, store, confirmed, printer, stopped_by))
         printer.say(render_fleet_result(result, str(store.path)))
     if args.json:
-        print(json.dumps(result_json(result), indent=2, default=str))
+        print_json(result_json(result), default=str)
     if result.status is RunStatus.CANCELLED:
         return signal_exit_code(stopped_by[0]) if stopped_by else EXIT_CANCELLED
     return 0 if result.status is RunStatus.COMPLETE else EXIT_FAILED

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from typing import TYPE_CHECKING
 
-from mdtui.cli.common import confirm, show_plan
+from mdtui.cli.common import confirm, print_json, show_plan
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
 
@@ -73,7 +72,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
             print(f"wrote {plan.edit.path}")
     if args.no_initramfs:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     confirmed = confirm(args, f"run {' '.join(plan.initramfs_argv)}", plan.confirmation)
     if confirmed is None:
@@ -88,7 +87,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
     result = refresh_initramfs(plan, confirmed=confirmed, on_output=show)
     report["initramfs_seconds"] = round(result.duration_s, 1)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{plan.initramfs_argv[0]} finished in {result.duration_s:.0f} s; {plan.device} will assemble at boot")
     return 0
@@ -129,6 +128,7 @@ def add_repair_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     scrub.add_argument("--no-follow", action="store_true", help="start it and return")
     scrub.add_argument("--boost", "--full-speed", action="store_true", help=BOOST_HELP.format(what="pass"))
     scrub.add_argument("--yes", action="store_true", help="do not ask for confirmation (repair)")
+    scrub.add_argument("--dry-run", action="store_true", help="print what would be written to start it, and stop")
     scrub.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
@@ -297,7 +297,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             state = report["recovery"]["degraded"]
             print("recovery finished" + (f"; {array.name} still misses {plural(state, 'member')}" if state else ""))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return code
 
 
@@ -319,7 +319,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
     except MdtuiError as exc:
         report["locate"] = None
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         else:
             print("\n".join(lines))
         raise exc
@@ -343,7 +343,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
         code = signal_exit_code(exc.signal)
     report["turned_off"] = True
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{disk.name}'s locate LED is off again")
     return code
@@ -368,9 +368,15 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
 
 def cmd_scrub(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import scrub_time
-    from mdtui.keep.scrub import describe_schedule, mismatch_sectors, plan_scrub, read_schedule, start_scrub
+    from mdtui.keep.scrub import (
+        describe_schedule,
+        describe_scrub,
+        mismatch_sectors,
+        plan_scrub,
+        read_schedule,
+        start_scrub,
+    )
     from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
-    from mdtui.plan.sync_time import prediction_words
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import find_array
@@ -383,7 +389,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         print("\n".join("  " + line for line in describe_schedule(schedule)))
     if args.device is None:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     device = _device(args.device)
     array = find_array(system, device)
@@ -393,9 +399,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     predicted = scrub_time(system, array, scan(args.root), member_runs(), repair=args.repair)
     report.update({"array": array.name, "action": plan.action, "write": plan.shown})
     report["predicted"] = predicted.as_json() if predicted is not None else None
-    lines = [f"{plan.action} {array.name}: {plan.shown}"]
-    if predicted is not None:
-        lines.append("  " + prediction_words(predicted))
+    lines = describe_scrub(plan, predicted)
     boost = None
     if args.boost:
         if args.no_follow:
@@ -403,8 +407,8 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         boost = boost_plan(system, array, predicted)
         lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
         report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
-    if not args.json:
-        print("\n".join(lines))
+    if show_plan(args, lines, report):
+        return 0
     # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write; a boost is
     # a knob change of the array, confirmed like one.
     confirmed = None
@@ -423,13 +427,13 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     opened = history.record_start(array, plan.action, started)
     if args.no_follow:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     args.expect_sync = True
     report["followed"], code = follow_pass(array.dev_path, args, system, predicted=predicted, boost=boost)
     if code:  # the pass goes on: the row stays open until a later look sees it end
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return code
     report["mismatch_sectors"] = mismatch_sectors(array.name, system)
     history.record_end(opened, time.time(), report["mismatch_sectors"])
@@ -437,7 +441,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     report["trend"] = trend(passes)
     report["meaning"] = mismatch_meaning(array.level, report["mismatch_sectors"])
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{plan.action} of {array.name} finished: mismatch_cnt {report['mismatch_sectors']}")
         print(f"  {report['meaning']}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 
 from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_member
+from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
 from mdtui.plan.forecast import missing_lines, unmeasured_source
@@ -229,7 +229,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a raid10 layout mdtui does not offer
         raise MdtuiError(str(exc)) from None
     if args.json:
-        print(json.dumps(prediction.as_json(), indent=2))
+        print_json(prediction.as_json())
     else:
         safety = [f"write safety: {choice.describe()}"] + [f"  protects {line}" for line in protects(choice, level)]
         sys.stdout.write(render(prediction, sources, md.note, safety if level.redundant else None) + "\n")

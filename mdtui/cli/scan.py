@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from mdtui.cli.common import print_json
 from mdtui.format import duration, ident_text, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
@@ -116,7 +116,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
             readings = read_smart_all(d.dev_path for d in inventory.disks)
             data["smart"] = {path.removeprefix("/dev/"): to_jsonable(health) for path, health in readings.items()}
-        print(json.dumps(data, indent=2))
+        print_json(data)
     else:
         print(render_scan(inventory))
         for state in reshapes:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from datetime import datetime
 from typing import Any
 
-from mdtui.cli.common import confirm, show_plan
+from mdtui.cli.common import confirm, print_json, show_plan
 
 
 def add_schedule_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,7 +104,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             "arrays": rows,
         }  # fmt: skip
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
             return 0
         if not found:
             print("no scheduled scrub (no checkarray cron line, no mdcheck_start.timer)")
@@ -151,7 +150,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     wrote = write_schedule(edit, confirmed=confirmed, root=system)
     report2["wrote"] = wrote
     if args.json:
-        print(json.dumps(report2, indent=2))
+        print_json(report2)
     else:
         print(f"wrote {edit.path}" if wrote else "no change")
     return 0

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.advise.experiments import ExperimentResult
 from mdtui.advise.knob_sweep import check_values, knob_sweep, sweep_devices
 from mdtui.bench.requests import parse_size
@@ -25,10 +25,10 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live
 from mdtui.run.jobs import PRESETS
 from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
-from mdtui.tune.catalogue import KNOBS, Knob, Scope, Workload, knob_named
+from mdtui.tune.catalogue import KNOBS, Knob, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir
 from mdtui.tune.read import KnobReading, array_shape, read_knobs, read_value
-from mdtui.tune.udev import Rule, rules_file, rules_for, rules_path
+from mdtui.tune.udev import RULE_LEGEND, Rule, rule_cell, rule_of, rules_file, rules_for, rules_path
 
 EXIT_DECLINED = 1
 
@@ -84,14 +84,6 @@ def _suggested(item: KnobReading) -> str:
     return item.suggestion.value if item.suggestion.value is not None else "leave"
 
 
-def _persisted(item: KnobReading, rules: dict[str, Rule]) -> str:
-    rule = rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
-    if rule is None:
-        return ""
-    live = item.value.value if item.value is not None else None
-    return f"udev {rule.value}" + ("" if live == rule.value else f" ≠ live {live}")
-
-
 def governor_line(root: SystemRoot) -> str:
     state = CpufreqReader(root).read()
     if not state.available:
@@ -109,11 +101,19 @@ def render_knobs(array: MdArray, readings: list[KnobReading], rules: dict[str, R
     lines = [f"{array.name}: {array.level or 'unknown level'}, {members} members, UUID {array.uuid or 'unknown'}"]
     header = ("KNOB", "DEVICE", "NOW", "RANGE", "SUGGESTED", "RULE")
     rows = [header] + [
-        (i.knob.name, i.device or "(all)", i.shown, i.knob.range_text, _suggested(i), _persisted(i, rules))
+        (
+            i.knob.name,
+            i.device or "(all)",
+            i.shown,
+            i.knob.range_text,
+            _suggested(i),
+            rule_cell(i.knob, i.value.value if i.value is not None else None, rules),
+        )
         for i in readings
     ]
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.append(RULE_LEGEND)
     for item in readings:
         if item.memory_bytes is not None:
             lines.append(
@@ -143,7 +143,7 @@ def render_knobs(array: MdArray, readings: list[KnobReading], rules: dict[str, R
 
 
 def knobs_json(array: MdArray, readings: list[KnobReading], rules: dict[str, Rule]) -> str:
-    return json.dumps(
+    return jsondoc.dumps(
         {
             "array": array.name,
             "level": array.level,
@@ -167,14 +167,11 @@ def knobs_json(array: MdArray, readings: list[KnobReading], rules: dict[str, Rul
                     "why": i.suggestion.why,
                     "memory_bytes": i.memory_bytes,
                     "suggested_memory_bytes": i.suggested_memory_bytes,
-                    "persisted": rules[i.knob.name].value
-                    if i.knob.name in rules and i.knob.scope in (Scope.MD, Scope.QUEUE)
-                    else None,
+                    "persisted": rule.value if (rule := rule_of(i.knob, rules)) is not None else None,
                 }
                 for i in readings
             ],
-        },
-        indent=2,
+        }
     )
 
 

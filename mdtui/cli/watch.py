@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from mdtui import jsondoc
 from mdtui.errors import MdtuiError
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.arrays import read_arrays
@@ -95,7 +95,7 @@ def stream_json(request: WatchRequest, count: int | None, out: TextIO) -> int:
         samples = sampler.iterate(request.interval, count + 1 if count is not None else None)
         next(samples)
         for snapshot in samples:
-            out.write(json.dumps(to_json(only_array(snapshot, request)), separators=(",", ":")) + "\n")
+            out.write(jsondoc.dumps(to_json(only_array(snapshot, request)), compact=True) + "\n")
             out.flush()
     return 0
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.errors import MdtuiError
 from mdtui.store.export import format_metric, markdown_table, unit_text
 from mdtui.store.records import MetricInfo, RunRecord, RunStatus, metric_info
@@ -245,5 +245,5 @@ def export_fleet(tables: Sequence[FleetTable], fmt: str) -> str:
     if fmt == "csv":
         return fleet_csv(tables)
     if fmt == "json":
-        return json.dumps([fleet_to_dict(t) for t in tables], indent=2) + "\n"
+        return jsondoc.dumps({"format": "mdtui-fleet", "tables": [fleet_to_dict(t) for t in tables]}) + "\n"
     raise MdtuiError(f"unknown format {fmt!r}; use one of {', '.join(FLEET_FORMATS)}")

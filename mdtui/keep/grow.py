@@ -40,7 +40,7 @@ from mdtui.probe.contents import read_contents
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.mounts import read_mounts
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import _run_logged, array_uuid, find_array, recheck_disk, resolve_member
+from mdtui.run.mdadm import array_uuid, find_array, recheck_disk, resolve_member
 from mdtui.run.state import ActionLog, ReshapeEntry, ReshapeJournal
 from mdtui.safefile import StateDir, same_uuid
 
@@ -303,13 +303,13 @@ def execute_grow(
     shrunk_first = False
     try:
         for step in plan.steps:
-            if step.kind == "grow":
-                result = run_command(list(step.argv), timeout_s=GROW_TIMEOUT_S, leaves_child=True)
-                log.record(result, f"grow {plan.array}: {step.description}")
-                if not result.ok:
-                    raise CommandError(list(step.argv), result.returncode, result.stderr)
-            else:
-                result = _run_logged(step.argv, log, f"grow {plan.array}: {step.description}")
+            grow = step.kind == "grow"
+            result = log.run(
+                step.argv,
+                f"grow {plan.array}: {step.description}",
+                timeout_s=GROW_TIMEOUT_S if grow else 120,
+                leaves_child=grow,
+            )
             results.append(result)
             shrunk_first = shrunk_first or step.kind == "array-size"
     except MdtuiError as exc:
@@ -440,7 +440,7 @@ def run_followup(plan: GrowPlan, *, confirmed: str | None, log: ActionLog | None
         return ()
     log = log or ActionLog()
     return tuple(
-        _run_logged(argv, log, f"grow {plan.array}: {plan.followup.description}", timeout_s=FOLLOWUP_TIMEOUT_S)
+        log.run(argv, f"grow {plan.array}: {plan.followup.description}", timeout_s=FOLLOWUP_TIMEOUT_S)
         for argv in plan.followup.argvs
     )
 

@@ -10,10 +10,9 @@ member is the serial printed on the drive's label: what the admin reads before p
 from __future__ import annotations
 
 import shutil
-import time
 from dataclasses import dataclass
 
-from mdtui.command import CommandResult, run_command
+from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.probe.enclosure import EnclosureSlot, enclosure_slot
@@ -106,17 +105,14 @@ def plan_locate(root: SystemRoot, disk: Disk, *, ledctl: str | None = None) -> L
 
 
 def _run(plan: LocatePlan, root: SystemRoot, on: bool, log: ActionLog) -> None:
-    started = time.monotonic()
+    note = f"locate {plan.disk}: {'on' if on else 'off'}"
     if plan.slot is not None:
-        write_sysfs(root, plan.slot.locate_path, "1" if on else "0")
-        result = CommandResult(("mdtui-write", plan.slot.locate_path, "1" if on else "0"), 0, "", "",
-                               time.monotonic() - started)  # fmt: skip
-    else:
-        result = run_command(list(plan.on_argv if on else plan.off_argv), timeout_s=30)
-        if not result.ok:
-            log.record(result, f"locate {plan.disk}: {'on' if on else 'off'}")
-            raise MdtuiError(f"{' '.join(result.argv)} failed: {result.stderr.strip()[-300:] or result.returncode}")
-    log.record(result, f"locate {plan.disk}: {'on' if on else 'off'}")
+        write_sysfs(root, plan.slot.locate_path, "1" if on else "0", note, log)
+        return
+    result = run_command(list(plan.on_argv if on else plan.off_argv), timeout_s=30)
+    log.record(result, note)
+    if not result.ok:
+        raise MdtuiError(f"{' '.join(result.argv)} failed: {result.stderr.strip()[-300:] or result.returncode}")
 
 
 class Locating:

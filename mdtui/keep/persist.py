@@ -4,6 +4,7 @@ with the distribution's own tool so the copy the early boot reads says the same.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,9 @@ from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
+from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
+from mdtui.probe.udev import UdevReader
 from mdtui.rootsafe import write_file
 from mdtui.run.mdadm import find_array
 from mdtui.run.process import run_streaming
@@ -50,6 +53,28 @@ def detail_brief(device: str) -> str:
     return " ".join(line.split())
 
 
+# What a captured tree's udev record may hold for the ARRAY line: mdadm's metadata versions, array names
+# (host:name, no blanks) and UUIDs as mdadm --detail --export writes them. Anything else is not used.
+_METADATA = re.compile(r"[0-9]+\.[0-9]+|ddf|imsm")
+_NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?::[0-9a-fA-F]{8}){3}")
+
+
+def tree_brief(system: SystemRoot, array: MdArray) -> str:
+    """On a captured tree, the ARRAY line `mdadm --detail --brief` printed when it was captured, made from the
+    tree's udev record of `mdadm --detail --export` (MD_METADATA, MD_NAME, MD_UUID): a plan, never a write."""
+    major_minor = (system.read_text(f"/sys/block/{array.name}/dev") or "").strip()
+    info = UdevReader(system).lookup(major_minor, array.name)
+    metadata, name, uuid = info.get("MD_METADATA"), info.get("MD_NAME"), info.get("MD_UUID")
+    if metadata is None or uuid is None or not _METADATA.fullmatch(metadata) or not _UUID.fullmatch(uuid):
+        raise MdtuiError(
+            f"the tree has no usable udev record of {array.dev_path}'s superblock (MD_METADATA, MD_UUID): "
+            "its ARRAY line cannot be planned from it"
+        )
+    named = f" name={name}" if name is not None and _NAME.fullmatch(name) else ""
+    return f"ARRAY {array.dev_path} metadata={metadata}{named} UUID={uuid}"
+
+
 def plan_persist(
     device: str,
     *,
@@ -73,7 +98,8 @@ def plan_persist(
             distribution.family, conf_path, distribution.initramfs_argv, distribution.initramfs_tool
         )
     conf = read_conf(system, distribution.conf_path)
-    line = brief or detail_brief(array.dev_path)
+    # The live mdadm is asked only about the live system; a captured tree has its own record of the array.
+    line = brief or (detail_brief(array.dev_path) if system.is_live else tree_brief(system, array))
     try:
         edit = add_array_line(conf, line)
     except ValueError as exc:

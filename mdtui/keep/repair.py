@@ -21,7 +21,7 @@ from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.sync_time import SyncTime, prediction_words
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import _run_logged, array_uuid, find_array, resolve_member
+from mdtui.run.mdadm import array_uuid, find_array, resolve_member
 from mdtui.run.state import ActionLog
 
 ACTIONS = ("fail", "remove", "add", "replace", "re-add")
@@ -67,6 +67,19 @@ class RepairPlan:
         if self.identity is not None and self.action in ("fail", "remove", "replace"):
             return self.identity.token
         return self.overwritten or self.array.removeprefix("/dev/")
+
+    @property
+    def command(self) -> str:
+        """The `mdtui repair` command line that makes this plan."""
+        disk = self.disk.name if self.disk is not None else "DISK"
+        options = {
+            "fail": f"--fail {self.member}",
+            "remove": f"--remove {self.member}",
+            "add": f"--add {disk}",
+            "replace": f"--replace {self.member} --with {disk}",
+            "re-add": f"--re-add {disk}",
+        }
+        return f"mdtui repair {self.array.removeprefix('/dev/')} {options.get(self.action, '--' + self.action)}"
 
 
 def _tolerance(array: MdArray) -> int:
@@ -267,5 +280,5 @@ def execute_repair(
     recheck(plan, system)
     results = []
     for step in plan.steps:
-        results.append(_run_logged(step.argv, log, f"repair {plan.array}: {step.description}"))
+        results.append(log.run(step.argv, f"repair {plan.array}: {step.description}"))
     return tuple(results)

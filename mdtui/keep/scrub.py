@@ -5,16 +5,16 @@ checkarray cron job, the mdcheck systemd timers)."""
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
-from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.model.array import MdArray
+from mdtui.plan.sync_time import SyncTime, prediction_words
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ActionLog
+from mdtui.tune.journal import write_sysfs
 
 SCRUB_ACTIONS = ("check", "repair")
 CRON_FILE = "/etc/cron.d/mdadm"
@@ -73,16 +73,16 @@ def start_scrub(
     """Start the pass; a repair (plan.writes) only when ``confirmed`` is the plan's token."""
     if plan.writes:
         require_confirmed(confirmed, plan.confirmation, f"a repair pass on {plan.array}")
-    system = root or SystemRoot("/")
-    started = time.monotonic()
-    try:
-        system.path(plan.path).write_text(plan.action + "\n")
-    except OSError as exc:
-        raise MdtuiError(f"could not start a {plan.action} of {plan.array}: {exc.strerror}") from None
-    (log or ActionLog()).record(
-        CommandResult(("mdtui-write", plan.path, plan.action), 0, "", "", time.monotonic() - started),
-        f"scrub {plan.array}: {plan.action}",
-    )
+    write_sysfs(root or SystemRoot("/"), plan.path, plan.action, f"scrub {plan.array}: {plan.action}", log)
+
+
+def describe_scrub(plan: ScrubPlan, predicted: SyncTime | None = None) -> list[str]:
+    """The pass in lines, as `mdtui scrub --dry-run` prints it and the app shows it: the write that starts it,
+    and how long it takes (bench.sync_forecast.scrub_time) with what bounds it."""
+    lines = [f"{plan.action} {plan.array}: {plan.shown}"]
+    if predicted is not None:
+        lines.append("  " + prediction_words(predicted))
+    return lines
 
 
 def mismatch_sectors(array: str, root: SystemRoot | None = None) -> int | None:

@@ -60,6 +60,12 @@ class RaidLevel:
     def parity(self) -> bool:
         return False
 
+    def degraded_reads_text(self) -> str:
+        """What a benchmark's reads measure on this level with a member missing."""
+        if self.parity:
+            return "reads of the missing member's blocks are rebuilt from every other member and parity"
+        return "reads come from the copies left, on fewer disks"
+
     def layouts(self, members: int) -> tuple[str, ...]:
         """Layouts mdtui offers for this many members; empty when the level has no layout choice."""
         return ()

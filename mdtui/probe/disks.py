@@ -29,9 +29,31 @@ _MAX_BLOCK_SIZE = 1 << 30
 _BY_ID_ORDER = ("nvme-", "ata-", "scsi-S", "scsi-3", "virtio-", "usb-", "scsi-", "wwn-")
 
 
+def is_file_backed(name: str) -> bool:
+    """A loop device: its bytes are a file's, which reach the disk holding the file (and are counted there)
+    or no disk at all (a file in RAM), so they are never a disk's traffic of their own."""
+    return name.startswith("loop")
+
+
+def candidate_name(name: str) -> bool:
+    """Whether a block device of this name can be a disk mdtui lists (not a RAM disk, md, dm, optical...)."""
+    return _NOT_CANDIDATES.match(name) is None
+
+
+def is_candidate(root: SystemRoot, name: str) -> bool:
+    """Whether the whole block device ``name`` is a disk the inventory lists (and watch shows): the one rule.
+
+    Left out: what candidate_name leaves out, an unattached loop device, a device with no medium."""
+    if not candidate_name(name):
+        return False
+    if is_file_backed(name) and root.read_text(f"/sys/block/{name}/loop/backing_file") is None:
+        return False  # an unattached loop device
+    return root.read_text(f"/sys/block/{name}/size") != "0"  # no medium: empty card reader, unconnected nbd
+
+
 def transport_of(name: str, device_path: str) -> Transport:
     """Classify a disk by where it sits in the device tree."""
-    if name.startswith("loop"):
+    if is_file_backed(name):
         return Transport.LOOP
     if name.startswith("nvme") or "/nvme" in device_path:
         return Transport.NVME
@@ -133,15 +155,7 @@ class DiskProber:
         self.traced_swaps = self._trace_swaps()
 
     def candidates(self) -> list[str]:
-        names = []
-        for name in self.tree.top_level:
-            if _NOT_CANDIDATES.match(name):
-                continue
-            if name.startswith("loop") and self.root.read_text(f"/sys/block/{name}/loop/backing_file") is None:
-                continue  # an unattached loop device
-            if self.root.read_text(f"/sys/block/{name}/size") == "0":
-                continue  # no medium: empty card reader, unconnected nbd
-            names.append(name)
+        names = [name for name in self.tree.top_level if is_candidate(self.root, name)]
         # The kernel's order, not sysfs's: nvme2n1 before nvme10n1, sdz before sdaa.
         names.sort(key=kernel_name_key)
         return names

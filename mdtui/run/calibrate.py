@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
@@ -244,6 +245,11 @@ class Interrupted(MdtuiError):
     pass
 
 
+# What the action log says of each RAM device made and removed.
+MAKE_NOTE = "calibrate: make a null_blk RAM device"
+REMOVE_NOTE = "calibrate: remove a null_blk RAM device"
+
+
 def _write(path: Path, value: str) -> None:
     with open(path, "w") as handle:
         handle.write(value)
@@ -277,12 +283,16 @@ def _arrays_over(paths: Paths, device: str) -> list[str]:
         return []
 
 
-def remove_devices(paths: Paths, names: list[str] | tuple[str, ...], report: Callable[[str], None]) -> list[str]:
+def remove_devices(
+    paths: Paths, names: list[str] | tuple[str, ...], report: Callable[[str], None], log: ActionLog | None = None
+) -> list[str]:
     """Stop the md arrays built only of these devices of ours, then power them off and remove them.
 
     An array with any member that is not one of ``names`` is someone else's and is left alone (and so is
     that device of ours it holds: configfs refuses to power off a device in use). The problems, as lines.
+    Each stop and removal is recorded in the action log (and so the system journal).
     """
+    log = log or ActionLog()
     devices = {name: _device_of(paths, name) for name in names}
     kernels = {d.rsplit("/", 1)[-1] for d in devices.values() if d}
     problems = []
@@ -295,7 +305,7 @@ def remove_devices(paths: Paths, names: list[str] | tuple[str, ...], report: Cal
         if not members <= kernels:
             problems.append(f"/dev/{array} holds devices that are not ours; left running")
             continue
-        result = run_command(["mdadm", "--stop", f"/dev/{array}"], timeout_s=60)
+        result = log.run(["mdadm", "--stop", f"/dev/{array}"], "calibrate: stop", timeout_s=60, check=False)
         report(f"mdadm --stop /dev/{array}")
         if not result.ok:
             problems.append(f"mdadm --stop /dev/{array} failed: {result.stderr.strip()[:200]}")
@@ -303,6 +313,7 @@ def remove_devices(paths: Paths, names: list[str] | tuple[str, ...], report: Cal
         directory = paths.nullb / name
         if not directory.is_dir():
             continue
+        started = time.monotonic()
         try:
             if (directory / "power").read_text().strip() == "1":
                 _write(directory / "power", "0")
@@ -310,6 +321,9 @@ def remove_devices(paths: Paths, names: list[str] | tuple[str, ...], report: Cal
             report(f"rmdir {directory}")
         except OSError as exc:
             problems.append(f"cannot remove {directory}: {exc.strerror or exc}")
+            log.record_write(str(directory), "power 0, rmdir", REMOVE_NOTE, started=started, error=exc.strerror)
+        else:
+            log.record_write(str(directory), "power 0, rmdir", REMOVE_NOTE, started=started)
     return problems
 
 
@@ -404,37 +418,41 @@ def execute(
     report: Callable[[str], None] = print,
     *,
     confirmed: str | None,
+    log: ActionLog | None = None,
 ) -> Calibration:
+    """Make the RAM devices, measure each level over them, remove everything; every step that changes the
+    system (the module, each device, each array made and stopped) is recorded in the action log."""
     require_confirmed(confirmed, plan.confirmation, "calibrating (null_blk devices and md arrays)")
     run = CalibrationRun()
+    log = log or ActionLog()
     with _stop_on_signals():
         if plan.leftovers:
-            for problem in remove_devices(paths, plan.leftovers, report):
+            for problem in remove_devices(paths, plan.leftovers, report, log):
                 report(f"warning: {problem}")
         if plan.load_module:
-            run_command(["modprobe", "null_blk", "nr_devices=0"], timeout_s=60, check=True)
+            log.run(["modprobe", "null_blk", "nr_devices=0"], "calibrate: load null_blk", timeout_s=60)
             report("modprobe null_blk nr_devices=0")
             _require_configfs(paths)
         try:
             try:
-                members = _make_devices(plan, paths, report)
+                members = _make_devices(plan, paths, report, log)
             except OSError as exc:
                 raise MdtuiError(f"cannot make a null_blk device: {exc.strerror or exc}") from None
             for measurement in member_measurements(members[0], plan.runtime_s):
                 _measure(measurement, run, report)
             for level in LEVELS:
-                run_command(plan.create_argv(level, members), timeout_s=120, check=True)
+                log.run(plan.create_argv(level, members), f"calibrate: {level} over RAM devices", timeout_s=120)
                 report(f"created {plan.md_device} ({level} over {', '.join(members)})")
                 try:
                     for measurement in measurements(plan.md_device, members[0], level, plan.runtime_s):
                         _measure(measurement, run, report)
                 finally:
-                    run_command(["mdadm", "--stop", plan.md_device], timeout_s=60)
+                    log.run(["mdadm", "--stop", plan.md_device], "calibrate: stop", timeout_s=60, check=False)
                     _settle()
         except KeyboardInterrupt:
             raise Interrupted("calibration interrupted; what it made is removed") from None
         finally:
-            problems = remove_devices(paths, plan.names, report)
+            problems = remove_devices(paths, plan.names, report, log)
             if problems:
                 report("warning: " + "; ".join(problems))
     xor, raid6 = parity_speeds(read_parity_routines(SystemRoot("/")))
@@ -464,15 +482,21 @@ def _settle() -> None:
         run_command(["udevadm", "settle", "--timeout=10"], timeout_s=20)
 
 
-def _make_devices(plan: CalibrationPlan, paths: Paths, report: Callable[[str], None]) -> list[str]:
+def _make_devices(plan: CalibrationPlan, paths: Paths, report: Callable[[str], None], log: ActionLog) -> list[str]:
     members = []
     for name in plan.names:
         directory = paths.nullb / name
-        os.mkdir(directory, 0o755)  # FileExistsError if it exists: never reuse a directory we did not make
-        _write(directory / "memory_backed", "1")
-        _write(directory / "blocksize", "4096")
-        _write(directory / "size", str(plan.member_mib))
-        _write(directory / "power", "1")
+        started, made = time.monotonic(), f"null_blk {plan.member_mib} MiB"
+        try:
+            os.mkdir(directory, 0o755)  # FileExistsError if it exists: never reuse a directory we did not make
+            _write(directory / "memory_backed", "1")
+            _write(directory / "blocksize", "4096")
+            _write(directory / "size", str(plan.member_mib))
+            _write(directory / "power", "1")
+        except OSError as exc:
+            log.record_write(str(directory), made, MAKE_NOTE, started=started, error=exc.strerror or str(exc))
+            raise
+        log.record_write(str(directory), made, MAKE_NOTE, started=started)
         device = _device_of(paths, name)
         if device is None:
             raise MdtuiError(f"null_blk did not power on {directory}")

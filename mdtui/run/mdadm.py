@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
-from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.errors import MdtuiError, SafetyError
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
 from mdtui.plan.create import CreatePlan, member_path
@@ -90,14 +90,6 @@ def recheck_disk(
     return current, problems
 
 
-def _run_logged(argv: tuple[str, ...] | list[str], log: ActionLog, note: str, timeout_s: float = 120) -> CommandResult:
-    result = run_command(list(argv), timeout_s=timeout_s)
-    log.record(result, note)
-    if not result.ok:
-        raise CommandError(list(argv), result.returncode, result.stderr)
-    return result
-
-
 def array_uuid(device: str) -> str | None:
     """The md UUID from `mdadm --detail --export`, or None for superblock-less (built) arrays."""
     try:
@@ -130,7 +122,7 @@ def execute_create(
     device = plan.request.device
     if system.path(device).exists() and _array_name(system, device) in {a.name for a in read_arrays(system)}:
         raise SafetyError(f"{device} already exists; pick another device name or stop that array first")
-    result = _run_logged(plan.argv, log, f"create {device}")
+    result = log.run(plan.argv, f"create {device}")
     uuid = array_uuid(device)
     registry.add(
         CreatedArray(
@@ -220,7 +212,7 @@ def execute_destroy(
     uuid = array_uuid(plan.array) if array is not None and array.metadata != "none" else None
     results = []
     for step in plan.steps:
-        results.append(_run_logged(step.argv, log, step.description))
+        results.append(log.run(step.argv, step.description))
     registry.remove(plan.array, uuid)
     (journal or TemporaryArrayJournal()).forget(plan.array)
     return tuple(results)

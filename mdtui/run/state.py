@@ -4,7 +4,6 @@ temporary arrays an experiment has up right now."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import time
@@ -13,7 +12,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mdtui.command import CommandResult
+# The action log lives below the tune layer (mdtui.actionlog) so that a knob write records itself; verbs
+# import it from here as before.
+from mdtui.actionlog import ActionLog as ActionLog
+from mdtui.actionlog import skipped
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.probe.owner import boot_id, current_owner, owner_alive, state_dir
@@ -27,47 +29,6 @@ from mdtui.safefile import (
     same_uuid,
     uuid_text,
 )
-
-log = logging.getLogger(__name__)
-
-
-def skipped(where: Path, why: object) -> None:
-    """One line on stderr for a state file that was not used."""
-    log.warning("mdtui: skipped %s: %s", where, why)
-
-
-class ActionLog:
-    """Every destructive command and its output, one JSON line each, kept for the admin to audit."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or state_dir() / "actions.log"
-
-    def record(self, result: CommandResult, note: str = "") -> None:
-        entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "argv": list(result.argv),
-            "returncode": result.returncode,
-            "duration_s": round(result.duration_s, 3),
-            "stdout": result.stdout[-4000:],
-            "stderr": result.stderr[-4000:],
-            "note": note,
-        }
-        StateDir(self.path.parent).append(self.path.name, (json.dumps(entry) + "\n").encode())
-
-    def entries(self) -> list[dict]:
-        try:
-            data = StateDir(self.path.parent).read(self.path.name)
-        except UnsafeStateError as exc:
-            skipped(self.path, exc)
-            return []
-        lines = (data or b"").decode("utf-8", "replace").splitlines()
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-        return out
 
 
 @dataclass(frozen=True)

@@ -6,19 +6,20 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from operator import attrgetter
 
 from mdtui.model.array import MdArray
+from mdtui.model.names import kernel_name_key
 from mdtui.model.snapshot import DeviceRates, MdThreadCpu, Snapshot
 from mdtui.plan.levels import level_from_name
+from mdtui.probe.disks import candidate_name, is_candidate, is_file_backed
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.frequency import CoreFrequencies, FrequencySeries, frequency_series
 from mdtui.sample.window import DEFAULT_WINDOW_S, in_window
 
 # The target that watches every whole disk at once: the only one on a host without md arrays.
 ALL_DISKS = "disks"
-# Stacked block devices: their traffic is their members' traffic again, so a disk total leaves them out.
-_STACKED = re.compile(r"(md\d+|md_d\d+|dm-\d+)")
 
 # A member stands out when it is clearly busier or slower than the median of its peers. The margins
 # keep jitter quiet: an idle array's members differ by a few % busy and a fraction of a millisecond.
@@ -85,10 +86,12 @@ def next_target(snapshot: Snapshot, current: str) -> str:
 
 
 class WholeDisks:
-    """Names of whole, unstacked block devices (from /sys/block), re-listed only when a new name appears.
+    """Names of the disks the inventory lists (probe.disks.is_candidate, from /sys/block), re-listed only when
+    a new name appears: what watching all disks shows, one row each.
 
-    Partitions and md/dm devices carry their disks' traffic again, so a total over them would count
-    bytes twice. Without /sys/block (a tree with only /proc) every unstacked name counts.
+    Partitions and md/dm devices carry their disks' traffic again, and so are not rows; unattached loop
+    devices, RAM disks and drives without a medium are not disks. Without /sys/block (a tree with only /proc)
+    every name a disk can have counts. A loop device is a row but not in the total (counted_in_total).
     """
 
     def __init__(self, root: SystemRoot) -> None:
@@ -105,11 +108,11 @@ class WholeDisks:
             return self._last
         self._last_devices = current
         if not self._listed or not current <= self._seen:
-            self._whole = frozenset(self.root.listdir("/sys/block"))
+            self._whole = frozenset(name for name in self.root.listdir("/sys/block") if is_candidate(self.root, name))
             self._listed = True
             self._seen = self._seen | current
         whole = self._whole
-        names = frozenset(name for name in current if (not whole or name in whole) and not _STACKED.fullmatch(name))
+        names = frozenset(name for name in current if name in whole or (not whole and candidate_name(name)))
         # The same set as last time is handed back as the same object: kept totals check it by identity first.
         if names == self._last:
             return self._last
@@ -128,6 +131,12 @@ def _member_role(states: tuple[str, ...], slot: int | None) -> str:
 def _sum(values: Iterable[float | None]) -> float | None:
     known = [value for value in values if value is not None]
     return sum(known) if known else None
+
+
+def counted_in_total(name: str) -> bool:
+    """Whether a disk's traffic adds to the all-disks total: not a loop device's, which the disk holding its
+    file counts again (or no disk carries, for a file in RAM)."""
+    return not is_file_backed(name)
 
 
 def summed_rates(name: str, devices: Sequence[DeviceRates]) -> DeviceRates | None:
@@ -185,6 +194,93 @@ def standouts(members: Sequence[MemberLoad]) -> dict[str, str]:
     return found
 
 
+class MemberSort(StrEnum):
+    """How the dashboard orders members (or disks): the busiest first by default, so the member holding the
+    others back is on the first line of a 256-disk host, not the 200th."""
+
+    BUSY = "busy"  # utilisation, then bytes moved
+    READ = "read"  # read bytes per second
+    WRITE = "write"  # written bytes per second
+    SLOW = "slow"  # mean time per request
+    NAME = "name"  # the kernel's order (nvme2n1 before nvme10n1)
+
+    @property
+    def words(self) -> str:
+        return {
+            "busy": "busiest first",
+            "read": "most read first",
+            "write": "most written first",
+            "slow": "slowest per request first",
+            "name": "by name",
+        }[self.value]
+
+    def next(self) -> MemberSort:
+        order = list(MemberSort)
+        return order[(order.index(self) + 1) % len(order)]
+
+
+def _moved(rates: DeviceRates) -> float:
+    return (rates.read_bytes_per_s or 0.0) + (rates.write_bytes_per_s or 0.0)
+
+
+def sort_members(members: Sequence[MemberLoad], by: MemberSort, reverse: bool = False) -> tuple[MemberLoad, ...]:
+    """Members in ``by``'s order, the most first (``reverse``: the least first); a member without figures
+    (removed, not seen yet) comes last either way, and ties go by name in the kernel's order."""
+    known = [m for m in members if m.rates is not None]
+    unknown = sorted((m for m in members if m.rates is None), key=lambda m: kernel_name_key(m.name))
+
+    def most(member: MemberLoad) -> tuple[float, ...]:
+        rates = member.rates
+        assert rates is not None
+        if by is MemberSort.BUSY:
+            return (rates.utilisation_percent or 0.0, _moved(rates))
+        if by is MemberSort.READ:
+            return (rates.read_bytes_per_s or 0.0,)
+        if by is MemberSort.WRITE:
+            return (rates.write_bytes_per_s or 0.0,)
+        if by is MemberSort.SLOW:
+            took = _mean_request_ms(rates)
+            return (took if took is not None else -1.0,)
+        return ()
+
+    by_name = sorted(known, key=lambda m: kernel_name_key(m.name))
+    if by is MemberSort.NAME:
+        ordered = by_name[::-1] if reverse else by_name
+    else:
+        # Stable sorts: the name order stays among equals, whichever way the figure runs.
+        ordered = sorted(by_name, key=most, reverse=not reverse)
+    return (*ordered, *unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberPage:
+    """What a member table of limited height shows: the standouts, always, then a window of the others."""
+
+    pinned: tuple[MemberLoad, ...]  # members that stand out, in the sort's order, whatever the scroll
+    rows: tuple[MemberLoad, ...]  # the others from ``offset`` on
+    offset: int  # index of rows[0] among the others (clamped so the window is never past the end)
+    others: int  # how many others there are
+    total: int  # every member
+
+    @property
+    def hidden(self) -> int:
+        return self.others - len(self.rows)
+
+
+def member_page(
+    members: Sequence[MemberLoad], by: MemberSort, reverse: bool, offset: int, room: int | None
+) -> MemberPage:
+    """The rows a table with room for ``room`` members shows (None: every one), scrolled ``offset`` rows into
+    the members that do not stand out. Standouts are pinned on top: scrolling or sorting never hides the
+    member that holds the array back."""
+    ordered = sort_members(members, by, reverse)
+    pinned = tuple(m for m in ordered if m.standout)
+    others = tuple(m for m in ordered if not m.standout)
+    space = len(others) if room is None else max(0, room - len(pinned))
+    offset = max(0, min(offset, len(others) - space))
+    return MemberPage(pinned, others[offset : offset + space], offset, len(others), len(ordered))
+
+
 def traffic_factors(array: MdArray) -> tuple[float | None, float | None]:
     """(read, write) member traffic as a multiple of the array's, for a clean array of this level.
 
@@ -227,7 +323,7 @@ class DiskTotals:
         kept = self._totals.get(id(snapshot))
         if kept is not None and kept[0] is snapshot and (kept[1] is disks or kept[1] == disks):
             return kept[2]
-        rates = summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
+        rates = summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks and counted_in_total(d.name)])
         self._totals[id(snapshot)] = (snapshot, disks, rates)
         return rates
 
@@ -290,7 +386,7 @@ class PastSnapshot(Snapshot):
             except ValueError:
                 return _NO_ROW
             return read_bytes[index], write_bytes[index], read_iops[index], write_iops[index]
-        chosen = [index for index, name in enumerate(self.names) if name in disks]
+        chosen = [index for index, name in enumerate(self.names) if name in disks and counted_in_total(name)]
         if not chosen:
             return _NO_ROW
         return (
@@ -340,7 +436,7 @@ def _target_rates(
         return snapshot.device(target)
     if totals is not None:
         return totals.total(snapshot, disks)
-    return summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks])
+    return summed_rates(ALL_DISKS, [d for d in snapshot.devices if d.name in disks and counted_in_total(d.name)])
 
 
 def target_series(
@@ -398,7 +494,11 @@ def build_view(
         found = [d for d in latest.devices if d.name in disks]
         members = tuple(MemberLoad(d.name, "disk", d) for d in found)
         threads = latest.md_threads
-        total = totals.total(latest, disks) if totals is not None else summed_rates(ALL_DISKS, found)
+        total = (
+            totals.total(latest, disks)
+            if totals is not None
+            else summed_rates(ALL_DISKS, [d for d in found if counted_in_total(d.name)])
+        )
         expected_read = expected_write = None
     if array is None:  # every disk is a member and the total is their sum: no second pass over hundreds of disks
         member_read = total.read_bytes_per_s if total is not None else None
@@ -428,15 +528,19 @@ __all__ = [
     "DiskTotals",
     "FrequencySeries",
     "MemberLoad",
+    "MemberPage",
+    "MemberSort",
     "PastSnapshot",
     "Series",
     "TargetView",
     "WholeDisks",
     "build_view",
     "frequency_series",
+    "member_page",
     "next_target",
     "past",
     "pick_target",
+    "sort_members",
     "standouts",
     "summed_rates",
     "target_names",

@@ -7,9 +7,6 @@ from typing import Any
 from mdtui.format import to_jsonable
 from mdtui.model.snapshot import Snapshot
 
-# Bumped when a field changes meaning or goes away, so scripts reading the lines can check.
-JSON_VERSION = 1
-
 
 def _rounded(value: Any) -> Any:
     # Three decimals keep lines short; no rate here is meaningful beyond a thousandth.
@@ -28,7 +25,6 @@ def to_json(snapshot: Snapshot) -> dict[str, Any]:
     cpu["governors"] = list(snapshot.cpu.governors)
     return _rounded(
         {
-            "version": JSON_VERSION,
             "timestamp": snapshot.timestamp,
             "interval": snapshot.interval,
             "devices": {

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from mdtui import jsondoc
 from mdtui.format import iec_bytes, times
 from mdtui.store.compare import Comparison, ConfigDifference, NormalisedTable, RatioTable, Verdict, run_settings
 from mdtui.store.fio_import import parse_fio_output
 from mdtui.store.records import METRICS, MetricInfo, RunRecord, Steadiness
 
 FORMATS = ("md", "csv", "json")
-JSON_FORMAT_VERSION = 1
 
 
 # -- cells -------------------------------------------------------------------------------------------
@@ -133,8 +133,9 @@ def _csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return out.getvalue()
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+def _json(document: dict[str, Any]) -> str:
+    """A JSON export, with the schema version every mdtui JSON document carries (mdtui.jsondoc)."""
+    return jsondoc.dumps(document, ensure_ascii=False) + "\n"
 
 
 def _differences_table(differences: Sequence[ConfigDifference], runs: Sequence[RunRecord]) -> str:
@@ -243,7 +244,6 @@ def runs_json(runs: Sequence[RunRecord], *, include_raw: bool = False, include_s
     return _json(
         {
             "format": "mdtui-results",
-            "version": JSON_FORMAT_VERSION,
             "runs": [run_to_dict(run, include_raw=include_raw, include_samples=include_samples) for run in runs],
         }
     )
@@ -358,7 +358,7 @@ def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
 
 
 def comparison_json(comparison: Comparison) -> str:
-    return _json({"format": "mdtui-comparison", "version": JSON_FORMAT_VERSION, **comparison_to_dict(comparison)})
+    return _json({"format": "mdtui-comparison", **comparison_to_dict(comparison)})
 
 
 def export_comparison(comparison: Comparison, fmt: str) -> str:
@@ -396,7 +396,6 @@ def ratio_table_json(table: RatioTable) -> str:
     return _json(
         {
             "format": "mdtui-ratios",
-            "version": JSON_FORMAT_VERSION,
             "metric": table.metric.name,
             "unit": table.metric.unit,
             "references": [ref.id for ref in table.references],
@@ -458,7 +457,6 @@ def normalised_json(table: NormalisedTable) -> str:
     return _json(
         {
             "format": "mdtui-normalised",
-            "version": JSON_FORMAT_VERSION,
             "metric": table.metric.name,
             "unit": table.metric.unit,
             "device_speed": table.device_speed,

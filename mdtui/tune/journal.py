@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
@@ -64,9 +65,14 @@ def _open_knob(root: SystemRoot, path: str) -> int:
     return fd
 
 
-def write_sysfs(root: SystemRoot, path: str, value: str) -> None:
+def write_sysfs(root: SystemRoot, path: str, value: str, note: str, log: ActionLog | None = None) -> None:
     """Write ``value`` to a kernel attribute that is, links followed, a regular file under /sys/block,
-    /sys/devices or /proc/sys/dev/raid (no link planted since is followed); MdtuiError if refused."""
+    /sys/devices or /proc/sys/dev/raid (no link planted since is followed); MdtuiError if refused.
+
+    The one writer of kernel attributes (knobs, a sweep's points and restores, a sync boost, sync_action, a
+    locate LED): every write is recorded in the action log and the system journal as ``note``, refused or not."""
+    log = log or ActionLog()
+    started = time.monotonic()
     try:
         fd = _open_knob(root, path)
         try:
@@ -74,9 +80,11 @@ def write_sysfs(root: SystemRoot, path: str, value: str) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
+        log.record_write(path, value, note, started=started, error=exc.strerror or str(exc))
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise KnobPermissionError(f"cannot write {path}: {exc.strerror} (it needs root)") from None
         raise MdtuiError(f"the kernel refused {value!r} for {path}: {exc.strerror or exc}") from None
+    log.record_write(path, value, note, started=started)
 
 
 def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
@@ -85,7 +93,7 @@ def write_knob(root: SystemRoot, knob: Knob, device: str, value: str) -> str:
     where = root.path(path)
     if not where.is_file():
         raise MdtuiError(f"{path} does not exist: {knob.name} does not apply to {device or 'this kernel'}")
-    write_sysfs(root, path, value)
+    write_sysfs(root, path, value, f"knob {knob.name}" + (f" of {device}" if device else ""))
     current = read_value(root, knob, device)
     return current.raw if current is not None else ""
 

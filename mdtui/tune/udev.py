@@ -13,9 +13,12 @@ import contextlib
 import difflib
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
+from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
@@ -123,6 +126,37 @@ def rules_for(array: MdArray, path: Path | None = None, root: SystemRoot | None 
     return {rule.knob: rule for rule in read_rules(path, root) if rule.matches(array)}
 
 
+def kept_by_rule(knob: Knob) -> bool:
+    """Whether an array's udev rule can keep this knob (its own md and queue knobs; not a member's or md's
+    global limits)."""
+    return knob.persistable and knob.scope in (Scope.MD, Scope.QUEUE)
+
+
+def rule_of(knob: Knob, rules: dict[str, Rule]) -> Rule | None:
+    """The array's rule for ``knob``, if it has one and the knob is one a rule keeps."""
+    return rules.get(knob.name) if kept_by_rule(knob) else None
+
+
+# The RULE column's words for a knob without a rule, and what they mean (the CLI prints it under the table).
+NO_RULE = "none"
+NOT_KEPT = "-"
+RULE_LEGEND = (
+    "RULE: the value mdtui's udev rule sets at every start; none: not kept after a reboot (tune --apply "
+    "NAME=VALUE keeps it); -: a member's knob or a global limit, which no array rule keeps"
+)
+
+
+def rule_cell(knob: Knob, live: str | None, rules: dict[str, Rule]) -> str:
+    """The RULE column for one knob: the rule's value ("4096", "4096 ≠ live 256" when the live value differs),
+    NO_RULE, or NOT_KEPT."""
+    if not kept_by_rule(knob):
+        return NOT_KEPT
+    rule = rules.get(knob.name)
+    if rule is None:
+        return NO_RULE
+    return rule.value if rule.value == live else f"{rule.value} ≠ live {live if live is not None else '?'}"
+
+
 def render(rules: list[Rule]) -> str:
     return HEADER + "".join(rule.text() for rule in rules) if rules else ""
 
@@ -175,11 +209,22 @@ def plan_remove(array: MdArray, knob: Knob, path: Path | None = None, root: Syst
 
 
 def write_plan(plan: RulePlan) -> None:
-    """Write the planned file whole (through mdtui.safefile), or remove it when no rule is left."""
-    if plan.new:
-        write_text(plan.path, plan.new, replace=True)
-        return
+    """Write the planned file whole (through mdtui.safefile), or remove it when no rule is left; either is
+    recorded in the action log and the system journal with its diff."""
+    started = time.monotonic()
+    failure: MdtuiError | None = None
     try:
-        remove_file(plan.path)
+        if plan.new:
+            write_text(plan.path, plan.new, replace=True)
+        else:
+            try:
+                remove_file(plan.path)
+            except MdtuiError as exc:
+                raise PlanError(str(exc)) from None
     except MdtuiError as exc:
-        raise PlanError(str(exc)) from None
+        failure = exc
+    argv = ("mdtui-write", str(plan.path)) if plan.new else ("mdtui-remove", str(plan.path))
+    returncode, error = (0, "") if failure is None else (1, str(failure))
+    ActionLog().record(CommandResult(argv, returncode, plan.diff, error, time.monotonic() - started), plan.summary)
+    if failure is not None:
+        raise failure

@@ -157,6 +157,10 @@ class MdtuiApp(App[None]):
             self.action_change_theme()
         elif name == "guide":
             self.action_guide()
+        elif name == "findings":
+            self.action_findings()
+        elif name in ("doctor", "calibrate"):
+            self.show_host_report(name)
         elif name in ("results", "compare", "export"):
             from mdtui.ui.results.screen import ResultsScreen
 
@@ -187,15 +191,18 @@ class MdtuiApp(App[None]):
         inventory.call_later(self._open_preset, inventory, key)
 
     async def _open_preset(self, inventory: Screen[Any], key: str) -> None:
-        from textual.widgets import OptionList
-
-        from mdtui.run.jobs import PRESETS
         from mdtui.ui.bench.screen import BenchScreen
 
         await inventory.run_action("bench")
         bench = self.screen
-        if not isinstance(bench, BenchScreen):
-            return
+        if isinstance(bench, BenchScreen):
+            self.choose_preset(bench, key)
+
+    def choose_preset(self, bench: Screen[Any], key: str) -> None:
+        """Highlight the preset ``key`` on a bench screen just opened (once it has laid out its list)."""
+        from textual.widgets import OptionList
+
+        from mdtui.run.jobs import PRESETS
 
         def choose() -> None:
             keys = [preset.key for preset in PRESETS]
@@ -239,6 +246,36 @@ class MdtuiApp(App[None]):
 
         if not isinstance(self.screen, GuideScreen):
             self.push_screen(GuideScreen(self.root, db_path=self.db_path, privileged=self.privileged))
+
+    def action_findings(self, array: str | None = None) -> None:
+        """The findings view (F on the inventory; *findings*, *advise*, *experiment* in the palette), of the whole
+        host or, given ``array``, that array's own findings first."""
+        from mdtui.ui.findings.screen import FindingsScreen
+        from mdtui.ui.inventory.screen import InventoryScreen
+
+        if isinstance(self.screen, FindingsScreen):
+            return
+        inventory = next((s.inventory for s in self.screen_stack if isinstance(s, InventoryScreen)), None)
+        self.push_screen(
+            FindingsScreen(self.root, self.db_path, array=array, inventory=inventory, privileged=self.privileged)
+        )
+
+    def show_host_report(self, name: str) -> None:
+        """*doctor* and *calibrate* in the palette: what `mdtui doctor` and `mdtui calibrate --dry-run` print, read
+        in a thread and shown full screen."""
+
+        def read() -> None:
+            from mdtui.ui.common.reports import calibrate_report, doctor_report
+
+            title, body = doctor_report(self.root) if name == "doctor" else calibrate_report(self.root)
+            self.call_from_thread(self._show_report, title, body)
+
+        self.run_worker(read, thread=True, group="host-report", exit_on_error=False)
+
+    def _show_report(self, title: str, body: Any) -> None:
+        from mdtui.ui.dialogs.detail import DetailScreen
+
+        self.push_screen(DetailScreen(title, body))
 
     def action_history(self) -> None:
         """The results history (h); opened once, so h on it does not stack another."""

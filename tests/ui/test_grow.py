@@ -60,8 +60,7 @@ async def test_grow_shows_the_plan_and_runs_only_its_argv(
         ran.append(tuple(argv))
         return CommandResult(tuple(argv), 0, "", "", 0.1)
 
-    monkeypatch.setattr("mdtui.keep.grow.run_command", fake_run)
-    monkeypatch.setattr("mdtui.keep.grow._run_logged", lambda argv, log, note: fake_run(list(argv)))
+    monkeypatch.setattr("mdtui.actionlog.run_command", fake_run)
     monkeypatch.setattr("mdtui.keep.grow.recheck", lambda plan, system: None)  # the copy has no devices to probe
     app = make_app(idle_host)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -98,3 +97,34 @@ async def test_grow_refusals_are_named(
         await plan_from_form(pilot, change, value=value)
         refusal = app.screen
         assert isinstance(refusal, DetailScreen) and words in plain(refusal._body)
+
+
+async def test_on_a_captured_tree_grow_shows_the_plan_the_cli_prints_and_runs_nothing(
+    make_app: MakeApp, idle_host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As persist, scrub and repair do on a tree (issue 44): e opens the form and shows the plan `mdtui grow
+    --dry-run` prints on the same tree, instead of only "read-only"."""
+    import contextlib
+    import io
+
+    from mdtui.cli.main import main
+
+    ran: list[object] = []
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda *args, **kw: ran.append(args))
+    inventory = scan(idle_host)
+    md0 = inventory.array("md0")
+    assert md0 is not None and md0.sync is None
+    free = next(d for d in inventory.disks if not d.in_use and (d.size_bytes or 0) >= (md0.component_bytes or 0))
+    app = make_app(idle_host, tree_stands_for_live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, inventory, "md0")
+        await plan_from_form(pilot, "add", disk=free.name)
+        dialog = app.screen
+        assert isinstance(dialog, DetailScreen) and dialog._title.endswith("(the plan)"), dialog
+        shown = " ".join(plain(dialog._body).split())
+    assert ran == []
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--root", str(idle_host), "grow", "md0", "--add", free.name, "--dry-run"]) == 0
+    argv = [" ".join(line.split()) for line in out.getvalue().splitlines() if "mdadm " in line]
+    assert argv and all(line in shown for line in argv), (argv, shown)

@@ -306,7 +306,7 @@ def test_findings_sharing_an_explanation_give_it_once() -> None:
         Finding("degraded:md2", Severity.CRITICAL, "md2 is degraded", (), "No redundancy left.", "Add a disk."),
     ]
     text = plain(guide_steps.findings_renderable(findings, Palette()))
-    assert text.count(shared) == 1 and "Why: as for slow-member:md6 above" in text
+    assert text.count(shared) == 1 and 'Why: as for "sdan limits md6" above' in text
     assert "Why: No redundancy left." in text and "Do: Reseat nvme15n1." in text
 
 

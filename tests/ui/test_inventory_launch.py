@@ -287,21 +287,21 @@ async def test_the_detail_is_drawn_again_only_when_what_it_shows_changed(
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert len(drawn) == 1, "the first disk was drawn more than once at launch"
-        await pilot.press("tab")  # to the arrays: drawn, then once more when its forecast is read (a worker)
+        await pilot.press("tab")  # to the arrays: drawn, then once more for each worker's answer (forecast, findings)
         await settle(pilot)
-        assert len(drawn) == 3
+        assert len(drawn) == 4 and "Limit" in detail_text(app)
         await pilot.press("shift+tab")  # and back: drawn once
         await settle(pilot)
-        assert len(drawn) == 4
+        assert len(drawn) == 5
         await pilot.press("down")
         await settle(pilot)
-        assert len(drawn) == 5 and tree_inventory.disks[1].dev_path in detail_text(app)
+        assert len(drawn) == 6 and tree_inventory.disks[1].dev_path in detail_text(app)
         await pilot.press("r")  # a new scan of the same disks: drawn again from it, once
         await settle(pilot)
-        assert len(drawn) == 6 and tree_inventory.disks[1].dev_path in detail_text(app)
+        assert len(drawn) == 7 and tree_inventory.disks[1].dev_path in detail_text(app)
         app.theme = "mdtui-light"
         await settle(pilot)
-        assert len(drawn) == 7
+        assert len(drawn) == 8
 
 
 async def test_the_detail_is_drawn_at_the_panes_width_and_again_when_it_changes(

@@ -5,6 +5,8 @@ reaches the machine's devices."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 from textual.widgets import Button, Select, Static
 
+from mdtui.cli.main import main
 from mdtui.model.inventory import Inventory
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.dialogs.confirm import ConfirmScreen
@@ -71,9 +74,8 @@ async def test_the_array_detail_shows_the_lifecycle_line_and_its_keys(
         assert not {"a", "p", "s", "f", "e"} & footer
 
 
-@pytest.mark.parametrize("key", ["a", "p", "s", "f", "e"])
-async def test_every_action_is_refused_on_a_captured_tree(
-    make_app: MakeApp, tree_inventory: Inventory, key: str, monkeypatch: pytest.MonkeyPatch
+async def test_alerts_are_refused_on_a_captured_tree(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     said: list[str] = []
     app = make_app(tree_stands_for_live=False)
@@ -81,16 +83,58 @@ async def test_every_action_is_refused_on_a_captured_tree(
         await open_array(pilot, tree_inventory, "md2")
         screen = app.screen
         monkeypatch.setattr(screen, "notify", lambda message, **kw: said.append(message))
-        await pilot.press(key)
+        await pilot.press("a")
         await handled(pilot)
         assert app.screen is screen  # no form, no plan
         assert len(said) == 1 and "read-only" in said[0] and "without --root" in said[0]
+
+
+@pytest.mark.parametrize("key", ["p", "s", "f"])
+async def test_persist_scrub_and_repair_show_their_plan_on_a_captured_tree_and_run_nothing(
+    make_app: MakeApp, tree_inventory: Inventory, key: str, monkeypatch: pytest.MonkeyPatch, tree_root: Path
+) -> None:
+    """Issue 44: they said only "read-only" where the CLI's --dry-run shows the plan; now the plan, as it prints."""
+    ran: list[object] = []
+    for name in ("mdtui.actionlog.run_command", "mdtui.keep.persist.refresh_initramfs", "mdtui.keep.scrub.start_scrub"):
+        monkeypatch.setattr(name, lambda *args, **kw: ran.append(args))
+    md1 = tree_inventory.array("md1")
+    assert md1 is not None
+    spare = next(d for d in tree_inventory.disks if not d.in_use and (d.size_bytes or 0) >= (md1.size_bytes or 0))
+    app = make_app(tree_stands_for_live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        if key == "f":
+            await open_array(pilot, tree_inventory, "md1")
+            await pick(pilot, "add", disk=spare.name)
+            cli = ["repair", "md1", "--add", spare.name, "--dry-run"]
+        else:
+            await open_array(pilot, tree_inventory, "md2")
+            await pilot.press(key)
+            await handled(pilot)
+            if key == "s":
+                app.screen.query_one("#scrub-check", Button).press()
+                await handled(pilot)
+            cli = ["persist", "md2", "--dry-run"] if key == "p" else ["scrub", "md2", "--dry-run"]
+        dialog = app.screen
+        assert isinstance(dialog, DetailScreen) and dialog._title.endswith("(the plan)"), dialog
+        shown = body(dialog)
+        assert "A captured tree is read-only: this is the plan" in shown and "Nothing runs." in shown
+    assert ran == []
+    # The same plan the CLI's --dry-run prints on the same tree.
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--root", str(tree_root), *cli]) == 0
+    plan = [line.strip() for line in out.getvalue().splitlines() if line.strip() and "scheduled" not in line
+            and "no scheduled scrub" not in line]  # fmt: skip
+    flat = " ".join(shown.split())
+    assert all(line in flat for line in (" ".join(line.split()) for line in plan)), (plan, shown)
 
 
 async def test_persist_shows_the_diff_then_asks_for_the_initramfs_separately(
     make_app: MakeApp, tree_inventory: Inventory, host: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("mdtui.keep.persist.detail_brief", lambda device: BRIEF)
+    # The copied tree stands for a live host, but its root is a directory: the plan asks its udev record.
+    monkeypatch.setattr("mdtui.keep.persist.tree_brief", lambda system, array: BRIEF)
     ran: list[object] = []
     monkeypatch.setattr("mdtui.keep.persist.refresh_initramfs", lambda plan, **kw: ran.append(plan))
     app = make_app(host)
@@ -285,7 +329,7 @@ async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
 
     ran: list[tuple[str, ...]] = []
 
-    def fake_run(argv: tuple[str, ...], log: object, note: str) -> CommandResult:
+    def fake_run(argv: list[str], **_: object) -> CommandResult:
         ran.append(tuple(argv))
         return CommandResult(tuple(argv), 0, "", "", 0.1)
 
@@ -293,7 +337,7 @@ async def test_repair_runs_only_the_planned_argv_after_the_disk_is_typed(
     md1 = tree_inventory.array("md1")
     assert md1 is not None
     big = next(d for d in tree_inventory.disks if not d.in_use and (d.size_bytes or 0) >= (md1.size_bytes or 0))
-    monkeypatch.setattr("mdtui.keep.repair._run_logged", fake_run)
+    monkeypatch.setattr("mdtui.actionlog.run_command", fake_run)  # what the action log runs and records
     # The copy's /dev holds links, not device nodes: the by-id path resolves to the disk as udev's would.
     monkeypatch.setattr("mdtui.keep.repair.resolve_member", lambda system, path: big.name)
     app = make_app(host)

@@ -155,3 +155,22 @@ async def test_typed_confirmation_applies_now_and_in_the_rule(
     assert knob_file.read_text().strip() == "4096"
     rules = (root / "etc/udev/rules.d/90-mdtui-tune.rules").read_text()
     assert "stripe_cache_size" in rules and '"4096"' in rules
+
+
+async def test_the_rule_column_says_none_or_dash_and_the_detail_says_why(
+    make_app: MakeApp, tree_inventory: Inventory
+) -> None:
+    """Issue 44: the Rule column was empty on every row without saying why."""
+    parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(TuneScreen(str(app.screen.root), parity.name))
+        await settle(pilot)
+        table = app.screen.query_one("#tune-table", DataTable)
+        rules = {str(table.get_row_at(i)[0]) + " " + str(table.get_row_at(i)[1]): table.get_row_at(i)[4]
+                 for i in range(table.row_count)}  # fmt: skip
+        assert rules[f"stripe_cache_size {parity.name}"] == "none", rules
+        assert all(value == "-" for key, value in rules.items() if key.startswith("member:")), rules
+        body = plain(app.screen.query_one("#tune-body", Static).content)
+        assert "rule none: no udev rule keeps it, so a reboot brings back the kernel's value" in body, body

@@ -24,7 +24,7 @@ from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
 from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
 
 from .conftest import THEME_DIRS, settle
-from .watch_tree import MEMBERS, WatchTree
+from .watch_tree import MEMBERS, WatchTree, show_snapshots
 
 MakeApp = Callable[..., MdtuiApp]
 
@@ -41,12 +41,7 @@ async def feed(pilot: Pilot[None], tree: WatchTree, ticks: int = 5) -> WatchScre
     """Sample the tree ticks times and hand the screen the history, as the worker does."""
     snapshots = tree.snapshots(ticks)
     disks = WholeDisks(SystemRoot(tree.root)).names(d.name for d in snapshots[-1].devices)
-    screen = pilot.app.screen
-    assert isinstance(screen, WatchScreen)
-    screen.post_message(SnapshotTaken(snapshots, disks))
-    await pilot.pause()
-    await pilot.pause()
-    return screen
+    return await show_snapshots(pilot, snapshots, disks)
 
 
 def text(screen: WatchScreen, widget_id: str) -> str:
@@ -67,7 +62,9 @@ async def test_array_rates_and_members_from_the_sampler(tmp_path: Path) -> None:
             # Name, role (the slot), 100 MB/s read, no writes, 100 reads/s, 0 writes/s, 40% busy.
             assert rows[name][:7] == [name, str(slot), "100", "0.0", "100", "0", "40%"]
         assert "⚠" not in members  # evenly loaded members: nobody stands out
-        assert screen.query_one("#watch-members").border_title == "Members · members/array read 1.00× (raid0: 1.00×)"
+        assert screen.query_one("#watch-members").border_title == (
+            "Members · busiest first · members/array read 1.00× (raid0: 1.00×)"
+        )
         assert screen.view is not None and screen.view.series.read_bytes_per_s[-1] == 400_000_000.0
         assert screen.query_one("#rate-chart", RateChart).display
         assert screen.query_one("#iops-chart", RateChart).display

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.pilot import Pilot
 
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
+
+if TYPE_CHECKING:
+    from mdtui.ui.watch.screen import WatchScreen
 
 SECTOR = 512
 MEMBERS = ("nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1")
@@ -117,3 +123,15 @@ class WatchTree:
             return sampler.history.snapshots()
         finally:
             sampler.close()
+
+
+async def show_snapshots(pilot: Pilot[None], snapshots: tuple[Snapshot, ...], disks: frozenset[str]) -> WatchScreen:
+    """Hand the watch screen a window of snapshots, as its sampler worker does, and let it draw."""
+    from mdtui.ui.watch.screen import SnapshotTaken, WatchScreen
+
+    screen = pilot.app.screen
+    assert isinstance(screen, WatchScreen)
+    screen.post_message(SnapshotTaken(snapshots, disks))
+    await pilot.pause()
+    await pilot.pause()
+    return screen

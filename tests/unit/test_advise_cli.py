@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.advise.findings import Finding, Severity, short_title
 from mdtui.cli.main import main
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
@@ -85,11 +86,13 @@ def test_text_gives_each_explanation_once_and_json_every_time(
     pointers = 0
     for block, finding in zip(blocks, findings, strict=True):
         why = next(line for line in block.splitlines() if line.startswith("  why: "))
-        first = seen.setdefault(finding["why"], finding["id"])
-        if first == finding["id"]:
+        title = short_title(Finding(finding["id"], Severity.INFO, finding["title"], (), "", ""))
+        first = seen.setdefault(finding["why"], title)
+        if first == title:
             assert why == f"  why: {finding['why']}"
         else:
-            assert why == f"  why: as for {first} above"
+            # The first finding by what the admin read (its title), never by an internal id.
+            assert why == f'  why: as for "{first}" above' and ":" not in first.split()[0], why
             pointers += 1
     assert pointers >= 1, "the captured tree has findings sharing an explanation"
     assert len({f["why"] for f in findings}) < len(findings)

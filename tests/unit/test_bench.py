@@ -7,6 +7,7 @@ parser (fio cannot run against a captured tree); tests/unit/test_bench_fio.py ru
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable, Sequence
@@ -693,3 +694,48 @@ async def test_a_member_lost_during_a_run_is_said_with_the_run(
         sample_interval_s=0.1,
     )  # fmt: skip
     assert not [n for n in again.notes if "lost a member" in n] and not store.get_run(again.run_ids[0]).error
+
+
+@pytest.mark.parametrize(
+    ("level", "said", "not_said"),
+    [("raid1", "copies left", "parity"), ("raid5", "parity", "copies"), ("raid10", "copies left", "parity")],
+)
+def test_a_degraded_array_warning_says_what_its_level_reads_from(level: str, said: str, not_said: str) -> None:
+    """A degraded raid1 has no parity: its reads come from the copy left (issue 44: it said "from parity")."""
+    root = SystemRoot(TREE)
+    inventory = scan(root, privileged=True)
+    md1 = inventory.array("md1")
+    assert md1 is not None and md1.level == "raid1" and md1.degraded == 1
+    as_level = dataclasses.replace(md1, level=level)
+    arrays = tuple(as_level if a.name == "md1" else a for a in inventory.arrays)
+    inventory = dataclasses.replace(inventory, arrays=arrays)
+    [warning] = [w for w in plan(inventory, root, "weakest-link", "md1").warnings if "degraded" in w]
+    assert warning.startswith("/dev/md1 is degraded (1 missing): ") and said in warning and not_said not in warning
+
+
+async def test_a_step_that_writes_is_in_the_action_log_and_the_journal(
+    inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A write benchmark overwrites a device: recorded like any other action (issue 44, item 10); reads are not."""
+    import socket
+
+    from mdtui import audit
+    from mdtui.actionlog import ActionLog
+
+    journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    journal.bind(str(tmp_path / "dev-log"))
+    monkeypatch.setattr(audit, "SYSLOG_SOCKET", str(tmp_path / "dev-log"))
+    runner = FakeRunner(lambda spec: (0.0, 200 * MB) if spec.writes else (400 * MB, 0.0))
+    monkeypatch.setattr(session, "run_step", runner)
+    checked = CheckOutcome("md2", JobStatus.COMPLETE)
+    monkeypatch.setattr(session, "run_check_pass", lambda *a, **k: asyncio.sleep(0, checked))
+    planned = plan(inventory, root, "parity-cost", "md2", quick=True)
+    await run_bench(planned, root=root, store=store, confirmed="/dev/md2", sample_interval_s=None)
+    journal.setblocking(False)
+    told = [journal.recv(65536).decode()]
+    with pytest.raises(BlockingIOError):
+        journal.recv(65536)  # the read step is not an action
+    journal.close()
+    assert "bench parity-cost:" in told[0] and "writes /dev/md2 (complete): ran fio " in told[0], told
+    [entry] = ActionLog().entries()
+    assert entry["argv"][0] == "fio" and entry["returncode"] == 0

@@ -17,7 +17,7 @@ from mdtui.probe.arrays import ArrayReader, read_arrays
 from mdtui.probe.diskstats import parse_diskstats_line, parse_diskstats_lines
 from mdtui.probe.inventory import scan, scan_in_steps
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.dashboard import ALL_DISKS, DiskTotals, WholeDisks, build_view
+from mdtui.sample.dashboard import ALL_DISKS, DiskTotals, MemberSort, WholeDisks, build_view, member_page
 from mdtui.sample.sampler import Sampler
 from mdtui.ui.common.render import Palette
 from mdtui.ui.watch.render import members_table
@@ -213,15 +213,16 @@ def test_a_big_members_table_lays_out_what_the_pane_shows_and_keeps_standouts(tr
     view = dataclasses.replace(view, members=(*view.members[:-1], dataclasses.replace(last, standout="slow")))
     whole = members_table(view, Palette(), wide=True).plain.splitlines()
     assert len(whole) == 1 + DISKS + 1  # the header, every disk, the standout's reason
-    lines = members_table(view, Palette(), wide=True, max_lines=13).plain.splitlines()
-    assert len(lines) == 13, lines
-    assert lines[-1] == f"… {DISKS - 11} more disks not shown (of {DISKS})"
-    # Columns are as wide as the shown rows need (nvme0n1-nvme9n1 here, nvme10n1 in the whole table).
+    page = member_page(view.members, MemberSort.BUSY, False, 0, 11)
+    lines = members_table(view, Palette(), wide=True, page=page).plain.splitlines()
+    assert len(lines) == 13, lines  # the header, 11 rows, the line saying what is below
+    assert lines[-1] == f"… {DISKS - 11} more below · ↑↓ PgDn scroll · s sort"
+    # The standout first, whatever the order, then the busiest; columns as wide as the shown rows need.
     cells = [line.split() for line in lines]
-    assert cells[:11] == [line.split() for line in whole[:11]], "the first disks"
-    assert cells[11] == whole[DISKS].split(), "then the standout"
-    small = members_table(view, Palette(), wide=True, max_lines=DISKS + 2).plain.splitlines()
-    assert small == whole
+    assert cells[1][:2] == ["⚠", last.name], cells[1]
+    assert [row[0] for row in cells[2:12]] == [row[0] for row in (line.split() for line in whole[2:12])]
+    everything = member_page(view.members, MemberSort.BUSY, False, 0, None)
+    assert members_table(view, Palette(), wide=True, page=everything).plain.splitlines() == whole
 
 
 def test_the_inventory_and_the_sampler_list_the_disks_in_the_kernels_order(tree, bigtree: ModuleType) -> None:

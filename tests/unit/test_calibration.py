@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import mdtui.run.calibrate as calibrate
+from mdtui import actionlog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
@@ -353,6 +354,7 @@ def test_teardown_leaves_an_array_with_someone_elses_member(tmp_path: Path, monk
 
     removed: list[str] = []
     monkeypatch.setattr(calibrate, "run_command", fake_run)
+    monkeypatch.setattr(actionlog, "run_command", fake_run)  # the commands that change things are logged
     monkeypatch.setattr(calibrate.os, "rmdir", lambda path: removed.append(str(path)))
     problems = remove_devices(paths, ["mdtui-cal-7-0"], lambda line: None)
     assert ran == [["mdadm", "--stop", "/dev/md9"]]
@@ -416,6 +418,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
 
     monkeypatch.setattr(calibrate, "_write", kernel_write)
     monkeypatch.setattr(calibrate, "run_command", fake_run)
+    monkeypatch.setattr(actionlog, "run_command", fake_run)  # the commands that change things are logged
     real_rmdir = os.rmdir
 
     def configfs_rmdir(path: Path) -> None:

@@ -112,7 +112,7 @@ def test_runs_json_round_trips_with_samples_and_optional_raw_fio():
     )
     plain = json.loads(runs_json([run]))
     assert plain["format"] == "mdtui-results"
-    assert plain["version"] == 1
+    assert plain["schema_version"] == 1
     [exported] = plain["runs"]
     assert exported == {
         "id": 4,
@@ -175,9 +175,9 @@ def test_comparison_csv():
 
 def test_comparison_json():
     document = json.loads(comparison_json(compare(BASE, [SLOWER], metrics=["read_bw_bytes_per_s"])))
-    assert {key: document[key] for key in ("format", "version", "baseline", "candidates", "tolerance")} == {
+    assert {key: document[key] for key in ("format", "schema_version", "baseline", "candidates", "tolerance")} == {
         "format": "mdtui-comparison",
-        "version": 1,
+        "schema_version": 1,
         "baseline": 1,
         "candidates": [3],
         "tolerance": 0.02,

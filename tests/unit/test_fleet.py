@@ -248,7 +248,9 @@ def test_cli_runs_a_fleet_and_compares_it(tmp_path: Path, servers: list[FioServe
         capture_output=True, text=True, timeout=60, env=env, check=False,
     )  # fmt: skip
     assert report.returncode == 0, report.stderr
-    tables = json.loads(report.stdout)
+    exported = json.loads(report.stdout)
+    assert (exported["schema_version"], exported["format"]) == (1, "mdtui-fleet")
+    tables = exported["tables"]
     assert tables[0]["fleet"] == document["fleet"]
     assert {h["host"] for h in tables[0]["hosts"]} == {servers[0].address, servers[1].address}
     assert tables[0]["slowest"] in {servers[0].address, servers[1].address}

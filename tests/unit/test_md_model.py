@@ -177,7 +177,7 @@ def test_predict_cli_json_and_link_basis_on_a_captured_tree() -> None:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     document = json.loads(done.stdout)
-    assert set(document) == {"predicted", "bounds", "basis", "range"}
+    assert set(document) == {"schema_version", "predicted", "bounds", "basis", "range"}
     assert document["predicted"]["seq_read_mb_s"] == pytest.approx(4450.0)
     assert document["bounds"]["seq_write_mb_s"].startswith("md stripe thread")
     tree = subprocess.run(

@@ -74,3 +74,49 @@ def test_a_hash_inside_a_word_is_not_a_comment() -> None:
     assert conf.mailaddr == "ops#raid@example.org"
     assert strip_comment("DEVICE partitions #all of them") == "DEVICE partitions "
     assert strip_comment("#ARRAY /dev/md9") == ""
+
+
+REAL_LINKS = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
+
+
+def test_persist_dry_run_plans_from_a_captured_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    """It was refused even with --dry-run (it asked the live mdadm); the tree's udev record has the line."""
+    from mdtui.cli.main import main
+
+    assert main(["--root", str(REAL_LINKS), "persist", "md0", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "ARRAY line: ARRAY /dev/md0 metadata=1.2 name=mdtui-lab:0 UUID=d4d41c85:895e5776:71782047:35012576" in out
+    assert "+ARRAY /dev/md0 metadata=1.2" in out
+    assert main(["--root", str(REAL_LINKS), "persist", "md0"]) == 2  # without --dry-run: read-only
+    assert "read-only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("record", "expect"),
+    [
+        ("E:MD_METADATA=1.2\nE:MD_NAME=evil host\nE:MD_UUID=d4d41c85:895e5776:71782047:35012576\n", "no name"),
+        ("E:MD_METADATA=1.2\nE:MD_NAME=h:0\nE:MD_UUID=d4d41c85:895e5776:71782047:35012576 DEVICES=/dev/sda\n", None),
+        ("E:MD_METADATA=1.2\nE:MD_UUID=d4d41c85:895e5776:71782047:35012576\nE:MD_NAME=x\\nARRAY /dev/md9\n", "no name"),
+        ("E:MD_METADATA=1.2 auto=yes\nE:MD_UUID=d4d41c85:895e5776:71782047:35012576\n", None),
+        ("E:MD_NAME=h:0\n", None),
+    ],
+)
+def test_a_tree_s_udev_record_cannot_put_words_of_its_own_in_the_array_line(
+    tmp_path: Path, record: str, expect: str | None
+) -> None:
+    """The attack: a captured tree's record is a file anyone could have edited; only what looks like mdadm's
+    metadata, name and UUID goes into a planned ARRAY line (no extra words, no second line)."""
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(REAL_LINKS, tree, symlinks=True)
+    (tree / "run/udev/data/b9:0").write_text(record)
+    system = SystemRoot(tree)
+    array = persist.find_array(system, "/dev/md0")
+    assert array is not None
+    if expect is None:
+        with pytest.raises(MdtuiError, match="no usable udev record"):
+            persist.tree_brief(system, array)
+        return
+    line = persist.tree_brief(system, array)
+    assert line == "ARRAY /dev/md0 metadata=1.2 UUID=d4d41c85:895e5776:71782047:35012576", line

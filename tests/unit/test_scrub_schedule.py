@@ -131,3 +131,23 @@ def test_root_refuses_changing_the_schedule(capsys: pytest.CaptureFixture[str]) 
     assert main(["--root", str(TREE), "scrub-schedule", "--cron", "0 3 * * 6", "--yes"]) == 2
     assert "read-only" in capsys.readouterr().err
     assert main(["--root", str(TREE), "scrub-schedule", "--json"]) == 0
+
+
+def test_scrub_dry_run_plans_from_a_tree_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tree_stands_for_live: None
+) -> None:
+    """`scrub md0 --dry-run` was refused as an unknown argument (issue 44); it plans as persist and repair do."""
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree, symlinks=True)
+    action = tree / "sys/block/md2/md/sync_action"
+    before = action.read_text()
+    assert main(["--root", str(tree), "scrub", "md2", "--repair", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "repair md2: echo repair > /sys/block/md2/md/sync_action" in out
+    assert action.read_text() == before  # nothing started, and no confirmation was asked
+
+
+def test_scrub_without_dry_run_is_refused_on_a_captured_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(TREE), "scrub", "md2"]) == 2
+    err = capsys.readouterr().err
+    assert "read-only: starting a scrub (--dry-run plans it from the tree)" in err and err.count("\n") == 1

@@ -180,7 +180,7 @@ def test_list_show_and_compare_speak_one_json_schema(db, capsys):
             )
     code, out, _ = results(capsys, "list", "--json", "--db", db)
     listing = json.loads(out)
-    assert code == 0 and (listing["format"], listing["version"]) == ("mdtui-results", 1)
+    assert code == 0 and (listing["format"], listing["schema_version"]) == ("mdtui-results", 1)
     assert [run["id"] for run in listing["runs"]] == [2, 1] and "samples" not in listing["runs"][0]
     code, out, _ = results(capsys, "show", "1", "--json", "--db", db)
     shown = json.loads(out)

@@ -24,7 +24,7 @@ from mdtui.probe.root import SystemRoot
 from mdtui.tune.catalogue import KNOBS_BY_NAME, knob_named
 from mdtui.tune.journal import KnobChanger, load_journals, recover_dead
 from mdtui.tune.read import knob_context, read_knobs
-from mdtui.tune.udev import mdadm_uuid, parse_rules, plan_apply, plan_remove, rules_for, write_plan
+from mdtui.tune.udev import mdadm_uuid, parse_rules, plan_apply, plan_remove, rules_for, rules_path, write_plan
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "tests" / "fixtures" / "trees" / "lab-standard"
@@ -412,3 +412,32 @@ def test_tune_apply_in_the_cli_restores_the_live_value_too(
     assert "md0 stripe_cache_size reads 4096" in capsys.readouterr().out
     assert knob_file.read_text().strip() == "4096"
     assert 'ATTR{md/stripe_cache_size}="4096"' in (tree / "etc/udev/rules.d/90-mdtui-tune.rules").read_text()
+
+
+def test_the_rule_column_says_none_and_why_instead_of_staying_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: RULE was empty on every row with nothing saying why. Now each row says none (no rule keeps it),
+    - (no array rule can: a member's knob, a global limit) or the rule's value, and a line explains the words."""
+    tree = tmp_path / "tree"
+    shutil.copytree(LAB, tree, symlinks=True)
+    assert main(["--root", str(tree), "tune", "md0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("KNOB"))
+    start = lines[header].index("RULE")
+    rows = {line.split()[0] + " " + line.split()[1]: line[start:].strip() for line in lines[header + 1 :]
+            if line[:1].islower() and len(line) > start}  # fmt: skip
+    assert rows["stripe_cache_size md0"] == "none" and rows["member:scheduler nvme0n1"] == "-", rows
+    assert rows["speed_limit_max (all)"] == "-", rows
+    assert any(line.startswith("RULE: ") and "none: not kept after a reboot" in line for line in lines)
+    # With a rule (the tree's own rule file, as `tune` reads it under --root), the row carries its value, and
+    # says when the live value differs from it.
+    root = SystemRoot(tree)
+    md0 = scan(root).array("md0")
+    assert md0 is not None
+    path = root.path(str(rules_path()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_plan(plan_apply(md0, knob_named("stripe_cache_size"), "4096", path))
+    assert main(["--root", str(tree), "tune", "md0"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("stripe_cache_size "))
+    assert row.endswith("4096 ≠ live 256"), row

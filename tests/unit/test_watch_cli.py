@@ -46,7 +46,7 @@ def test_json_stream_prints_count_lines_each_with_rates() -> None:
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert len(lines) == 2
     for line in lines:
-        assert line["version"] == 1 and line["interval"] > 0
+        assert line["schema_version"] == 1 and line["interval"] > 0
         # The silent first reading means every printed device has rates (0 here: a captured tree stands still).
         assert line["devices"] and all(d["read_bytes_per_s"] == 0.0 for d in line["devices"].values())
         assert {a["name"] for a in line["arrays"]} == {"md0", "md1", "md2"}
@@ -82,4 +82,4 @@ def test_watch_json_never_loads_the_ui() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert result.stderr.strip() == "0 []"
-    assert json.loads(result.stdout)["version"] == 1
+    assert json.loads(result.stdout)["schema_version"] == 1

@@ -18,6 +18,7 @@ from mdtui.sample.dashboard import (
     build_view,
     frequency_series,
     next_target,
+    past,
     pick_target,
     standouts,
     target_series,
@@ -224,10 +225,13 @@ def test_targets_pick_and_cycle() -> None:
 
 
 def test_whole_disks_leave_out_partitions_and_stacked_devices(tmp_path: Path) -> None:
-    for name in ("sda", "md0", "dm-0", "loop0"):
+    for name in ("sda", "md0", "dm-0", "loop0", "loop1", "zram0"):
         (tmp_path / "sys" / "block" / name).mkdir(parents=True)
+    (tmp_path / "sys/block/loop0/loop").mkdir()
+    (tmp_path / "sys/block/loop0/loop/backing_file").write_text("/srv/disk.img\n")
     disks = WholeDisks(SystemRoot(tmp_path))
-    assert disks.names(["sda", "sda1", "md0", "dm-0", "loop0"]) == {"sda", "loop0"}
+    # As the inventory lists them: loop1 has no file behind it, zram0 is RAM (issue 44: watch listed loop1).
+    assert disks.names(["sda", "sda1", "md0", "dm-0", "loop0", "loop1", "zram0"]) == {"sda", "loop0"}
     (tmp_path / "sys" / "block" / "sdb").mkdir()
     assert disks.names(["sda", "sda1"]) == {"sda"}  # no new name: /sys/block is not listed again
     assert disks.names(["sda", "sdb"]) == {"sda", "sdb"}  # a new name: listed again
@@ -235,3 +239,27 @@ def test_whole_disks_leave_out_partitions_and_stacked_devices(tmp_path: Path) ->
     assert disks.names(["sdb", "sda", "sda1"]) is disks.names(["sda", "sdb"])
     # A tree without /sys/block: every unstacked device counts.
     assert WholeDisks(SystemRoot(tmp_path / "none")).names(["vda", "md0"]) == {"vda"}
+
+
+def test_watch_lists_the_disks_the_inventory_lists(tmp_path: Path) -> None:
+    """One rule for both: the captured tree's unattached loop1..loop7 are in /proc/diskstats, not disks."""
+    from mdtui.probe.inventory import scan
+
+    tree = SystemRoot(Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links")
+    listed = {disk.name for disk in scan(tree, privileged=True).disks}
+    in_diskstats = [line.split()[2] for line in tree.path("/proc/diskstats").read_text().splitlines()]
+    assert "loop1" in in_diskstats and "loop0" in listed
+    assert WholeDisks(tree).names(in_diskstats) == listed
+
+
+def test_a_loop_device_is_a_row_but_not_counted_twice_in_the_total() -> None:
+    """A loop device's reads are its file's, which the disk holding the file counts again (issue 44)."""
+    latest = snapshot(1.0, (rates("sda", mb=300.0), rates("loop0", mb=300.0), rates("sdb", mb=100.0)))
+    disks = frozenset({"sda", "sdb", "loop0"})
+    view = build_view([latest], ALL_DISKS, disks)
+    assert {m.name for m in view.members} == {"sda", "sdb", "loop0"}
+    assert view.total is not None and view.total.read_bytes_per_s == 400e6
+    kept = build_view([latest], ALL_DISKS, disks, totals=DiskTotals())
+    assert kept.total is not None and kept.total.read_bytes_per_s == 400e6
+    assert kept.series.read_bytes_per_s == (400e6,)
+    assert past(latest).row(ALL_DISKS, disks)[0] == 400e6

@@ -18,3 +18,11 @@ def refused_on_tree(screen: Screen[Any], root: str, action: str) -> bool:
         return False
     screen.notify(refusal, title="A captured tree is read-only", severity="error", timeout=10)
     return True
+
+
+def read_only_tree(screen: Screen[Any], root: str) -> bool:
+    """True when ``root`` is a captured tree the app only reads: an action there shows its plan, as the CLI's
+    --dry-run prints it, and runs nothing."""
+    if getattr(screen.app, "tree_stands_for_live", False):
+        return False
+    return live_refusal(root, "acting") is not None

@@ -1,5 +1,6 @@
 """mdtui's own commands in the command palette (Ctrl+P): open any screen, run a preset, create, tune,
-persist, repair, scrub, export, theme, and bring back a job left running in the background."""
+persist, repair, scrub, export, theme, the findings (advise, experiments), doctor and calibrate, and bring
+back a job left running in the background."""
 
 from __future__ import annotations
 
@@ -34,6 +35,26 @@ def mdtui_commands(app: Any) -> list[PaletteCommand]:
         ),
         PaletteCommand("Open tune: the selected array's knobs", "read, sweep", partial(go, "tune")),
         PaletteCommand("Open guide: guided setup", "purpose, disks, create, a weakest-link run", partial(go, "guide")),
+        PaletteCommand(
+            "Open findings: what limits the arrays (mdtui advise)",
+            "each finding's evidence, why, what to do and its experiment",
+            partial(go, "findings"),
+        ),
+        PaletteCommand(
+            "Experiments: the one each finding names (findings)",
+            "weakest link, governor A/B, parallelism, chunk and level sweeps, knob sweeps",
+            partial(go, "findings"),
+        ),
+        PaletteCommand(
+            "Doctor: what this host gives mdtui (mdtui doctor)",
+            "tools, md driver, root, cpufreq",
+            partial(go, "doctor"),
+        ),
+        PaletteCommand(
+            "Calibrate: md's own ceilings on this host (mdtui calibrate)",
+            "what predictions use now, and the plan",
+            partial(go, "calibrate"),
+        ),
         PaletteCommand("Open help", "keys and columns of this screen", partial(go, "help")),
         PaletteCommand("Persist the selected array (mdadm.conf)", "mdtui persist", partial(go, "persist")),
         PaletteCommand("Repair the selected array", "fail, remove, add, replace, re-add", partial(go, "repair")),

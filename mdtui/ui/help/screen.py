@@ -15,7 +15,8 @@ HELP_TEXT = """\
 - **?** this help, for the screen you are on (type to search it); **q** quits; **t** picks a theme
   (remembered in `~/.config/mdtui/config.json`)
 - **Ctrl+P** the command palette: type *bench*, *watch*, *results*, *create*, *tune*, *persist*,
-  *scrub*, *repair*, *export*, *theme* or a preset's name to open a screen or start an action
+  *scrub*, *repair*, *export*, *theme*, *findings* (or *advise*, *experiment*), *doctor*, *calibrate* or a
+  preset's name to open a screen or start an action
 - **g** the guided setup (also in the palette: *guide*)
 - In every table: **↑ ↓ PgUp PgDn**, **Home** / **End** first and last row (**G** last too), **j** / **k**
   down and up; a key the screen or the app already uses keeps its meaning (the inventory's **k** is knobs,
@@ -41,6 +42,8 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 - **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
 - **k** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
 - **h** opens the results history (stored benchmark runs) to compare and export
+- **F** the findings: what limits the arrays, each with its evidence, why, what to do and its experiment
+  (on an array, its own first)
 - With an array highlighted: **a** sets alerts (mdadm's monitor: mail or a program, then a test alert),
   **p** persists it (mdadm.conf, then the initramfs), **s** scrubs it (a check; a repair is typed through),
   **f** repairs it (fail, remove, add, replace, re-add a member), **e** grows it (a member more, another level,
@@ -128,7 +131,10 @@ array's and what a clean array of this level implies (reads 1×; writes 2× on r
 **CPU**: load and iowait, governor (⚠ powersave), intel_pstate/amd_pstate mode and EPP, GHz per core
 (a chart on tall terminals), md kernel-thread CPU (`md0_raid6`, `md0_resync`). Without cpufreq (most
 VMs) it says *not available* instead of showing zeros. Keys: **a** next array (then all disks),
-**i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back.
+**i** MB/s ↔ IOPS chart (narrow terminals), **p** pause the display, **Escape** back. The member table
+lists the busiest first and scrolls: **↑↓** (**j**), **PgUp PgDn**, **Home End**, the wheel; **s** sorts
+by the next column (busy, read, write, ms per request, name), **S** reverses. A member that stands out
+stays on top whatever the scroll or order; the title says which rows show ("1-6 of 256").
 
 ## Benchmark
 
@@ -171,6 +177,16 @@ and asks you to type its device); read the summary. **s** skips a step, **n** go
 **Escape** closes (or stops a running benchmark). It opens by itself the first time mdtui runs
 with no stored results. `mdtui advise` prints the same findings for the whole system.
 
+## Findings
+
+**F** on the inventory (on an array: its own findings; **a** switches to the whole host's and back), or
+*findings*, *advise* or *experiment* in the palette: every finding `mdtui advise` makes, worst first, each
+line with its severity in words. Below, the selected one: its evidence, why it matters, what it rules out,
+what to do, and its experiment with the command that runs it. **b** opens the bench screen with that
+experiment's preset on its array (weakest-link, parity-cost); **r** looks again; **Escape** goes back. An
+array's detail names what limits its speed (**Limit**), its other findings, and those about the whole host.
+*doctor* and *calibrate* in the palette show what `mdtui doctor` and `mdtui calibrate --dry-run` print.
+
 ## Read-only mode
 
 Without root, mdtui cannot check filesystem signatures (without udev), exclusive opens or md
@@ -196,6 +212,7 @@ TOPICS = {
     "CompareScreen": "Results",
     "GuideScreen": "Guided setup and advice",
     "TuneScreen": "Knobs",
+    "FindingsScreen": "Findings",
 }
 
 

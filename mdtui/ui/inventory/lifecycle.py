@@ -1,6 +1,7 @@
 """Keeping the highlighted array from the inventory: alerts, persist, scrub and repair, each planned by the core
-function its CLI verb calls, shown (argv, file diff) before anything runs, confirmed by typing as the CLI asks,
-and refused on a captured tree (refused_on_tree)."""
+function its CLI verb calls, shown (argv, file diff) before anything runs, confirmed by typing as the CLI asks.
+On a captured tree persist, scrub and repair show their plan as the CLI's --dry-run prints it and run nothing;
+alerts is refused (refused_on_tree)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.live import read_only_tree, refused_on_tree
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette
 
@@ -162,6 +163,18 @@ class Lifecycle(Widget):
 
         self.app.push_screen(DetailScreen(title, plan_body(lines, self._palette())))
 
+    @property
+    def dry_run(self) -> bool:
+        """A captured tree: show the plan, run nothing (the CLI's --dry-run on the same tree prints the same)."""
+        return read_only_tree(self.screen, self.root)
+
+    def show_plan(self, title: str, lines: list[str], command: str) -> None:
+        """The plan on a captured tree, with what runs it on the live host."""
+        intro = f"A captured tree is read-only: this is the plan, as `{command} --dry-run` prints it. Nothing runs."
+        from mdtui.ui.dialogs.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(f"{title} (the plan)", plan_body(lines, self._palette(), intro)))
+
     # -- alerts ------------------------------------------------------------------------------------------
 
     def alerts(self, array: MdArray) -> None:
@@ -212,8 +225,6 @@ class Lifecycle(Widget):
 
     def persist(self, array: MdArray) -> None:
         """`mdtui persist`: the ARRAY line's diff typed through, then the initramfs refresh typed through."""
-        if refused_on_tree(self.screen, self.root, "persisting an array (mdadm.conf, the initramfs)"):
-            return
         from mdtui.keep.persist import plan_persist
 
         self.background(
@@ -226,6 +237,10 @@ class Lifecycle(Widget):
         from mdtui.keep.persist import describe_persist, write_conf
 
         token = plan.confirmation
+        if self.dry_run:
+            name = plan.device.removeprefix("/dev/")
+            self.show_plan(f"Persist {name}", describe_persist(plan), f"mdtui persist {name}")
+            return
         body = plan_body(describe_persist(plan), self._palette())
         if not plan.edit.changed:
             self._persist_initramfs(plan, body)
@@ -268,8 +283,6 @@ class Lifecycle(Widget):
 
     def scrub(self, array: MdArray) -> None:
         """`mdtui scrub`: a check starts from its form; a repair is typed through like the CLI's."""
-        if refused_on_tree(self.screen, self.root, "scrubbing an array"):
-            return
         from mdtui.keep.scrub import plan_scrub
 
         try:
@@ -284,6 +297,30 @@ class Lifecycle(Widget):
     def _scrub_chosen(self, array: MdArray, chosen: str | None) -> None:
         from mdtui.keep.scrub import plan_scrub
 
+        if chosen in ("check", "repair") and self.dry_run:
+            action = chosen
+            command = f"mdtui scrub {array.name}" + (" --repair" if chosen == "repair" else "")
+
+            def planned() -> list[str]:
+                from mdtui.bench.member_figures import load_member_runs
+                from mdtui.bench.sync_forecast import scrub_time
+                from mdtui.keep.scrub import describe_scrub
+                from mdtui.probe.inventory import scan
+
+                try:
+                    runs = load_member_runs(None)
+                except MdtuiError:
+                    runs = []
+                # What `mdtui scrub --dry-run` reads: the scan (for members' links) and the stored figures.
+                predicted = scrub_time(self.system, array, scan(self.root), runs, repair=action == "repair")
+                return describe_scrub(plan_scrub(array, action, root=self.system), predicted)
+
+            self.background(
+                f"planning the {chosen} of {array.name}",
+                planned,
+                lambda lines: self.show_plan(f"Scrub {array.name}", lines, command),
+            )
+            return
         if chosen == "check":
             self._scrub_start(plan_scrub(array, "check", root=self.system))
         elif chosen == "repair":
@@ -312,8 +349,6 @@ class Lifecycle(Widget):
 
     def repair(self, array: MdArray, inventory: Inventory) -> None:
         """`mdtui repair`: action, member and disk from a form, the plan's argv typed through, then run."""
-        if refused_on_tree(self.screen, self.root, "repairing an array"):
-            return
         members = {m.name for m in array.members}
         disks = [d.name for d in inventory.disks if d.name not in members]
         from mdtui.ui.inventory.lifecycle_forms import RepairForm
@@ -360,6 +395,10 @@ class Lifecycle(Widget):
         # As the CLI asks (RepairPlan.confirmation): the serial on the label of the member failed, removed or
         # replaced; the disk overwritten; or the array when nothing is overwritten.
         plan = dataclasses.replace(planned.plan, identity=planned.identity)
+        lines = describe_repair(plan, planned.identity, planned.predicted, planned.label)
+        if self.dry_run:
+            self.show_plan(f"{plan.action.capitalize()} on {plan.array}", lines, plan.command)
+            return
         written = plan.overwritten
         title = f"{plan.action} on {plan.array}" + (f", overwriting {written}" if written else "")
 
@@ -370,7 +409,6 @@ class Lifecycle(Widget):
                 lambda _results: self._repair_done(plan),
             )
 
-        lines = describe_repair(plan, planned.identity, planned.predicted, planned.label)
         self.confirm(title, plan_body(lines, self._palette()), plan.confirmation, "Run", run)
 
     def _repair_done(self, plan: RepairPlan) -> None:
@@ -382,9 +420,8 @@ class Lifecycle(Widget):
 
     def grow(self, array: MdArray, inventory: Inventory) -> None:
         """`mdtui grow`: what to change from a form, the plan (argv, capacity, time, backup file) typed through,
-        then run; md's pass shows in watch and the array's detail."""
-        if refused_on_tree(self.screen, self.root, "growing an array (mdadm --grow)"):
-            return
+        then run; md's pass shows in watch and the array's detail. On a captured tree, the plan only (as the CLI's
+        --dry-run prints it on the same tree)."""
         members = {m.name for m in array.members}
         disks = [d.name for d in inventory.disks if d.name not in members and not d.in_use]
         from mdtui.ui.inventory.grow import GrowForm
@@ -441,6 +478,9 @@ class Lifecycle(Widget):
         from mdtui.plan.grow import describe_grow
 
         token = plan.confirmation
+        if self.dry_run:
+            self.show_plan(f"Grow {plan.array}", describe_grow(plan), f"mdtui grow {token}")
+            return
         body = plan_body(describe_grow(plan), self._palette())
         if not plan.steps:
             follow = plan.followup
@@ -486,6 +526,9 @@ class Lifecycle(Widget):
         from mdtui.keep.grow import describe_resume, execute_resume
 
         token = plan.confirmation
+        if self.dry_run:
+            self.show_plan(f"Resume {plan.device}", describe_resume(plan), f"mdtui grow {token} --resume")
+            return
 
         def run(typed: str) -> None:
             self.background(

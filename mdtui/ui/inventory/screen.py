@@ -29,12 +29,14 @@ from mdtui.ui.common.messages import (
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
+from mdtui.ui.findings.render import FINDINGS_KEY, array_rows
 from mdtui.ui.inventory.lifecycle import Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
+    from mdtui.advise.findings import Finding
     from mdtui.bench.sync_forecast import ArrayForecast
     from mdtui.keep.schedule import LastScrub
     from mdtui.keep.scrub_history import ScrubPass
@@ -96,7 +98,7 @@ def keep_rows(
                     rows.append(("Reshape", reshape_line(state), state.state != "running"))
     except (MdtuiError, OSError):
         pass
-    rows.append(("Keys", keys_line() + " · x tear down", False))
+    rows.append(("Keys", keys_line() + f" · x tear down · {FINDINGS_KEY} findings", False))
     return rows
 
 
@@ -138,6 +140,14 @@ class ScrubsRead(Message, bubble=False):
         self.history = history
 
 
+class FindingsRead(Message, bubble=False):
+    """The advisor's findings of a scan (read_findings), for the arrays' details."""
+
+    def __init__(self, findings: tuple[Finding, ...]) -> None:
+        super().__init__()
+        self.findings = findings
+
+
 class ForecastsRead(Message, bubble=False):
     """Each array's sync-time forecast (read_forecasts), for the array's detail."""
 
@@ -165,6 +175,7 @@ class InventoryScreen(MdtuiScreen[None]):
         Binding("b", "bench", "Bench"),
         Binding("k", "tune", "Knobs"),
         Binding("h", "app.history", "History"),
+        Binding("F", "findings", "Findings"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
@@ -208,6 +219,10 @@ class InventoryScreen(MdtuiScreen[None]):
         # running), from the stored member figures: read once per complete scan, in a worker.
         self._forecasts: Mapping[str, ArrayForecast] = {}
         self._forecasts_for: Inventory | None = None
+        # What `mdtui advise` finds about this root, read once per complete scan when an array is first shown
+        # (its detail names its own findings and what limits it); None until read, or when it could not be.
+        self._findings: tuple[Finding, ...] | None = None
+        self._findings_for: Inventory | None = None  # the scan they were read after
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -445,9 +460,16 @@ class InventoryScreen(MdtuiScreen[None]):
         if self._forecasts_for is not inventory and not self._pending:
             self._forecasts_for = inventory
             self.read_forecasts(inventory)
+        if self._findings_for is not inventory and not self._pending:
+            # Read when an array is first shown after a complete scan: a live host's SMART of every member and a
+            # second of samples are paid only by someone who looks at arrays.
+            self._findings_for, self._findings = inventory, None  # the last scan's are not this one's
+            self.read_findings(inventory)
         rows = keep_rows(
             self.root, array, self._scrubs, self._forecasts.get(array.name), self._history.get(array.name, ())
         )
+        # Its findings and what limits it, before the keys (the last row).
+        rows[-1:-1] = array_rows(self._findings, array)
         return f"Array {array.name}", array_detail(array, palette, rows)
 
     # -- SMART of the disk shown ------------------------------------------------------------------
@@ -613,6 +635,34 @@ class InventoryScreen(MdtuiScreen[None]):
     def _scrubs_read(self, message: ScrubsRead) -> None:
         self._scrubs = message.scrubs
         self._history = message.history
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="findings")
+    def read_findings(self, inventory: Inventory) -> None:
+        """Thread worker: the advisor's findings of this scan (a live host is sampled for a second), for the
+        arrays' details; a failure leaves them unread (the F view says why)."""
+        from mdtui.advise.host import host_findings
+
+        try:
+            db = getattr(self.app, "db_path", None)  # None: the default database, as `mdtui advise` finds it
+            found = host_findings(SystemRoot(self.root), db=db, privileged=self.privileged, inventory=inventory)
+        except (MdtuiError, OSError):
+            return
+        self.post_message(FindingsRead(found))
+
+    @on(FindingsRead)
+    def _findings_read(self, message: FindingsRead) -> None:
+        self._findings = message.findings
+        if self._pane == "arrays":  # an array's detail names them; a disk's does not change
+            self._detail_shown = None  # the same row, drawn again with them
+            self._update_detail()
+
+    def action_findings(self) -> None:
+        """F: the findings view, of the highlighted array (its own first) or of the whole host."""
+        array = self.selected_array()
+        show = getattr(self.app, "action_findings", None)  # MdtuiApp's; the tests' bare apps have none
+        if show is not None:
+            show(array.name if array is not None else None)
+
         self._detail_shown = None  # the same row, drawn again with the times
         self._update_detail()
 

@@ -30,7 +30,7 @@ from mdtui.tune.apply import KnobApplyPlan, apply_knob, plan_knob_apply
 from mdtui.tune.catalogue import Scope
 from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import KnobReading, read_knobs
-from mdtui.tune.udev import Rule, rules_for, rules_path
+from mdtui.tune.udev import NO_RULE, NOT_KEPT, Rule, kept_by_rule, rule_cell, rule_of, rules_for, rules_path
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
@@ -87,6 +87,10 @@ def knob_detail(array: MdArray, item: KnobReading, rule: Rule | None) -> Rendera
         live = item.value.value if item.value else None
         differs = "" if live == rule.value else f" (live value {live} differs)"
         lines.append(Text(f"udev rule in {rules_path()}: {rule.value}{differs}"))
+    elif kept_by_rule(knob):
+        lines.append(Text(f"rule {NO_RULE}: no udev rule keeps it, so a reboot brings back the kernel's value"))
+    else:
+        lines.append(Text(f"rule {NOT_KEPT}: a member's knob or a global limit, which no array rule keeps"))
     if item.value is not None and knob.scope is not Scope.GLOBAL:
         values = sweep_values(item)
         if len(values) > 1:
@@ -316,15 +320,12 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
         table = self.query_one("#tune-table", DataTable)
         table.clear()
         for index, item in enumerate(readings):
-            rule = rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
-            live = item.value.value if item.value else None
-            marker = "" if rule is None else (rule.value if rule.value == live else f"{rule.value} ≠")
             table.add_row(
                 item.knob.name,
                 item.device or "all",
                 item.shown,
                 item.suggestion.value or "leave",
-                marker,
+                rule_cell(item.knob, item.value.value if item.value else None, rules),
                 key=str(index),
             )
         self._detail(0)
@@ -333,8 +334,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
         if self.array is None or not 0 <= index < len(self.readings):
             return
         item = self.readings[index]
-        rule = self.rules.get(item.knob.name) if item.knob.scope in (Scope.MD, Scope.QUEUE) else None
-        self.query_one("#tune-body", Static).update(knob_detail(self.array, item, rule))
+        self.query_one("#tune-body", Static).update(knob_detail(self.array, item, rule_of(item.knob, self.rules)))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._detail(event.cursor_row)

@@ -8,7 +8,7 @@ from rich.text import Text
 from mdtui.format import duration, plural
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CpuState, DeviceRates, MdThreadCpu
-from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, TargetView
+from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, MemberPage, MemberSort, TargetView, member_page
 from mdtui.ui.common.render import MISSING, WARNING_SIGN, Palette, array_state
 
 NO_CPUFREQ = "CPU frequency: not available (no cpufreq in this kernel/VM)"
@@ -185,29 +185,21 @@ def _aligned(rows: list[tuple[list[str], str]], left_columns: int) -> Text:
     return text
 
 
-def members_table(view: TargetView, palette: Palette, wide: bool, max_lines: int | None = None) -> Text:
+def members_table(view: TargetView, palette: Palette, wide: bool, page: MemberPage | None = None) -> Text:
     """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠.
 
-    max_lines: the lines the pane can show. A longer table (the all-disks view of a host with hundreds
-    of disks) keeps its standouts and then its first members in order, ending with how many more there
-    are, so each tick lays out a screenful instead of every disk.
+    page: the rows a pane of limited height shows (sample.dashboard.member_page: standouts pinned on top,
+    then a window of the others in the chosen order); None shows every member, busiest first. Only the
+    rows shown are laid out, so each tick of a host with hundreds of disks lays out a screenful.
     """
     if not view.members:
         return Text("No block device has done any I/O yet." if view.name == ALL_DISKS else "No members.")
+    if page is None:
+        page = member_page(view.members, MemberSort.BUSY, False, 0, None)
     header = list(MEMBER_COLUMNS_WIDE if wide else MEMBER_COLUMNS_NARROW)
     header[0] = "Member" if view.array is not None else "Disk"
     rows: list[tuple[list[str], str]] = [(header, palette.muted)]
-    shown = view.members
-    standing_out = sum(1 for member in shown if member.standout)
-    if max_lines is not None and 1 + len(shown) + standing_out > max_lines:
-        room = max(1, max_lines - 2)  # the header and the "more" line
-        keep = {m.name for m in shown if m.standout}
-        for member in shown:
-            if len(keep) >= room:
-                break
-            keep.add(member.name)
-        shown = tuple(m for m in shown if m.name in keep)[:room]
-    for member in shown:
+    for member in (*page.pinned, *page.rows):
         cells = _member_cells(member, wide)
         if member.standout:
             style = f"bold {palette.warning}"
@@ -222,16 +214,33 @@ def members_table(view: TargetView, palette: Palette, wide: bool, max_lines: int
         total = ["Σ members", "", mb_s(view.member_read_bytes_per_s), mb_s(view.member_write_bytes_per_s)]
         rows.append((total + [""] * (len(header) - len(total)), palette.muted))
     text = _aligned(rows, 2 if wide else 1)
-    hidden = len(view.members) - len(shown)
-    if hidden:
-        # No room for the standouts' reasons either; their rows carry the ⚠.
-        kind = "members" if view.array is not None else "disks"
-        text.append(f"\n… {hidden} more {kind} not shown (of {len(view.members)})", style=palette.muted)
+    if page.hidden:
+        # No room for the standouts' reasons either; their rows carry the ⚠ (and the summary counts them).
+        text.append("\n" + scroll_line(page), style=palette.muted)
         return text
-    for member in view.members:
-        if member.standout:
-            text.append(f"\n{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning)
+    for member in page.pinned:
+        text.append(f"\n{WARNING_SIGN} {member.name}: {member.standout}", style=palette.warning)
     return text
+
+
+def scroll_line(page: MemberPage) -> str:
+    """Where the window is among the members that do not stand out, and the keys that move it."""
+    below = page.others - page.offset - len(page.rows)
+    where = [f"{below} more below" if below else "", f"{page.offset} above" if page.offset else ""]
+    return "… " + ", ".join(part for part in where if part) + " · ↑↓ PgDn scroll · s sort"
+
+
+def members_title(view: TargetView, by: MemberSort, reverse: bool, page: MemberPage | None) -> str:
+    """The pane's title: what it lists, which rows of how many, the order, and the members/array check."""
+    title = "Members" if view.array is not None else "Disks"
+    if page is not None and (page.hidden or page.offset):
+        first = page.offset + 1
+        title += f" {first}-{page.offset + len(page.rows)} of {page.others}"
+        if page.pinned:
+            title += f" + {len(page.pinned)} {WARNING_SIGN}"
+    title += f" · {by.words}" + (", reversed" if reverse else "")
+    check = traffic_check(view)
+    return title + (f" · {check}" if check else "")
 
 
 def governor_line(cpu: CpuState, palette: Palette, explain: bool = True) -> Text:

@@ -30,11 +30,14 @@ from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
     CoreFrequencies,
     DiskTotals,
+    MemberPage,
+    MemberSort,
     PastSnapshot,
     TargetView,
     WholeDisks,
     build_view,
     frequency_series,
+    member_page,
     next_target,
     past,
     pick_target,
@@ -45,8 +48,8 @@ from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.watch.chart import LINE_MARKS
-from mdtui.ui.watch.render import cpu_panel, members_table, summary, traffic_check
-from mdtui.ui.watch.widgets import FrequencyChart, RateChart, TextLines
+from mdtui.ui.watch.render import cpu_panel, members_table, members_title, summary
+from mdtui.ui.watch.widgets import FrequencyChart, MembersPane, RateChart, TextLines
 
 
 class SnapshotTaken(Message, bubble=False):
@@ -113,6 +116,15 @@ class WatchScreen(MdtuiScreen[None]):
         Binding("i", "toggle_iops", "MB/s ↔ IOPS"),
         Binding("p", "toggle_pause", "Pause"),
         Binding("k", "tune", "Knobs"),
+        Binding("s", "sort_members", "Sort"),
+        Binding("S", "reverse_members", "Reverse sort", show=False),
+        # The member table scrolls (its last line names the keys): a screenful of a 256-disk host at a time.
+        Binding("down,j", "scroll_members(1)", "Scroll down", show=False),
+        Binding("up", "scroll_members(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_members_page(1)", "Page down", show=False),
+        Binding("pageup", "scroll_members_page(-1)", "Page up", show=False),
+        Binding("home", "scroll_members_to(0)", "First", show=False),
+        Binding("end,G", "scroll_members_to(-1)", "Last", show=False),
     ]
 
     paused: reactive[bool] = reactive(False, init=False)
@@ -148,6 +160,12 @@ class WatchScreen(MdtuiScreen[None]):
         # The running sync of each array predicted whole (sync-time model), keyed by (array, action): worked out
         # once per sync in a worker (a scan and the stored member figures), None when it cannot be.
         self._forecasts: dict[tuple[str, str], SyncTime | None] = {}
+        # The member table: its order (busiest first), and how far it is scrolled into the members that do
+        # not stand out (standouts stay pinned on top); the page drawn last, for the keys that move it.
+        self._sort = MemberSort.BUSY
+        self._reverse = False
+        self._offset = 0
+        self._page: MemberPage | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▤")
@@ -155,7 +173,7 @@ class WatchScreen(MdtuiScreen[None]):
         with Horizontal(id="watch-charts"):
             yield RateChart(id="rate-chart")
             yield RateChart(id="iops-chart")
-        yield TextLines(wrap=False, id="watch-members")
+        yield MembersPane(wrap=False, id="watch-members")
         with Horizontal(id="watch-cpu"):
             yield FrequencyChart(id="freq-chart")
             yield TextLines(id="cpu-text")
@@ -167,6 +185,7 @@ class WatchScreen(MdtuiScreen[None]):
         self.query_one("#cpu-text").border_title = "CPU"
         self._apply_theme()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
+        self.query_one("#watch-members").focus()  # the one pane that scrolls: arrows and PgDn move it at once
         if self.live:
             self.sample_loop()
 
@@ -288,6 +307,17 @@ class WatchScreen(MdtuiScreen[None]):
             return None
         return max(3, int(limit.value) - members.styles.gutter.height)
 
+    def _member_room(self, view: TargetView, wide: bool) -> int | None:
+        """How many member rows the pane has room for; None when every member fits with its notes."""
+        lines = self._member_lines()
+        if lines is None:
+            return None
+        summed = 1 if wide and view.array is not None and len(view.members) > 1 else 0
+        reasons = sum(1 for member in view.members if member.standout)
+        if 1 + len(view.members) + summed + reasons <= lines:
+            return None
+        return max(1, lines - 1 - summed - 1)  # the header, the Σ row, the line that says what is hidden
+
     def _redraw(self, charts_due: bool = True) -> None:
         """Draw the latest tick; charts_due=False (a new tick) redraws charts only every CHART_PERIOD_S."""
         snapshots = self._snapshots
@@ -304,14 +334,16 @@ class WatchScreen(MdtuiScreen[None]):
         palette = self._palette
         self._show("#watch-summary", summary(view, palette, self.paused, self._forecast_line(view)))
         wide = self.has_class("-wide")
-        self._show("#watch-members", members_table(view, palette, wide, self._member_lines()))
+        room = self._member_room(view, wide)
+        page = self._page = member_page(view.members, self._sort, self._reverse, self._offset, room)
+        self._offset = page.offset
+        self._show("#watch-members", members_table(view, palette, wide, page))
         cpu = latest.cpu
         show_chart = cpu.cpufreq_available and self.has_class("-tall")
         self.set_class(not cpu.cpufreq_available, "-no-cpufreq")
         self._show("#cpu-text", cpu_panel(cpu, view, palette, with_frequencies=not show_chart, wide=wide))
         members = self.query_one("#watch-members", TextLines)
-        check = traffic_check(view)
-        self._set_title(members, ("Members" if view.array is not None else "Disks") + (f" · {check}" if check else ""))
+        self._set_title(members, members_title(view, self._sort, self._reverse, page))
         if not charts_due:
             return
         self._charts_at = latest.timestamp
@@ -360,7 +392,32 @@ class WatchScreen(MdtuiScreen[None]):
         if not self._snapshots or self.target is None:
             return
         self.wanted = next_target(self._snapshots[-1], self.target)
+        self._offset = 0  # another array's members, from their top
         self._redraw()
+
+    # -- the member table: sort and scroll ---------------------------------------------------------
+
+    def action_sort_members(self) -> None:
+        """s: the next order (busiest, most read, most written, slowest per request, name), from the top."""
+        self._sort, self._offset = self._sort.next(), 0
+        self._redraw(charts_due=False)
+
+    def action_reverse_members(self) -> None:
+        self._reverse, self._offset = not self._reverse, 0
+        self._redraw(charts_due=False)
+
+    def action_scroll_members(self, rows: int) -> None:
+        self._offset = max(0, self._offset + rows)
+        self._redraw(charts_due=False)
+
+    def action_scroll_members_page(self, pages: int) -> None:
+        shown = len(self._page.rows) if self._page is not None else 1
+        self.action_scroll_members(pages * max(1, shown - 1))  # a page keeps one row of the last in view
+
+    def action_scroll_members_to(self, where: int) -> None:
+        """Home (0) or End (-1): member_page clamps an offset past the end to the last screenful."""
+        self._offset = 0 if where >= 0 else 1 << 30
+        self._redraw(charts_due=False)
 
     def action_toggle_iops(self) -> None:
         self.toggle_class("-iops")

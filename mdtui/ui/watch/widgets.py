@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Span, Text
 from textual.color import Color
-from textual.events import Resize
+from textual.events import MouseScrollDown, MouseScrollUp, Resize
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -29,7 +29,7 @@ from mdtui.sample.dashboard import DEFAULT_WINDOW_S, FrequencySeries, Series
 from mdtui.ui.watch.chart import Row, draw, nice_ticks
 
 # nice_ticks: the bench screen's charts take their y axis from here.
-__all__ = ["FrequencyChart", "RateChart", "TextLines", "TimeChart", "nice_ticks"]
+__all__ = ["FrequencyChart", "MembersPane", "RateChart", "TextLines", "TimeChart", "nice_ticks"]
 
 Rgb = tuple[int, int, int]
 
@@ -349,3 +349,20 @@ class TextLines(Widget):
         if y >= len(self._rows):
             return Strip.blank(width, base)
         return Strip(row_segments(self._rows[y], self.app.console, base)).adjust_cell_length(width, base)
+
+
+class MembersPane(TextLines):
+    """The watch screen's member table: focusable (Tab reaches it; it has focus from the start) so the keys
+    that scroll and sort it are the screen's while it shows; the mouse wheel scrolls it too."""
+
+    can_focus = True
+    # Rows the wheel moves per notch, as a terminal scrolls three lines.
+    WHEEL_ROWS = 3
+
+    async def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
+        event.stop()
+        await self.run_action(f"screen.scroll_members({self.WHEEL_ROWS})")
+
+    async def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        event.stop()
+        await self.run_action(f"screen.scroll_members({-self.WHEEL_ROWS})")
