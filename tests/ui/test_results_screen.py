@@ -320,6 +320,26 @@ async def test_label_and_note_edits_persist_in_the_database(db: Path, ids: dict[
             assert store.get_run(run_id).label == "pc randrw"
 
 
+async def test_a_label_edit_leaves_every_column_at_its_width(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: after h, l, Ctrl+U, x, Enter the table showed When as "11-2" and MB/s as "R 4,". The reload
+    # refilled the table and a line was drawn before DataTable measured the new rows once idle; the measure
+    # left the table as wide as before, so nothing drew it again. Each column now has its width when added.
+    app = make_app(db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = await open_history(pilot)
+        table = history(app)
+        settled = table.column_widths()
+        await pilot.press("l", "ctrl+u", "x", "enter")
+        await settle(pilot)
+        assert "x" in row_text(app, shown_ids(app)[0])
+        assert table.column_widths() == settled
+        # What a line drawn before the table is idle sees: the widths it will keep, not the headings'.
+        table.show(screen.shown_runs(), screen.marked, screen.baseline, screen.palette())
+        assert table.column_widths() == settled
+        when = list(table.columns).index(next(key for key in table.columns if key.value == "when"))
+        assert table.ordered_columns[when].get_render_width(table) >= len("2024-05-02 09:07")
+
+
 async def test_a_locked_database_is_a_message_not_a_traceback(
     db: Path, ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
