@@ -250,6 +250,41 @@ async def test_compare_shows_what_changed_above_the_core_ratios(db: Path, ids: d
         assert isinstance(app.screen, ResultsScreen)
 
 
+async def test_marked_from_the_top_the_older_run_is_before_and_the_baseline(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: Space marks and moves down a list that is newest first, so the first run marked was the newest,
+    # and it became the baseline: the older run (one disk) read as the change ("0.27× worse"), before as after.
+    single, raid0 = ids["single SAS SSD"], ids["raid0 x4"]  # made in that order
+    app = make_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_history(pilot)
+        await select(pilot, raid0)
+        await pilot.press("space", "space")  # raid0, then the run under it: the older single disk
+        assert screen.marked == [raid0, single]
+        assert screen.baseline_id() == single
+        assert row_text(app, single).startswith("B") and row_text(app, raid0).startswith("●")
+        assert f"baseline #{single} (oldest)" in static_text(app, "#results-status")
+        await pilot.press("c")
+        await settle(pilot)
+        compared = app.screen
+        assert isinstance(compared, CompareScreen) and compared.baseline_id == single
+        text = static_text(app, "#compare-content")
+        lines = [line.split() for line in text.splitlines()[:2]]
+        assert lines[0][0] == "before" and f"#{single}" in lines[0] and "baseline" in lines[0]
+        assert lines[1][0] == "after" and f"#{raid0}" in lines[1]
+        assert "baseline (the oldest)" in text
+        assert "3.75× better" in text  # RAID0 after one disk: the change made it faster
+        await pilot.press("escape")
+        # b makes the newer run the baseline: said so, and the older run is the one "before" it.
+        await select(pilot, raid0)
+        await pilot.press("b", "c")
+        await settle(pilot)
+        text = static_text(app, "#compare-content")
+        lines = [line.split() for line in text.splitlines()[:2]]
+        assert lines[0][0] == "before" and f"#{single}" in lines[0] and "baseline" not in lines[0]
+        assert lines[1][0] == "after" and f"#{raid0}" in lines[1] and "baseline (chosen with b)" in text
+        assert "0.27× worse" in text
+
+
 async def test_normalised_view_divides_by_the_picked_device_run_and_data_disks(db: Path, ids: dict[str, int]) -> None:
     sweep = [ids["raid5 4K"], ids["raid5 512K"], ids["raid5 2M"]]
     with stored(db) as store:

@@ -16,7 +16,15 @@ from rich.table import Table
 from rich.text import Text
 
 from mdtui.format import duration
-from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
+from mdtui.store.compare import (
+    Comparison,
+    ConfigDifference,
+    MetricRow,
+    NormalisedTable,
+    Verdict,
+    in_time_order,
+    time_roles,
+)
 from mdtui.store.describe import MISSING, step_text
 from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
 from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
@@ -462,16 +470,42 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     return table
 
 
-def comparison_renderable(comparison: Comparison, metric_index: int, palette: Palette) -> RenderableType:
-    """Header, what changed, the compared metric as a table with bars, then a table per other metric."""
+def runs_renderable(comparison: Comparison, palette: Palette, *, baseline_chosen: bool = False) -> RenderableType:
+    """Which run is before and which after, oldest first, and which is the baseline (chosen with b, or the
+    oldest by default): a ratio is only read right knowing which way round it is."""
+    roles = dict(
+        zip((run.id for run in comparison.runs), time_roles(comparison.baseline, comparison.candidates), strict=True)
+    )
+    table = _table()
+    table.add_column("", no_wrap=True)
+    _title_column(table)
+    table.add_column("", no_wrap=True)
+    table.add_column("", overflow="fold")
+    table.show_header = False
+    base = comparison.baseline
+    for run in in_time_order(comparison.runs):
+        role = roles[run.id]
+        if run is base:
+            why = "chosen with b" if baseline_chosen else "the oldest"
+            note = Text.assemble(("baseline", "bold"), f" ({why})")
+            shown = Text(role if role != "between" else "baseline", style="bold")
+        else:
+            note = Text("")
+            shown = Text(role)
+        table.add_row(shown, Text(run.title, style="bold" if run is base else ""), when_text(run.started_at), note)
+    return table
+
+
+def comparison_renderable(
+    comparison: Comparison, metric_index: int, palette: Palette, *, baseline_chosen: bool = False
+) -> RenderableType:
+    """Which run is before and after, what changed, the compared metric as a table with bars, then a table per
+    other metric."""
     base = comparison.baseline
     tolerance = f"{comparison.tolerance * 100:g}%"
     parts: list[RenderableType] = [
-        Text.assemble(
-            ("Baseline ", "bold"),
-            (base.title, "bold"),
-            f" · ratio = run ÷ baseline; within ±{tolerance} is noise, not a change",
-        ),
+        runs_renderable(comparison, palette, baseline_chosen=baseline_chosen),
+        Text(f"ratio = run ÷ baseline; within ±{tolerance} is noise, not a change", style=palette.muted),
         Text(""),
         Text("What changed", style="bold underline"),
         differences_table(comparison.differences, comparison.runs),

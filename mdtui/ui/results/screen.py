@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.format import plural
+from mdtui.store.compare import default_baseline, in_time_order
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
@@ -129,7 +130,7 @@ class ResultsScreen(ResultsBase):
     def _redraw(self) -> None:
         table = self.query_one("#history", HistoryTable)
         shown = self.shown_runs()
-        table.show(shown, self.marked, self.baseline, self.palette())
+        table.show(shown, self.marked, self.baseline_id(), self.palette())
         self._update_titles()
         self._update_status(shown)
         self._update_detail()
@@ -175,6 +176,8 @@ class ResultsScreen(ResultsBase):
             baseline = self.baseline_id()
             if baseline is not None:
                 text.append(f" · baseline #{baseline}", style="bold")
+                if self.baseline is None:
+                    text.append(" (oldest)", style=palette.muted)
             if len(self.marked) >= 2:
                 text.append(" · c compares", style=palette.muted)
             elif self.runs:
@@ -190,10 +193,11 @@ class ResultsScreen(ResultsBase):
         return next((run for run in self.runs if run.id == run_id), None)
 
     def baseline_id(self) -> int | None:
-        """The chosen baseline, else the first run marked."""
+        """The baseline chosen with b, else the oldest run marked (the core's default_baseline)."""
         if self.baseline is not None:
             return self.baseline
-        return self.marked[0] if self.marked else None
+        marked = [run for run in self.runs if run.id in self.marked]
+        return default_baseline(marked).id if marked else None
 
     @on(Input.Changed, "#results-filter")
     def _filter_changed(self) -> None:
@@ -256,7 +260,7 @@ class ResultsScreen(ResultsBase):
         self._marks_changed()
 
     def _marks_changed(self) -> None:
-        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline)
+        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline_id())
         self._update_status(self.shown_runs())
 
     @on(DataTable.RowSelected, "#history")
@@ -289,8 +293,10 @@ class ResultsScreen(ResultsBase):
                 "Mark at least two runs with space; b makes the highlighted one the baseline.", severity="warning"
             )
             return
-        candidates = sorted(run_id for run_id in self.marked if run_id != baseline)
-        self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs))
+        marked = [run for run in self.runs if run.id in self.marked and run.id != baseline]
+        candidates = [run.id for run in in_time_order(marked)]
+        chosen = self.baseline is not None
+        self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs, baseline_chosen=chosen))
 
     # -- fleet -----------------------------------------------------------------------------------
 
