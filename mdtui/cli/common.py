@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from mdtui.confirmation import mismatch_line, typed_matches
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -40,7 +41,10 @@ def confirm(args: argparse.Namespace, what: str, token: str) -> bool:
     if not sys.stdin.isatty():
         raise MdtuiError(f"refusing to {what} without confirmation: pass --yes, or run it at a terminal")
     answer = input(f"This will {what}. Type {token} to go ahead: ")
-    return answer.strip() == token
+    if typed_matches(answer, token):
+        return True
+    print(f"mdtui: {mismatch_line(answer, token)}", file=sys.stderr)
+    return False
 
 
 def print_leftovers(args: argparse.Namespace) -> None:

@@ -34,6 +34,9 @@ class MdtuiApp(App[None]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        # What Ctrl+C does in every other terminal program (Textual's own only says how to quit); asked first
+        # while a benchmark or sweep runs, as q is. Priority: a text field's copy does not take it.
+        Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "change_theme", "Theme"),
         # Shown among the keys (third, ui.common.screen), not docked at the right where 80 columns cut it.
@@ -139,6 +142,19 @@ class MdtuiApp(App[None]):
         problem = save_theme(self._config_path, self.theme)
         if problem:
             self.notify(problem, severity="warning", timeout=10)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: quit, after the running job's question (stop it and quit, or stay) when there is one."""
+        from mdtui.ui.common.screen import JobQuestion, MdtuiScreen
+
+        if isinstance(self.screen, JobQuestion):
+            return  # the question is on screen already: its answer decides
+        # A job under a dialog runs on: it is asked about as well.
+        running = [screen for screen in self.screen_stack if isinstance(screen, MdtuiScreen) and screen.job_running()]
+        if running:
+            running[-1].ask_before_leaving(quitting=True)
+            return
+        self.exit()
 
     def action_help(self) -> None:
         from mdtui.ui.help.screen import HelpScreen

@@ -17,6 +17,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.inventory.array_detail import ArrayDetailScreen
 from mdtui.ui.inventory.lifecycle_forms import AlertsForm, RepairForm, ScrubForm
 from mdtui.ui.inventory.screen import InventoryScreen
 from mdtui.ui.inventory.widgets import DetailBody
@@ -63,15 +64,38 @@ async def test_the_array_detail_shows_the_lifecycle_line_and_its_keys(
         text = plain(app.screen.query_one("#detail-body", DetailBody).source)
         # The captured tree holds no /etc, no processes and no /var: said, not guessed.
         assert "Kept" in text and "? persisted: not captured · ? monitoring: not captured" in text
-        assert "a alerts · p persist · s scrub · f repair" in text
+        assert "a alerts · p persist · v scrub · f repair · x tear down" in text
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert {"a", "p", "s", "f"} <= footer
+        assert {"a", "p", "v", "f"} <= footer
         await pilot.press("shift+tab")  # on the disks pane there is no array to act on
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert not {"a", "p", "s", "f"} & footer
+        assert not {"a", "p", "v", "f"} & footer
 
 
-@pytest.mark.parametrize("key", ["a", "p", "s", "f"])
+async def test_the_keys_the_array_detail_lists_work_inside_it(
+    make_app: MakeApp, tree_inventory: Inventory, host: Path
+) -> None:
+    # Issue 44: Enter on an array showed "Keys a alerts · p persist · s scrub · f repair · x tear down", and none
+    # of them did anything there. Each now closes the detail and acts on the array, as on the inventory.
+    app = make_app(host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, tree_inventory, "md2")
+        await pilot.press("enter")
+        detail = app.screen
+        assert isinstance(detail, ArrayDetailScreen)
+        assert "v scrub" in plain(detail.query_one("#detail-full-body", Static).content)
+        await pilot.press("v")
+        await handled(pilot)
+        assert isinstance(app.screen, ScrubForm) and "md2" in plain(app.screen.query_one("#scrub-plan", Static).content)
+        await pilot.press("escape")
+        await pilot.press("enter", "a")
+        await handled(pilot)
+        assert isinstance(app.screen, AlertsForm)
+        await pilot.press("escape")
+        assert isinstance(app.screen, InventoryScreen)
+
+
+@pytest.mark.parametrize("key", ["a", "p", "v", "f"])
 async def test_every_action_is_refused_on_a_captured_tree(
     make_app: MakeApp, tree_inventory: Inventory, key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -184,7 +208,7 @@ async def test_scrub_starts_a_check_and_asks_before_a_repair(
     app = make_app(host)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_array(pilot, tree_inventory, "md2")
-        await pilot.press("s")
+        await pilot.press("v")
         form = app.screen
         assert isinstance(form, ScrubForm)
         assert "echo check > /sys/block/md2/md/sync_action" in plain(form.query_one("#scrub-plan", Static).content)
@@ -195,7 +219,7 @@ async def test_scrub_starts_a_check_and_asks_before_a_repair(
         assert "echo repair > /sys/block/md2/md/sync_action" in body(dialog)
         await pilot.press("escape")
         assert action.read_text().strip() == "idle"
-        await pilot.press("s")
+        await pilot.press("v")
         app.screen.query_one("#scrub-check", Button).press()
         await handled(pilot)
         assert action.read_text().strip() == "check"
@@ -208,7 +232,7 @@ async def test_scrub_of_a_busy_array_is_one_line(make_app: MakeApp, tree_invento
         await open_array(pilot, tree_inventory, busy.name)
         said: list[str] = []
         app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
-        await pilot.press("s")
+        await pilot.press("v")
         assert isinstance(app.screen, InventoryScreen)
         assert said == [f"{busy.name} is busy (resync); wait for it to finish, or `mdtui watch {busy.name}`"]
 

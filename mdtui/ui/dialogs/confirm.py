@@ -11,6 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from mdtui.confirmation import mismatch_line, typed_matches
+
 # Prompt (with its margin), input (with its margin) and the button row.
 FOOTER_ROWS = 5
 
@@ -34,6 +36,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Vertical(id="confirm-footer"):
                 yield Static(Text.assemble("Type ", (self.phrase, "bold"), " to confirm:"), id="confirm-prompt")
                 yield Input(placeholder=self.phrase, id="confirm-input", compact=True)
+                yield Static(id="confirm-mismatch")
                 with Horizontal(id="confirm-buttons"):
                     yield Button("Cancel", id="confirm-cancel", compact=True)
                     yield Button(self._action_label, id="confirm-go", variant="error", compact=True, disabled=True)
@@ -56,11 +59,12 @@ class ConfirmScreen(ModalScreen[bool]):
         self.query_one("#confirm-body", VerticalScroll).styles.max_height = max(3, screen_height - reserved)
 
     def matches(self) -> bool:
-        return self.query_one("#confirm-input", Input).value.strip() == self.phrase
+        return typed_matches(self.query_one("#confirm-input", Input).value, self.phrase)
 
     @on(Input.Changed, "#confirm-input")
     def _typed(self) -> None:
         self.query_one("#confirm-go", Button).disabled = not self.matches()
+        self._say("")
 
     @on(Input.Submitted, "#confirm-input")
     def _submitted(self) -> None:
@@ -68,6 +72,18 @@ class ConfirmScreen(ModalScreen[bool]):
             self.dismiss(True)
         else:
             self.app.bell()
+            self._say(mismatch_line(self.query_one("#confirm-input", Input).value, self.phrase))
+
+    def _say(self, line: str) -> None:
+        """The line under the input: why Enter did nothing (the CLI says the same), or nothing."""
+        said = self.query_one("#confirm-mismatch", Static)
+        if said.has_class("-shown") == bool(line):
+            if line:
+                said.update(line)
+            return
+        said.update(line)
+        said.set_class(bool(line), "-shown")
+        self.call_after_refresh(self._fit_body, self.size.height or self.app.size.height)
 
     @on(Button.Pressed, "#confirm-go")
     def _go(self) -> None:

@@ -29,7 +29,7 @@ from mdtui.ui.common.messages import (
 )
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
-from mdtui.ui.inventory.lifecycle import Lifecycle
+from mdtui.ui.inventory.lifecycle import ARRAY_KEYS, Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 Pane = Literal["disks", "arrays"]
 # Actions on the highlighted array, offered in the footer only while one is.
-ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair")
+ARRAY_ACTIONS = tuple(key.action for key in ARRAY_KEYS)
+# The knobs of the selected array (not k: the tables move up with it).
+TUNE_KEY = "u"
 
 
 def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None = None) -> list[tuple[str, str, bool]]:
@@ -63,7 +65,7 @@ def keep_rows(root: str, array: MdArray, scrubs: Mapping[str, LastScrub] | None 
             rows.append(("Failed", ", ".join(failed) + " (f repair: remove, then add a disk)", True))
     except (MdtuiError, OSError):
         pass
-    rows.append(("Keys", keys_line() + " · x tear down", False))
+    rows.append(("Keys", keys_line(), False))
     return rows
 
 
@@ -97,20 +99,17 @@ class InventoryProbing(Message, bubble=False):
 class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
+    # j/k, s/S, / and Home/End/G are the tables' (ui.common.table): no key here means a second thing.
     BINDINGS = [
         Binding("r", "rescan", "Rescan"),
         Binding("tab", "app.focus_next", "Pane"),
         Binding("shift+tab", "app.focus_previous", "Previous pane", show=False),
         Binding("n", "toggle_notes", "Notes"),
         Binding("c", "create", "Create"),
-        Binding("x", "teardown", "Tear down"),
-        Binding("a", "alerts", "Alerts"),
-        Binding("p", "persist", "Persist"),
-        Binding("s", "scrub", "Scrub"),
-        Binding("f", "repair", "Repair"),
+        *(Binding(key.key, key.action, key.label) for key in ARRAY_KEYS),
         Binding("w", "watch", "Watch"),
         Binding("b", "bench", "Bench"),
-        Binding("k", "tune", "Knobs"),
+        Binding(TUNE_KEY, "tune", "Knobs"),
         Binding("h", "app.history", "History"),
     ]
 
@@ -440,10 +439,21 @@ class InventoryScreen(MdtuiScreen[None]):
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         chosen = self.selected()
-        if chosen is not None:
-            from mdtui.ui.dialogs.detail import DetailScreen
+        if chosen is None:
+            return
+        if self._pane == "arrays":
+            from mdtui.ui.inventory.array_detail import ArrayDetailScreen
 
-            self.app.push_screen(DetailScreen(*chosen))
+            # The keys its Keys line lists work inside it: the detail closes and the action runs on the array.
+            self.app.push_screen(ArrayDetailScreen(*chosen), self._act_on_array)
+            return
+        from mdtui.ui.dialogs.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(*chosen))
+
+    def _act_on_array(self, action: str | None) -> None:
+        if action is not None:
+            self.call_later(self.run_action, action)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         widget = event.widget
