@@ -97,7 +97,7 @@ class WatchScreen(MdtuiScreen[None]):
         Binding("a", "next_target", "Next array"),
         Binding("i", "toggle_iops", "MB/s ↔ IOPS"),
         Binding("p", "toggle_pause", "Pause"),
-        Binding("k", "tune", "Knobs"),
+        Binding("u", "tune", "Knobs"),  # u as on the inventory (k is a table's up)
     ]
 
     paused: reactive[bool] = reactive(False, init=False)
