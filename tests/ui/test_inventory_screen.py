@@ -301,3 +301,22 @@ async def test_state_column_always_fits_and_model_is_cut_instead(make_app: MakeA
         assert ident.startswith("Example")
         if width == 80:
             assert ident.endswith("…")
+
+
+@pytest.mark.parametrize(("width", "height", "disk_rows"), [(80, 24, 7), (60, 15, 3)])
+async def test_small_terminals_show_disks_and_no_blank_rows_under_the_arrays(
+    make_app: MakeApp, tree_inventory: Inventory, width: int, height: int, disk_rows: int
+) -> None:
+    # Issue 44: at 80x24 the disks had half the height (5 of 11 shown) above blank rows under 3 arrays; at 60x15
+    # the detail's 8 rows left the disks none, and State scrolled off to the side.
+    app = make_app()
+    async with app.run_test(size=(width, height)) as pilot:
+        await settle(pilot)
+        disks = app.screen.query_one("#disks", DiskTable)
+        arrays = app.screen.query_one("#arrays", ArrayTable)
+        assert arrays.size.height <= 1 + len(tree_inventory.arrays)  # the header and its rows: no blank ones
+        assert disks.size.height - 1 >= disk_rows  # the header, then as many disks
+        for table in (disks, arrays):
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            assert used <= table.size.width, f"#{table.id} scrolls sideways"
+            assert "state" in [str(key.value) for key in table.columns]

@@ -98,6 +98,7 @@ class InventoryProbing(Message, bubble=False):
 
 class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (20, "-tall")]
 
     # j/k, s/S, / and Home/End/G are the tables' (ui.common.table): no key here means a second thing.
     BINDINGS = [
@@ -153,8 +154,9 @@ class InventoryScreen(MdtuiScreen[None]):
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
         # the first resize: set then, it restyled every widget and laid the tables out a second time,
         # after the first step had been fitted to the first layout's widths.
-        width = self.app.size.width
-        self.add_class(next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge))
+        width, height = self.app.size
+        for breakpoints, size in ((self.HORIZONTAL_BREAKPOINTS, width), (self.VERTICAL_BREAKPOINTS, height)):
+            self.add_class(next(name for edge, name in sorted(breakpoints, reverse=True) if size >= edge))
         yield Header(icon="▤")
         yield Static(id="banner")
         with Container(id="tables"):
