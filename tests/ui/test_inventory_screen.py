@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.segment import Segment
+from textual.color import Color
 from textual.coordinate import Coordinate
+from textual.filter import Monochrome
 from textual.message import Message
 from textual.widgets import Static
 from textual.widgets.data_table import ColumnKey
@@ -17,6 +20,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.messages import InventoryScanned
+from mdtui.ui.common.render import array_state
 from mdtui.ui.common.table import sort_key
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.help.screen import HelpScreen
@@ -320,3 +324,28 @@ async def test_small_terminals_show_disks_and_no_blank_rows_under_the_arrays(
             used = sum(column.get_render_width(table) for column in table.columns.values())
             assert used <= table.size.width, f"#{table.id} scrolls sideways"
             assert "state" in [str(key.value) for key in table.columns]
+
+
+async def test_under_no_color_a_degraded_array_is_marked_and_never_dimmer(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 44: under NO_COLOR Textual draws colours as greys, and the degraded array's red state read as the
+    # dimmest row. Its state is marked (✗, bold) and drawn no darker than a healthy array's.
+    monkeypatch.setenv("NO_COLOR", "1")
+    degraded = next(a for a in tree_inventory.arrays if a.degraded)
+    healthy = next(a for a in tree_inventory.arrays if not a.degraded and a.sync is None)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.no_color
+        table = app.screen.query_one("#arrays", ArrayTable)
+        names = [str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value) for row in range(table.row_count)]
+
+        def state_segment(name: str) -> Segment:
+            line = Monochrome().apply(list(table.render_line(1 + names.index(name))), Color(0, 0, 0))
+            return next(segment for segment in line if array_state(tree_inventory.array(name)) in segment.text)  # type: ignore[arg-type]
+
+        bad, good = state_segment(degraded.name), state_segment(healthy.name)
+        assert bad.text.strip().startswith("✗") and bad.style is not None and bad.style.bold
+        assert good.style is not None and bad.style.color is not None and good.style.color is not None
+        assert bad.style.color.triplet >= good.style.color.triplet  # type: ignore[operator]

@@ -276,7 +276,7 @@ class InventoryScreen(MdtuiScreen[None]):
         """The theme's state colours, worked out once per theme (the detail asks at every cursor move)."""
         theme = self.app.theme
         if self._palette is None or self._palette[0] != theme:
-            self._palette = (theme, palette_from_variables(self.app.get_css_variables()))
+            self._palette = (theme, palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color))
         return self._palette[1]
 
     def watch_inventory(self) -> None:
