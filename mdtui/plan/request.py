@@ -63,10 +63,6 @@ def mbps(bytes_per_s: int) -> str:
     return rate_mb_s(bytes_per_s)
 
 
-def gib(size_bytes: int) -> str:
-    return f"{size_bytes / GIB:.1f} GiB"
-
-
 def factor_text(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{float(value):.1f}"
 
@@ -79,7 +75,6 @@ __all__ = [
     "SLOW_MEMBER_RATIO",
     "CreateRequest",
     "factor_text",
-    "gib",
     "mbps",
     "member_path",
 ]
