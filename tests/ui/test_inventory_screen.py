@@ -349,3 +349,26 @@ async def test_under_no_color_a_degraded_array_is_marked_and_never_dimmer(
         assert bad.text.strip().startswith("✗") and bad.style is not None and bad.style.bold
         assert good.style is not None and bad.style.color is not None and good.style.color is not None
         assert bad.style.color.triplet >= good.style.color.triplet  # type: ignore[operator]
+
+
+async def test_link_sorts_by_the_bandwidth_it_carries(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    # Issue 44: "Gen1 x1" (250 MB/s) sorted after "12 Gbit" (1,200 MB/s): its words were sorted, not its speed.
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#disks", DiskTable)
+        table.focus()
+        for _ in range(table.get_column_index("link") + 1):  # s sorts by the next column: Disk, Bus, ... Link
+            await pilot.press("s")
+        await pilot.pause()
+        assert table.sort_column == ColumnKey("link")
+        order = [str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value) for row in range(table.row_count)]
+        speeds = [
+            disk.link.bandwidth_bytes_per_s if disk.link else None
+            for disk in (tree_inventory.disk(name) for name in order)
+            if disk is not None
+        ]
+        known = [speed for speed in speeds if speed is not None]
+        assert known == sorted(known) and speeds[len(known) :] == [None] * (len(speeds) - len(known)), speeds
+        labels = [plain(table.get_row(name)[table.get_column_index("link")]).strip() for name in order]
+        assert labels.index("Gen1 x1") < labels.index("12 Gbit"), labels

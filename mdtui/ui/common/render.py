@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
@@ -103,8 +103,19 @@ def link_label(link: Link | None) -> str:
     return link.describe_current()
 
 
+class SortedText(Text):
+    """A cell that sorts by a figure rather than by its words (ui.common.table.sort_key); None sorts last."""
+
+    def __init__(self, text: str, *, sort_value: float | None, **kwargs: Any) -> None:
+        super().__init__(text, **kwargs)
+        self.sort_value = sort_value
+
+
 def link_cell(link: Link | None, palette: Palette) -> Text:
-    text = Text(link_label(link))
+    """The link as it trained, sorted by the bandwidth it carries: "Gen1 x1" (250 MB/s) sorts before "12 Gbit"
+    (1,200 MB/s), which a sort by the words put it after."""
+    bandwidth = link.bandwidth_bytes_per_s if link is not None else None
+    text = SortedText(link_label(link), sort_value=bandwidth)
     if link is not None and link.downgraded:
         text.append(f" {WARNING_SIGN}", style=palette.warning)
     return text

@@ -25,6 +25,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
+from mdtui.ui.common.render import SortedText
+
 CellT = TypeVar("CellT")
 
 SORT_UP = " ▲"
@@ -42,7 +44,12 @@ def cell_text(cell: object) -> str:
 
 
 def sort_key(cell: object) -> tuple[int, float, str]:
-    """Numbers (with their unit: '500 GiB' before '1.8 TiB') before words; an empty or '-' cell last."""
+    """Numbers (with their unit: '500 GiB' before '1.8 TiB') before words; an empty or '-' cell last; a cell
+    that carries its figure (SortedText: a link's bandwidth) by that figure."""
+    if isinstance(cell, SortedText):
+        if cell.sort_value is None:
+            return (2, 0.0, "")
+        return (0, float(cell.sort_value), cell.plain.lower())
     if isinstance(cell, (int, float)) and not isinstance(cell, bool):
         return (0, float(cell), "")
     text = cell_text(cell).strip()
