@@ -235,12 +235,15 @@ def history_cells(
 
 # -- filtering ---------------------------------------------------------------------------------
 
-FILTER_FIELDS = ("target", "preset", "label", "status", "level")
+FILTER_FIELDS = ("target", "preset", "step", "label", "status", "level")
+# What a word without a field looks in: every text column of the table (the step too: "seq write" finds a preset's
+# sequential-write steps).
+FILTER_WORDS_IN = ("target", "preset", "step", "label")
 
 
 @dataclass(frozen=True)
 class RunFilter:
-    """Words that must each appear in a run's target, preset or label; ``field:word`` looks in one field."""
+    """Words that must each appear in a run's target, preset, step or label; ``field:word`` looks in one field."""
 
     words: tuple[str, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
@@ -268,13 +271,15 @@ def _field(run: RunRecord, name: str) -> str:
         return str(run.array.get("level") or "")
     if name == "status":
         return run.status.value
+    if name == "step":
+        return step_text(run)
     value: str = getattr(run, name)
     return value
 
 
 def run_matches(run: RunRecord, run_filter: RunFilter) -> bool:
     """Case-insensitive substring match of every word and every field:word."""
-    searched = " ".join((run.target, run.preset, run.label)).lower()
+    searched = " ".join(_field(run, name) for name in FILTER_WORDS_IN).lower()
     if any(word not in searched for word in run_filter.words):
         return False
     return all(value in _field(run, name).lower() for name, value in run_filter.fields)

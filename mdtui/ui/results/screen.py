@@ -28,6 +28,7 @@ from mdtui.ui.results.dialogs import (
     TextPromptScreen,
 )
 from mdtui.ui.results.render import (
+    FILTER_WORDS_IN,
     display_path,
     filter_runs,
     run_summary,
@@ -66,7 +67,7 @@ class ResultsScreen(ResultsBase):
         yield Header(icon="▤")
         yield Static(classes="results-banner")
         yield Input(
-            placeholder="/ filter: words, or target: preset: label: status: level:",
+            placeholder="/ filter: words, or target: preset: step: label: status: level:",
             id="results-filter",
             compact=True,
         )
@@ -138,7 +139,21 @@ class ResultsScreen(ResultsBase):
     def _update_detail(self) -> None:
         run = self.selected_run()
         detail = self.query_one("#results-detail", Static)
-        detail.update(run_summary(run, self.palette()) if run is not None else Text(""))
+        if run is not None:
+            detail.update(run_summary(run, self.palette()))
+        elif self.runs and self.filter_text():
+            words = ", ".join(FILTER_WORDS_IN)
+            detail.update(
+                Text.assemble(
+                    (f"No run matches “{self.filter_text()}”.", "bold"),
+                    f"\nWords look in {words}; field:word in one of them. Esc clears the filter.",
+                )
+            )
+        else:
+            detail.update(Text(""))
+
+    def filter_text(self) -> str:
+        return self.query_one("#results-filter", Input).value.strip()
 
     @on(DataTable.RowHighlighted, "#history")
     def _row_highlighted(self) -> None:
@@ -168,9 +183,12 @@ class ResultsScreen(ResultsBase):
             )
         elif not self.fetching and not self.error:
             filtered = len(shown) != len(self.runs)
-            text.append(
-                f"{len(shown):,} of {plural(len(self.runs), 'run')}" if filtered else plural(len(self.runs), "run")
-            )
+            if self.runs and not shown:
+                text.append(f"no run of {len(self.runs):,} matches the filter", style="bold")
+            else:
+                text.append(
+                    f"{len(shown):,} of {plural(len(self.runs), 'run')}" if filtered else plural(len(self.runs), "run")
+                )
             if self.marked:
                 text.append(" · marked " + " ".join(f"#{run_id}" for run_id in sorted(self.marked)))
             baseline = self.baseline_id()
@@ -205,6 +223,8 @@ class ResultsScreen(ResultsBase):
         # Most keystrokes keep the same rows; redrawing thousands of them per key would lag the typing.
         if [run.id for run in shown] == self.query_one("#history", HistoryTable).shown_ids:
             self._update_status(shown)
+            if not shown:
+                self._update_detail()  # what the filter found nothing for
             return
         self._redraw()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -10,7 +10,7 @@ from textual import events
 from textual.widgets.data_table import CellDoesNotExist
 
 from mdtui.store.records import RunRecord
-from mdtui.ui.common.render import Palette
+from mdtui.ui.common.render import Palette, truncate
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.results.render import (
     FLEX_COLUMNS,
@@ -23,6 +23,11 @@ from mdtui.ui.results.render import (
     mark_cell,
     shorten_middle,
 )
+
+# How a flexible column's cell is cut to its width, marked with an ellipsis (DataTable would crop it unmarked).
+# A path keeps its file name and a label its end, where runs differ: "numjobs 1" and "numjobs 2" in 8 cells
+# read "…mjobs 1" and "…mjobs 2" (cropped, both were "numjobs "); a step keeps its start, the step's number.
+CUTS: dict[str, Callable[[str, int], str]] = {"target": shorten_middle, "label": shorten_middle, "step": truncate}
 
 # A layout: the columns shown, whether the year is dropped, and the width of each column shown (a flexible
 # one may be narrower than its cells).
@@ -159,13 +164,12 @@ class HistoryTable(SizedTable[Text]):
         for key in shown:
             title = Text(titles[key], justify="right" if key in RIGHT_ALIGNED else "left")
             self.add_column(title, key=key, width=column_widths[key])
-        target_width = column_widths.get("target")
         for run, cells in zip(self._runs, self._cells(short_time), strict=True):
             row = [cells[key] for key in shown]
-            if target_width is not None and "target" in shown and cells["target"].cell_len > target_width:
-                # A path keeps its file name: cut in the middle, not at the end as a cell would be.
-                target = cells["target"]
-                row[shown.index("target")] = Text(shorten_middle(target.plain, target_width), style=target.style)
+            for key, cut in CUTS.items():
+                if key in shown and cells[key].cell_len > column_widths[key]:
+                    cell = cells[key]
+                    row[shown.index(key)] = Text(cut(cell.plain, column_widths[key]), style=cell.style)
             self.add_row(*row, key=str(run.id))
         ids = [run.id for run in self._runs]
         if keep in ids:
