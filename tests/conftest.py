@@ -60,6 +60,8 @@ def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
         monkeypatch.setenv(name, str(home / name.lower()))
     for name in ("MDTUI_DB", "MDTUI_STATE_DIR"):
         monkeypatch.delenv(name, raising=False)
+    # A table is fitted to $COLUMNS (cli.common.output_width): only where a test sets it.
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 @pytest.fixture

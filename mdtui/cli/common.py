@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -45,6 +46,19 @@ def confirm(args: argparse.Namespace, what: str, token: str) -> bool:
         return True
     print(f"mdtui: {mismatch_line(answer, token)}", file=sys.stderr)
     return False
+
+
+def output_width(args: argparse.Namespace) -> int | None:
+    """The width a table is fitted to, as `ls` and `ps` decide it: $COLUMNS when set, else the terminal's width
+    when standard output is one; None (whole lines) with --wide or when the output goes to a pipe or a file."""
+    if getattr(args, "wide", False):
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isascii() and columns.isdigit() and 20 <= int(columns) <= 10_000:
+        return int(columns)
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def print_leftovers(args: argparse.Namespace) -> None:

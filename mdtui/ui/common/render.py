@@ -14,7 +14,7 @@ from rich.text import Text
 from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
-from mdtui.model.link import Link, LinkKind, pcie_generation
+from mdtui.model.link import Link
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader
     from mdtui.probe.smart import SmartHealth
@@ -73,13 +73,8 @@ DISK_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def disk_state(disk: Disk) -> str:
-    """'free', 'unknown', or the first in-use reason's kind (with a count of the others)."""
-    if disk.in_use:
-        more = f" +{len(disk.in_use) - 1}" if len(disk.in_use) > 1 else ""
-        return f"{disk.in_use[0].kind.value}{more}"
-    if disk.problems:
-        return "unknown"
-    return "free"
+    """'free', 'unknown', or the first in-use reason's kind (with a count of the others): Disk.state_word."""
+    return disk.state_word
 
 
 def disk_state_cell(disk: Disk, palette: Palette) -> Text:
@@ -92,15 +87,8 @@ def disk_state_cell(disk: Disk, palette: Palette) -> Text:
 
 
 def link_label(link: Link | None) -> str:
-    """Compact current link for a table cell: 'Gen3 x4', '6 Gbps', '12 Gbit x4'."""
-    if link is None or link.current_rate is None:
-        return MISSING
-    if link.kind is LinkKind.PCIE:
-        gen = pcie_generation(link.current_rate)
-        rate = f"Gen{gen}" if gen else f"{link.current_rate:g} GT/s"
-        width = f" x{link.current_width}" if link.current_width else ""
-        return f"{rate}{width}"
-    return link.describe_current()
+    """Compact current link for a table cell: 'Gen3 x4', '6 Gbps', '12 Gbit x4' (Link.label)."""
+    return MISSING if link is None else link.label()
 
 
 class SortedText(Text):

@@ -26,7 +26,16 @@ from mdtui.store.compare import (
     time_roles,
 )
 from mdtui.store.describe import MISSING, step_text
-from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
+from mdtui.store.export import (
+    UNSTEADY_MARK,
+    format_metric,
+    format_ratio,
+    format_setting,
+    read_write_text,
+    steady_words,
+    total_iops,
+    unit_text,
+)
 from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
@@ -75,14 +84,6 @@ HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
 # Columns that take what the others leave, in the order they get it, each never narrower than its minimum;
 # a narrower target is shortened in the middle (shorten_middle), the others end in an ellipsis.
 FLEX_COLUMNS: tuple[tuple[str, int], ...] = (("target", 10), ("step", 8), ("label", 8))
-# The status as one sign, told apart without colour.
-STATE_SIGNS = {
-    RunStatus.COMPLETE: "✓",
-    RunStatus.FAILED: "✗",
-    RunStatus.INTERRUPTED: "!",
-    RunStatus.RUNNING: "▶",
-    RunStatus.CANCELLED: "–",
-}
 
 
 def chunk_text(chunk_bytes: object) -> str:
@@ -122,22 +123,6 @@ def shorten_middle(text: str, width: int) -> str:
         start = keep - len(name) - 1
         return text[:start] + "…/" + name
     return "…" + text[-keep:]
-
-
-def total_iops(run: RunRecord) -> float | None:
-    read, write = run.metrics.read_iops, run.metrics.write_iops
-    return None if read is None and write is None else (read or 0) + (write or 0)
-
-
-def read_write_text(run: RunRecord) -> str:
-    """Both bandwidths in one cell: "R 1,118.5", "W 4,211.0", "R 28.0 W 28.0"."""
-    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
-    parts = [
-        f"{letter} {format_metric(bandwidth, value)}"
-        for letter, value in (("R", run.metrics.read_bw_bytes_per_s), ("W", run.metrics.write_bw_bytes_per_s))
-        if value is not None
-    ]
-    return " ".join(parts) or MISSING
 
 
 # Parameters a run records about its place in a preset, shown as the step column, not as fio options.
@@ -220,7 +205,7 @@ def history_cells(
         "id": Text(str(run.id), justify="right"),
         "when": Text(when_text(run.started_at, short_time)),
         "status": Text(run.status.value, style=status_style(run.status, palette)),
-        "state": Text(STATE_SIGNS[run.status], style=status_style(run.status, palette), justify="center"),
+        "state": Text(run.status.sign, style=status_style(run.status, palette), justify="center"),
         "preset": Text(run.preset),
         "step": Text(step_text(run)),
         "target": Text(run.target or MISSING),
