@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import Screen
 
 from mdtui.probe.inventory import ScanAhead
@@ -19,6 +20,9 @@ from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default, save_
 # of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
 # the first screen needs.
 
+
+# The header's badge under --root DIR: a captured tree is only read.
+READ_ONLY_BADGE = "READ-ONLY tree"
 
 # A notice may carry its own title before this separator; one without is something a killed run left behind.
 NOTICE_TITLE_END = "\x1f"
@@ -67,6 +71,8 @@ class MdtuiApp(App[None]):
         # refused at their key (ui.common.live). Only the tests, whose runners and mdadm are fakes that
         # never touch a device, let a tree stand for a live host to drive those flows.
         self.tree_stands_for_live = tree_stands_for_live
+        # Said in every screen's header: nothing here acts on a device (ui.common.live refuses it at the key).
+        self.read_only_tree = not tree_stands_for_live and not SystemRoot(root).is_live
         self.privileged = privileged
         # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
         self._db_path = Path(db_path).expanduser() if db_path is not None else None
@@ -134,6 +140,13 @@ class MdtuiApp(App[None]):
             )
             if self._show_guide:
                 self.action_guide()
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """Every header; under --root DIR it opens with a READ-ONLY badge (words, reversed: read without colour)."""
+        formatted = super().format_title(title, sub_title)
+        if not self.read_only_tree:
+            return formatted
+        return Content.assemble((f" {READ_ONLY_BADGE} ", "bold reverse"), " ", formatted)
 
     def _remember_theme(self, theme: object) -> None:
         if self._config_path is None or self.theme == self._saved_theme:

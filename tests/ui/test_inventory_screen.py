@@ -372,3 +372,24 @@ async def test_link_sorts_by_the_bandwidth_it_carries(make_app: MakeApp, tree_in
         assert known == sorted(known) and speeds[len(known) :] == [None] * (len(speeds) - len(known)), speeds
         labels = [plain(table.get_row(name)[table.get_column_index("link")]).strip() for name in order]
         assert labels.index("Gen1 x1") < labels.index("12 Gbit"), labels
+
+
+async def test_a_captured_tree_says_read_only_in_every_header(make_app: MakeApp, tmp_path: Path) -> None:
+    # Issue 44: under --root DIR nothing said the app would not act until an action was refused.
+    from mdtui.ui.results.screen import ResultsScreen
+
+    app = make_app(tree_stands_for_live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+
+        def header() -> str:
+            return str(app.screen.query_one("HeaderTitle").render())
+
+        assert header().startswith(" READ-ONLY tree  mdtui — ")
+        app.push_screen(ResultsScreen(tmp_path / "results.db"))
+        await settle(pilot)
+        assert header().startswith(" READ-ONLY tree  mdtui — results")
+    standing_in = make_app()  # the tests' trees that stand for a live host, as / does: no badge
+    async with standing_in.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "READ-ONLY" not in str(standing_in.screen.query_one("HeaderTitle").render())
