@@ -146,7 +146,7 @@ class ResultsScreen(ResultsBase):
             detail.update(
                 Text.assemble(
                     (f"No run matches “{self.filter_text()}”.", "bold"),
-                    f"\nWords look in {words}; field:word in one of them. Esc clears the filter.",
+                    f"\nWords look in {words}; Esc clears the filter.",
                 )
             )
         else:
@@ -198,7 +198,7 @@ class ResultsScreen(ResultsBase):
                     text.append(" (oldest)", style=palette.muted)
             if len(self.marked) >= 2:
                 text.append(" · c compares", style=palette.muted)
-            elif self.runs:
+            elif shown:
                 text.append(" · space marks runs to compare", style=palette.muted)
         if self.last_export is not None:
             text.append(f" · wrote {self.last_export}", style=palette.good)
