@@ -11,6 +11,7 @@ import pytest
 from textual import work
 from textual.app import App, ComposeResult
 from textual.command import CommandList, CommandPalette
+from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from mdtui.cli.common import confirm
@@ -178,15 +179,21 @@ async def test_palette_opens_the_results(make_app: MakeApp) -> None:
         assert type(app.screen).__name__ == "InventoryScreen"
 
 
+async def running_job(pilot: Pilot[None]) -> Held:
+    """The app's inventory, then a screen whose job runs until the test releases it."""
+    await settle(pilot)
+    held = Held()
+    pilot.app.push_screen(held)
+    await pilot.pause()
+    held.start()
+    await pilot.pause()
+    return held
+
+
 async def test_palette_drops_a_background_job_once_it_ended(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        held = Held()
-        app.push_screen(held)
-        await pilot.pause()
-        held.start()
-        await pilot.pause()
+        held = await running_job(pilot)
         await pilot.press("escape")
         await pilot.click("#background")
         await pilot.pause()
@@ -204,12 +211,7 @@ async def test_ctrl_c_quits_and_asks_first_while_a_job_runs(make_app: MakeApp) -
     # Issue 44: Ctrl+C did not quit (Textual's own only said how to).
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        held = Held()
-        app.push_screen(held)
-        await pilot.pause()
-        held.start()
-        await pilot.pause()
+        held = await running_job(pilot)
         app.push_screen(ConfirmScreen("Delete run #1", Static("x").render(), "#1", "Delete"))  # a dialog above it
         await pilot.pause()
         await pilot.press("ctrl+c")
