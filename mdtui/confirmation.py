@@ -9,6 +9,7 @@ a front end that forgot to ask, or asked for the wrong word, is refused by the c
 from __future__ import annotations
 
 from mdtui.errors import SafetyError
+from mdtui.text import clean_line
 
 
 def confirms(typed: str | None, token: str) -> bool:
@@ -25,3 +26,13 @@ def require_confirmed(typed: str | None, token: str, what: str) -> None:
     """Raise SafetyError unless ``typed`` confirms ``token``; ``what`` says what would have run."""
     if not confirms(typed, token):
         raise SafetyError(f"{what}: confirm by naming it (type {token}, or pass --yes); nothing was run")
+
+
+def mismatch_line(typed: str, token: str) -> str:
+    """One line for a confirmation that does not match (nothing was done), in the CLI and the app."""
+    shown = clean_line(typed.strip())
+    if not shown:
+        return f"Nothing typed: type {token} to go ahead."
+    if len(shown) > 40:
+        shown = shown[:39] + "…"
+    return f'"{shown}" does not match {token}: type it exactly to go ahead.'

@@ -67,6 +67,8 @@ def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     import mdtui.audit
 
     monkeypatch.setattr(mdtui.audit, "SYSLOG_SOCKET", str(home / "no-syslog-here"))
+    # A table is fitted to $COLUMNS (cli.common.output_width): only where a test sets it.
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from mdtui import jsondoc
-from mdtui.confirmation import confirms
+from mdtui.confirmation import confirms, mismatch_line
 from mdtui.errors import MdtuiError
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -47,7 +48,23 @@ def confirm(args: argparse.Namespace, what: str, token: str) -> str | None:
     if not sys.stdin.isatty():
         raise MdtuiError(f"refusing to {what} without confirmation: pass --yes, or run it at a terminal")
     answer = input(f"This will {what}. Type {token} to go ahead: ")
-    return answer.strip() if confirms(answer, token) else None
+    if confirms(answer, token):
+        return answer.strip()
+    print(f"mdtui: {mismatch_line(answer, token)}", file=sys.stderr)
+    return None
+
+
+def output_width(args: argparse.Namespace) -> int | None:
+    """The width a table is fitted to, as `ls` and `ps` decide it: $COLUMNS when set, else the terminal's width
+    when standard output is one; None (whole lines) with --wide or when the output goes to a pipe or a file."""
+    if getattr(args, "wide", False):
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isascii() and columns.isdigit() and 20 <= int(columns) <= 10_000:
+        return int(columns)
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def print_leftovers(args: argparse.Namespace) -> None:

@@ -5,11 +5,10 @@ pass beside its prediction, then grow what sits on the array and bring mdadm.con
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mdtui.cli.common import confirm, find_disk, show_plan
+from mdtui.cli.common import confirm, find_disk, print_json, show_plan
 from mdtui.errors import MdtuiError
 
 if TYPE_CHECKING:
@@ -123,7 +122,7 @@ def cmd_grow(args: argparse.Namespace) -> int:
     if plan.steps:
         report["boot"] = _boot(args, system, plan.array)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0
 
 
@@ -249,7 +248,7 @@ def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     report = {"device": device, "state": state.state if state else None, "predicted_seconds": predicted}
     report["sync"] = final.sync.action if final is not None and final.sync is not None else None
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     elif state is None:
         print(f"{device}: no reshape running")
     return 0
@@ -283,5 +282,5 @@ def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
             f"{plan.device}: " + ("the reshape finished" if report["finished"] else "the reshape has not finished"),
         )
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     return 0

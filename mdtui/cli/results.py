@@ -10,7 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from mdtui.bench.predicted import prediction_lines
+from mdtui.cli.common import output_width
 from mdtui.cli.fleet import fleet_report
+from mdtui.columns import Column, cut_start, fit_layouts, fitted_note
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
 from mdtui.safefile import output_problem, write_text
@@ -25,7 +27,9 @@ from mdtui.store.export import (
     export_ratio_table,
     export_runs,
     format_metric,
+    read_write_text,
     runs_json,
+    total_iops,
 )
 from mdtui.store.fio_import import read_import, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, STEADINESS_LEGEND, RunRecord, Steadiness
@@ -81,6 +85,9 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     listing = sub.add_parser("list", help="stored runs, newest first", parents=[common])
     listing.add_argument("--limit", type=_positive, default=None, metavar="N", help="show only the newest N runs")
     listing.add_argument("--json", action="store_true", help="print the runs as JSON (format mdtui-results)")
+    listing.add_argument(
+        "--wide", action="store_true", help="whole lines, however wide (piped output is never fitted)"
+    )
 
     show = sub.add_parser("show", help="everything stored about one run", parents=[common])
     show.add_argument("run", type=_run_id, metavar="ID")
@@ -174,31 +181,55 @@ def add_results_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 # -- rendering ---------------------------------------------------------------------------------------
 
 
-def _local(moment: datetime | None) -> str:
-    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+def _local(moment: datetime | None, *, short: bool = False) -> str:
+    """Local time; ``short`` without the year, for a narrow terminal."""
+    return "-" if moment is None else moment.astimezone().strftime("%m-%d %H:%M" if short else "%Y-%m-%d %H:%M")
 
 
-def render_list(runs: Sequence[RunRecord]) -> str:
-    lines = [
-        f"{'ID':>5}  {'STARTED':<16}  {'STATUS':<11}  {'PRESET':<12}  {'TARGET':<14}  {'LEVEL':<7}  {'CHUNK':>9}  "
-        f"{'READ MB/s':>10}  {'WRITE MB/s':>10}  {'IOPS':>10}  {'STEADY':<6}  LABEL"
-    ]
+def render_list(runs: Sequence[RunRecord], width: int | None = None) -> str:
+    """The runs, newest first, fitted to ``width`` (None: whole lines) as the app's list is: IOPS goes first, then
+    the chunk, the level and the steadiness mark, the year; read and write share one column and the status
+    becomes a sign (✓ ✗ ! ▶ –); the target and the label are cut (a label keeping its end, where runs differ:
+    "numjobs 1", "numjobs 2")."""
     bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
     iops = METRICS_BY_NAME["read_iops"]
-    for run in runs:
-        read_iops, write_iops = run.metrics.read_iops, run.metrics.write_iops
-        total_iops = None if read_iops is None and write_iops is None else (read_iops or 0) + (write_iops or 0)
-        chunk = run.array.get("chunk_bytes")
-        lines.append(
-            f"{run.id:>5}  {_local(run.started_at):<16}  {run.status.value:<11}  {run.preset[:12]:<12}  "
-            f"{short_target(run.target, 14):<14}  {run.array.get('level') or '-'!s:<7}  "
-            f"{iec_bytes(chunk) if chunk else '-':>9}  "
-            f"{format_metric(bandwidth, run.metrics.read_bw_bytes_per_s):>10}  "
-            f"{format_metric(bandwidth, run.metrics.write_bw_bytes_per_s):>10}  "
-            f"{format_metric(iops, total_iops):>10}  {run.steadiness.mark:<6}  {run.label}".rstrip()
-        )
-    if any(run.steadiness is not Steadiness.NOT_JUDGED for run in runs):
+
+    def chunk(run: RunRecord) -> str:
+        value = run.array.get("chunk_bytes")
+        return iec_bytes(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value else "-"
+
+    started = Column("STARTED", [_local(run.started_at) for run in runs])
+    short_start = Column("STARTED", [_local(run.started_at, short=True) for run in runs])
+    status = Column("STATUS", [run.status.value for run in runs])
+    sign = Column("ST", [run.status.sign for run in runs])
+    level = Column("LEVEL", [str(run.array.get("level") or "-") for run in runs])
+    chunks = Column("CHUNK", [chunk(run) for run in runs], right=True)
+    read = Column("READ MB/s", [format_metric(bandwidth, run.metrics.read_bw_bytes_per_s) for run in runs], right=True)
+    write = Column(
+        "WRITE MB/s", [format_metric(bandwidth, run.metrics.write_bw_bytes_per_s) for run in runs], right=True
+    )
+    both = Column("MB/s", [read_write_text(run) for run in runs], right=True)
+    total = Column("IOPS", [format_metric(iops, total_iops(run)) for run in runs], right=True)
+    steady = Column("STEADY", [run.steadiness.mark for run in runs])
+    ids = Column("ID", [str(run.id) for run in runs], right=True)
+    preset = Column("PRESET", [run.preset for run in runs], least=12)
+    target = Column("TARGET", [run.target or "-" for run in runs], least=10, cut=short_target)
+    label = Column("LABEL", [run.label for run in runs], least=8, cut=cut_start)
+    fitted = fit_layouts(
+        [
+            [ids, started, status, preset, target, level, chunks, read, write, total, steady, label],
+            [ids, started, status, preset, target, level, chunks, read, write, steady, label],
+            [ids, short_start, status, preset, target, level, read, write, steady, label],
+            [ids, short_start, status, preset, target, read, write, label],
+            [ids, short_start, sign, preset, target, both, label],
+        ],
+        width,
+    )
+    lines = list(fitted.lines)
+    if any(run.steadiness is not Steadiness.NOT_JUDGED for run in runs) and "STEADY" not in fitted.left_out:
         lines += ["", STEADINESS_LEGEND]
+    if fitted.cut:
+        lines.append(fitted_note(width))
     return "\n".join(lines)
 
 
@@ -274,7 +305,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(runs_json(runs, include_samples=False), end="")
     else:
-        print(render_list(runs) if runs else f"No runs in {store.path}.")
+        print(render_list(runs, output_width(args)) if runs else f"No runs in {store.path}.")
     return 0
 
 

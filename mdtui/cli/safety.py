@@ -4,12 +4,11 @@ a change made through mdadm --grow (plan shown as argv, typed confirmation, ever
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mdtui.cli.common import confirm
+from mdtui.cli.common import confirm, print_json
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.job import RwMode
@@ -160,7 +159,10 @@ def cmd_safety(args: argparse.Namespace) -> int:
             lines.append(f"note: {note}")
     if not changing:
         lines.append(f"change it: mdtui safety {array.name} --bitmap KIND [--bitmap-chunk SIZE] [--policy resync|ppl]")
-        print(json.dumps(report, indent=2) if args.json else "\n".join(lines))
+        if args.json:
+            print_json(report)
+        else:
+            print("\n".join(lines))
         return 0
     want = SafetyChoice(
         args.bitmap if args.bitmap is not None else (current.bitmap if args.policy != "ppl" else "none"),
@@ -181,7 +183,7 @@ def cmd_safety(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     if args.dry_run or not plan.steps:
         if args.json:
-            print(json.dumps(report, indent=2))
+            print_json(report)
         return 0
     require_live(root, "changing an array's bitmap or policy")
     what = f"change the write safety of {plan.device} ({len(plan.steps)} mdadm --grow)"
@@ -194,7 +196,7 @@ def cmd_safety(args: argparse.Namespace) -> int:
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
     report["after"] = {"bitmap": after.bitmap, "bitmap_chunk_bytes": after.bitmap_chunk_bytes, "policy": after.policy}
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
     else:
         print(f"{array.name} now: bitmap {after.bitmap}, policy {after.policy} (commands in the action log)")
     return 0

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
-from mdtui.cli.common import print_json
-from mdtui.format import duration, ident_text, iec_bytes, rate_mb_s, to_jsonable
+from mdtui.cli.common import output_width, print_json
+from mdtui.columns import Column, cut_end, fit_columns, fitted_note
+from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
+from mdtui.model.array import MdArray
+from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.mounts import read_mounts, read_swaps
@@ -20,6 +24,9 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     scan_parser = sub.add_parser("scan", help="list disks (with link speeds and in-use reasons) and md arrays")
     scan_parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     scan_parser.add_argument(
+        "--wide", action="store_true", help="whole lines, however wide (piped output is never fitted)"
+    )
+    scan_parser.add_argument(
         "--no-smart", action="store_true", help="with --json: skip SMART (smartctl -j -a per disk, as root)"
     )
     capture_parser = sub.add_parser(
@@ -32,64 +39,113 @@ def add_scan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     capture_parser.add_argument("out_dir", metavar="DIR", help="a new or empty directory (not a link)")
 
 
-# Cells of the model / serial column: the model is cut to fit, the serial never.
-IDENT_WIDTH = 34
+def render_scan(inventory: Inventory, width: int | None = None) -> str:
+    """The disks and arrays as tables fitted to ``width`` (None: whole lines), then the link findings and notes.
 
-
-def render_scan(inventory: Inventory) -> str:
-    lines = []
-    rows = []
-    for disk in inventory.disks:
-        link = disk.link.describe() if disk.link else "-"
-        if disk.link and disk.link.downgraded:
-            link = "⚠ " + link
-        # The model gives way; the serial is never cut (disks of one batch differ only at its end).
-        ident = ident_text(disk.model, disk.serial, IDENT_WIDTH)
+    Narrow, a disk's state is its first reason's kind ("md-member +1"), its link the short form ("Gen1 x4 ⚠"),
+    and Model / serial, Type and Bus are left out (never cut: a cut serial names another disk); an array's
+    members are cut with how many more. `--wide` or `--json` has everything."""
+    disks = inventory.disks
+    states = []
+    for disk in disks:
         if disk.in_use:
-            state = "in use: " + "; ".join(str(r) for r in disk.in_use)
+            states.append("in use: " + "; ".join(str(r) for r in disk.in_use))
         elif disk.problems:
-            state = "unknown: " + "; ".join(disk.problems)
+            states.append("unknown: " + "; ".join(disk.problems))
         else:
-            state = "free"
-        rows.append((disk, link, ident, state))
-    link_width = max([len("LINK"), *(len(row[1]) for row in rows)])
-    ident_width = max([len("MODEL / SERIAL"), *(len(row[2]) for row in rows)])
-    lines.append(
-        f"{'DISK':<10} {'TRANSPORT':<9} {'SIZE':>10} {'TYPE':<4} {'LINK':<{link_width}} "
-        f"{'MODEL / SERIAL':<{ident_width}} STATE"
+            states.append("free")
+
+    def flagged(disk: Disk, text: str) -> str:
+        return f"⚠ {text}" if disk.link and disk.link.downgraded else text
+
+    disk_table = fit_columns(
+        [
+            Column("DISK", [disk.name for disk in disks]),
+            Column("TRANSPORT", [disk.transport.value for disk in disks], drop=3),
+            Column("SIZE", [iec_bytes(disk.size_bytes) for disk in disks], right=True),
+            Column("TYPE", [disk.kind_label for disk in disks], drop=2),
+            Column(
+                "LINK",
+                [flagged(disk, disk.link.describe()) if disk.link else "-" for disk in disks],
+                short=[flagged(disk, disk.link.label()) if disk.link else "-" for disk in disks],
+            ),
+            Column(
+                "MODEL / SERIAL",
+                [" / ".join(part for part in (disk.model, disk.serial) if part) or "-" for disk in disks],
+                drop=1,
+            ),
+            # Cut, the reasons read down to about one (40 characters); narrower, the first reason's kind.
+            Column("STATE", states, least=40, short=[disk.state_word for disk in disks]),
+        ],
+        width,
     )
-    for disk, link, ident, state in rows:
-        lines.append(
-            f"{disk.name:<10} {disk.transport.value:<9} {iec_bytes(disk.size_bytes):>10} {disk.kind_label:<4} "
-            f"{link:<{link_width}} {ident:<{ident_width}} {state}"
-        )
-    downgraded = [d for d in inventory.disks if d.link and d.link.downgraded]
-    for disk in downgraded:
-        assert disk.link is not None
-        lines.append(f"⚠ {disk.name}: {disk.link.finding()}")
+    lines = list(disk_table.lines)
+    left_out = list(disk_table.left_out)
+    shortened = disk_table.cut
+    for disk in disks:
+        if disk.link is not None and disk.link.downgraded:
+            lines += _wrapped(f"⚠ {disk.name}: {disk.link.finding()}", width)
     lines.append("")
     if inventory.arrays:
-        lines.append(f"{'ARRAY':<8} {'LEVEL':<7} {'STATE':<16} {'SIZE':>10} {'CHUNK':>8} {'LAYOUT':<16} MEMBERS")
-        for array in inventory.arrays:
-            members = " ".join(m.name + ("(F)" if m.faulty else "(S)" if m.spare else "") for m in array.members)
-            state = array.state + (f", degraded {array.degraded}" if array.degraded else "")
-            chunk = iec_bytes(array.chunk_bytes) if array.chunk_bytes else "-"
-            lines.append(
-                f"{array.name:<8} {array.level or '-':<7} {state:<16} {iec_bytes(array.size_bytes):>10} "
-                f"{chunk:>8} {array.layout or '-':<16} {members}"
-            )
+        arrays = inventory.arrays
+        array_table = fit_columns(
+            [
+                Column("ARRAY", [array.name for array in arrays]),
+                Column("LEVEL", [array.level or "-" for array in arrays]),
+                Column("STATE", [array_state(array) for array in arrays]),
+                Column("SIZE", [iec_bytes(array.size_bytes) for array in arrays], right=True),
+                Column(
+                    "CHUNK", [iec_bytes(a.chunk_bytes) if a.chunk_bytes else "-" for a in arrays], right=True, drop=2
+                ),
+                Column("LAYOUT", [array.layout or "-" for array in arrays], drop=1),
+                Column("MEMBERS", [_members(array) for array in arrays], least=len("sda sdb … +99"), cut=_cut_members),
+            ],
+            width,
+        )
+        lines += array_table.lines
+        left_out += array_table.left_out
+        shortened = shortened or array_table.cut
+        for array in arrays:
             if array.sync is not None:
                 sync = array.sync
                 pct = f"{sync.fraction * 100:.1f}%" if sync.fraction is not None else sync.state
-                lines.append(
-                    f"         {sync.action} {pct} at {rate_mb_s(sync.speed_bytes_per_s)}, "
-                    f"ETA {duration(sync.eta_seconds)}"
+                lines += _wrapped(
+                    f"{array.name}: {sync.action} {pct} at {rate_mb_s(sync.speed_bytes_per_s)}, "
+                    f"ETA {duration(sync.eta_seconds)}",
+                    width,
                 )
     else:
         lines.append("No md arrays.")
     for note in inventory.notes:
-        lines.append(f"note: {note}")
+        lines += _wrapped(f"note: {note}", width)
+    if left_out or shortened:
+        lines.append(fitted_note(width))
     return "\n".join(lines)
+
+
+def array_state(array: MdArray) -> str:
+    return array.state + (f", degraded {array.degraded}" if array.degraded else "")
+
+
+def _members(array: MdArray) -> str:
+    return " ".join(m.name + ("(F)" if m.faulty else "(S)" if m.spare else "") for m in array.members)
+
+
+def _cut_members(text: str, width: int) -> str:
+    """Whole member names, then how many more: "sdb sdc sdd … +12"."""
+    names = text.split()
+    for keep in range(len(names), -1, -1):
+        shown = " ".join(names[:keep]) + (f" … +{len(names) - keep}" if keep < len(names) else "")
+        if len(shown) <= width:
+            return shown
+    return cut_end(text, width)
+
+
+def _wrapped(line: str, width: int | None) -> list[str]:
+    """A sentence under a table, wrapped to ``width`` with its continuation indented."""
+    if width is None or len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width=width, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -118,7 +174,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             data["smart"] = {path.removeprefix("/dev/"): to_jsonable(health) for path, health in readings.items()}
         print_json(data)
     else:
-        print(render_scan(inventory))
+        print(render_scan(inventory, output_width(args)))
         for state in reshapes:
             print(f"⚠ {reshape_line(state)}" if state.state in ("pending", "not assembled") else reshape_line(state))
     return 0

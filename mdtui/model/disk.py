@@ -95,6 +95,17 @@ class Disk:
         return not self.in_use and not self.problems
 
     @property
+    def state_word(self) -> str:
+        """'free', 'unknown', or the first in-use reason's kind with a count of the others ('md-member +1'): the
+        state in one word, for the app's table and a CLI table fitted to a narrow terminal."""
+        if self.in_use:
+            more = f" +{len(self.in_use) - 1}" if len(self.in_use) > 1 else ""
+            return f"{self.in_use[0].kind.value}{more}"
+        if self.problems:
+            return "unknown"
+        return "free"
+
+    @property
     def kind_label(self) -> str:
         if self.rotational is None:
             return "?"

@@ -113,6 +113,17 @@ class Link:
     def describe_max(self) -> str:
         return _describe(self.kind, self.max_rate, self.max_width)
 
+    def label(self) -> str:
+        """The link as it trained, short, for a table cell: 'Gen3 x4', '6 Gbps', '12 Gbit'."""
+        if self.current_rate is None:
+            return "-"
+        if self.kind is LinkKind.PCIE:
+            gen = pcie_generation(self.current_rate)
+            rate = f"Gen{gen}" if gen else f"{self.current_rate:g} GT/s"
+            width = f" x{self.current_width}" if self.current_width else ""
+            return f"{rate}{width}"
+        return self.describe_current()
+
     def describe(self) -> str:
         """One line for tables: current rate, and the maximum when the link is downgraded."""
         text = self.describe_current()

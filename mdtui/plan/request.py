@@ -60,8 +60,6 @@ def member_path(disk: Disk) -> str:
     return disk.by_id_path or disk.dev_path
 
 
-def gib(size_bytes: int) -> str:
-    return f"{size_bytes / GIB:.1f} GiB"
 
 
 __all__ = [
@@ -70,6 +68,5 @@ __all__ = [
     "GIB",
     "MIN_CHUNK_KIB",
     "CreateRequest",
-    "gib",
     "member_path",
 ]

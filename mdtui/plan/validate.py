@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mdtui.format import iec_bytes
 from mdtui.model.disk import Disk, Transport
 from mdtui.plan import metadata as md_meta
 from mdtui.plan.levels import LINEAR, RAID0, RAID5, RAID10, RaidLevel, level_from_name
@@ -17,7 +18,6 @@ from mdtui.plan.request import (
     WARN_WASTE_FRACTION,
     WIDE_RAID5_MEMBERS,
     CreateRequest,
-    gib,
     member_path,
 )
 from mdtui.plan.write_safety import SafetyChoice
@@ -169,7 +169,7 @@ def _check_level_options(req: CreateRequest, level: RaidLevel, problems: list[st
             for disk in (*req.members, *req.spares):
                 if disk.size_bytes is not None and disk.size_bytes > md_meta.V090_MAX_MEMBER_BYTES:
                     problems.append(
-                        f"{disk.name} is {gib(disk.size_bytes)}: metadata 0.90 limits members of "
+                        f"{disk.name} is {iec_bytes(disk.size_bytes)}: metadata 0.90 limits members of "
                         f"{level.name} to 2 TiB; use metadata 1.2"
                     )
         if req.name is not None:
@@ -186,7 +186,7 @@ def _check_sizes_hard(req: CreateRequest, level: RaidLevel, problems: list[str])
         waste = sum(known) - smallest * len(known)
         if waste > MAX_WASTE_FRACTION * sum(known):
             problems.append(
-                f"members differ so much in size that {gib(waste)} ({waste} bytes, "
+                f"members differ so much in size that {iec_bytes(waste)} ({waste} bytes, "
                 f"{waste / sum(known):.0%} of their capacity) would go unused; pick similar disks or "
                 "allow mixed sizes"
             )
@@ -194,8 +194,8 @@ def _check_sizes_hard(req: CreateRequest, level: RaidLevel, problems: list[str])
         for spare in req.spares:
             if spare.size_bytes is not None and spare.size_bytes < smallest:
                 problems.append(
-                    f"spare {spare.name} ({gib(spare.size_bytes)}) is smaller than the smallest member "
-                    f"({gib(smallest)}); md could not rebuild onto it"
+                    f"spare {spare.name} ({iec_bytes(spare.size_bytes)}) is smaller than the smallest member "
+                    f"({iec_bytes(smallest)}); md could not rebuild onto it"
                 )
 
 
@@ -212,13 +212,13 @@ def _size_warnings(req: CreateRequest, level: RaidLevel) -> list[str]:
         if waste > WARN_WASTE_FRACTION * sum(sizes):
             small = next(d.name for d in req.members if d.size_bytes == smallest)
             return [
-                f"members differ in size: the smallest ({small}, {gib(smallest)}) sets every "
-                f"member's share, so {gib(waste)} ({waste} bytes) of the larger members goes unused"
+                f"members differ in size: the smallest ({small}, {iec_bytes(smallest)}) sets every "
+                f"member's share, so {iec_bytes(waste)} ({waste} bytes) of the larger members goes unused"
             ]
     elif level is RAID0 and largest > smallest * (1 + WARN_WASTE_FRACTION):
         return [
             "raid0 uses all of each member through zones: beyond the smallest member's "
-            f"{gib(smallest)} the stripe spans fewer members, so the end of the array is slower"
+            f"{iec_bytes(smallest)} the stripe spans fewer members, so the end of the array is slower"
         ]
     return []
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from mdtui.plan.levels import level_from_name
 from mdtui.store.errors import CompareError
@@ -140,6 +140,37 @@ def _metrics(names: Sequence[str] | None) -> tuple[MetricInfo, ...]:
         return tuple(metric_info(name) for name in names)
     except ValueError as exc:
         raise CompareError(str(exc)) from None
+
+
+def in_time_order(runs: Iterable[RunRecord]) -> list[RunRecord]:
+    """Oldest first (by start, then ID): the order a before/after comparison reads in."""
+    return sorted(runs, key=lambda run: (run.started_at, run.id))
+
+
+def default_baseline(runs: Iterable[RunRecord]) -> RunRecord:
+    """The run the others are compared against when the user chose none: the oldest, so that a ratio above 1
+    of a higher-is-better figure means the later run (the change) did better. ValueError when ``runs`` is empty."""
+    ordered = in_time_order(runs)
+    if not ordered:
+        raise ValueError("no runs to pick a baseline from")
+    return ordered[0]
+
+
+TimeRole = Literal["before", "after", "between"]
+
+
+def time_roles(baseline: RunRecord, candidates: Sequence[RunRecord]) -> tuple[TimeRole, ...]:
+    """Each run's place in time, baseline first: a candidate made before or after the baseline; the baseline
+    "before" when every other run came after it, "after" when every one came before it, else "between"."""
+
+    def later(run: RunRecord) -> bool:
+        return (run.started_at, run.id) > (baseline.started_at, baseline.id)
+
+    others: tuple[TimeRole, ...] = tuple("after" if later(run) else "before" for run in candidates)
+    own: TimeRole = (
+        "before" if all(r == "after" for r in others) else "after" if all(r == "before" for r in others) else "between"
+    )
+    return (own, *others)
 
 
 def compare(

@@ -13,7 +13,7 @@ from mdtui import jsondoc
 from mdtui.format import iec_bytes, times
 from mdtui.store.compare import Comparison, ConfigDifference, NormalisedTable, RatioTable, Verdict, run_settings
 from mdtui.store.fio_import import parse_fio_output
-from mdtui.store.records import METRICS, MetricInfo, RunRecord, Steadiness
+from mdtui.store.records import METRICS, METRICS_BY_NAME, MetricInfo, RunRecord, Steadiness
 
 FORMATS = ("md", "csv", "json")
 
@@ -32,6 +32,23 @@ def format_metric(metric: MetricInfo, value: float | None) -> str:
     if metric.unit == "ns":
         return f"{value / 1e3:,.1f}"
     return f"{value:.1f}"
+
+
+def total_iops(run: RunRecord) -> float | None:
+    """Read and write IOPS together; None when the run measured neither."""
+    read, write = run.metrics.read_iops, run.metrics.write_iops
+    return None if read is None and write is None else (read or 0) + (write or 0)
+
+
+def read_write_text(run: RunRecord) -> str:
+    """Both bandwidths in one cell, for a narrow table: "R 1,118.5", "W 4,211.0", "R 28.0 W 28.0"."""
+    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
+    parts = [
+        f"{letter} {format_metric(bandwidth, value)}"
+        for letter, value in (("R", run.metrics.read_bw_bytes_per_s), ("W", run.metrics.write_bw_bytes_per_s))
+        if value is not None
+    ]
+    return " ".join(parts) or "-"
 
 
 def unit_text(metric: MetricInfo) -> str:

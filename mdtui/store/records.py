@@ -21,6 +21,20 @@ class RunStatus(StrEnum):
     # the database can be written, stored) as interrupted.
     INTERRUPTED = "interrupted"
 
+    @property
+    def sign(self) -> str:
+        """The status as one sign for a narrow table, told apart without colour (the app's and the CLI's)."""
+        return _STATUS_SIGNS[self]
+
+
+_STATUS_SIGNS = {
+    RunStatus.COMPLETE: "✓",
+    RunStatus.FAILED: "✗",
+    RunStatus.INTERRUPTED: "!",
+    RunStatus.RUNNING: "▶",
+    RunStatus.CANCELLED: "–",
+}
+
 
 FINAL_STATUSES = frozenset({RunStatus.COMPLETE, RunStatus.CANCELLED, RunStatus.FAILED})
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import Screen
 
 from mdtui.probe.inventory import ScanAhead
@@ -19,6 +20,9 @@ from mdtui.ui.themes import default_theme_dirs, load_themes, pick_default, save_
 # of the live system (knobs and arrays a killed run left behind) only on it: launching loads only what
 # the first screen needs.
 
+
+# The header's badge under --root DIR: a captured tree is only read.
+READ_ONLY_BADGE = "READ-ONLY tree"
 
 # A notice may carry its own title before this separator; one without is something a killed run left behind.
 NOTICE_TITLE_END = "\x1f"
@@ -34,6 +38,9 @@ class MdtuiApp(App[None]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        # What Ctrl+C does in every other terminal program (Textual's own only says how to quit); asked first
+        # while a benchmark or sweep runs, as q is. Priority: a text field's copy does not take it.
+        Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "change_theme", "Theme"),
         # Shown among the keys (third, ui.common.screen), not docked at the right where 80 columns cut it.
@@ -64,6 +71,8 @@ class MdtuiApp(App[None]):
         # refused at their key (ui.common.live). Only the tests, whose runners and mdadm are fakes that
         # never touch a device, let a tree stand for a live host to drive those flows.
         self.tree_stands_for_live = tree_stands_for_live
+        # Said in every screen's header: nothing here acts on a device (ui.common.live refuses it at the key).
+        self.read_only_tree = not tree_stands_for_live and not SystemRoot(root).is_live
         self.privileged = privileged
         # The results database as the CLI finds it ($MDTUI_DB, then XDG), unless a test passes its own.
         self._db_path = Path(db_path).expanduser() if db_path is not None else None
@@ -133,6 +142,13 @@ class MdtuiApp(App[None]):
             if self._show_guide:
                 self.action_guide()
 
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """Every header; under --root DIR it opens with a READ-ONLY badge (words, reversed: read without colour)."""
+        formatted = super().format_title(title, sub_title)
+        if not self.read_only_tree:
+            return formatted
+        return Content.assemble((f" {READ_ONLY_BADGE} ", "bold reverse"), " ", formatted)
+
     def _remember_theme(self, theme: object) -> None:
         if self._config_path is None or self.theme == self._saved_theme:
             return
@@ -140,6 +156,19 @@ class MdtuiApp(App[None]):
         problem = save_theme(self._config_path, self.theme)
         if problem:
             self.notify(problem, severity="warning", timeout=10)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: quit, after the running job's question (stop it and quit, or stay) when there is one."""
+        from mdtui.ui.common.screen import JobQuestion, MdtuiScreen
+
+        if isinstance(self.screen, JobQuestion):
+            return  # the question is on screen already: its answer decides
+        # A job under a dialog runs on: it is asked about as well.
+        running = [screen for screen in self.screen_stack if isinstance(screen, MdtuiScreen) and screen.job_running()]
+        if running:
+            running[-1].ask_before_leaving(quitting=True)
+            return
+        self.exit()
 
     def action_help(self) -> None:
         from mdtui.ui.help.screen import HelpScreen

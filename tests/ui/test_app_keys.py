@@ -3,17 +3,22 @@ mdtui's own actions; a running job is never ended by Escape or q without a quest
 
 from __future__ import annotations
 
+import argparse
 import threading
 from collections.abc import Callable
 
+import pytest
 from textual import work
 from textual.app import App, ComposeResult
 from textual.command import CommandList, CommandPalette
+from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
+from mdtui.cli.common import confirm
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.palette import mdtui_commands
 from mdtui.ui.common.screen import JobQuestion, MdtuiScreen
+from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 from .conftest import settle
 
@@ -174,15 +179,21 @@ async def test_palette_opens_the_results(make_app: MakeApp) -> None:
         assert type(app.screen).__name__ == "InventoryScreen"
 
 
+async def running_job(pilot: Pilot[None]) -> Held:
+    """The app's inventory, then a screen whose job runs until the test releases it."""
+    await settle(pilot)
+    held = Held()
+    pilot.app.push_screen(held)
+    await pilot.pause()
+    held.start()
+    await pilot.pause()
+    return held
+
+
 async def test_palette_drops_a_background_job_once_it_ended(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        held = Held()
-        app.push_screen(held)
-        await pilot.pause()
-        held.start()
-        await pilot.pause()
+        held = await running_job(pilot)
         await pilot.press("escape")
         await pilot.click("#background")
         await pilot.pause()
@@ -194,3 +205,55 @@ async def test_palette_drops_a_background_job_once_it_ended(make_app: MakeApp) -
         assert not any("Back to" in command.name for command in mdtui_commands(app)), "the job has ended"
         assert app.background_jobs == {}
         assert any("A benchmark finished in the background" in str(n.message) for n in app._notifications)
+
+
+async def test_ctrl_c_quits_and_asks_first_while_a_job_runs(make_app: MakeApp) -> None:
+    # Issue 44: Ctrl+C did not quit (Textual's own only said how to).
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        held = await running_job(pilot)
+        app.push_screen(ConfirmScreen("Delete run #1", Static("x").render(), "#1", "Delete"))  # a dialog above it
+        await pilot.pause()
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, JobQuestion) and app.screen.quitting and app.is_running
+        await pilot.press("ctrl+c")  # the question is on screen: its answer decides
+        assert isinstance(app.screen, JobQuestion) and app.is_running
+        await pilot.press("escape")  # stay
+        assert app.is_running and held.job_running()
+        held.release.set()
+        await app.workers.wait_for_complete()
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_a_wrong_typed_confirmation_says_it_does_not_match(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        answers: list[bool | None] = []
+        app.push_screen(
+            ConfirmScreen("Tear down /dev/md1", Static("x").render(), "/dev/md1", "Destroy"), answers.append
+        )
+        await pilot.pause()
+        said = app.screen.query_one("#confirm-mismatch", Static)
+        assert not said.display
+        await pilot.press(*"/dev/md", "enter")
+        await pilot.pause()
+        assert said.display and str(said.content) == ('"/dev/md" does not match /dev/md1: type it exactly to go ahead.')
+        assert said.region.height == 1 and isinstance(app.screen, ConfirmScreen) and answers == []
+        await pilot.press("1")  # typing again clears the line
+        assert not said.display
+        await pilot.press("enter")
+        assert answers == [True]
+
+
+def test_the_cli_says_a_wrong_confirmation_does_not_match(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "md1")
+    assert not confirm(argparse.Namespace(yes=False), "stop /dev/md1", "/dev/md1")
+    assert capsys.readouterr().err == 'mdtui: "md1" does not match /dev/md1: type it exactly to go ahead.\n'
+    monkeypatch.setattr("builtins.input", lambda prompt: " /dev/md1 ")
+    assert confirm(argparse.Namespace(yes=False), "stop /dev/md1", "/dev/md1")

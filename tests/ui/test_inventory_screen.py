@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.segment import Segment
+from textual.color import Color
 from textual.coordinate import Coordinate
+from textual.filter import Monochrome
 from textual.message import Message
 from textual.widgets import Static
 from textual.widgets.data_table import ColumnKey
@@ -17,6 +20,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.messages import InventoryScanned
+from mdtui.ui.common.render import array_state
 from mdtui.ui.common.table import sort_key
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.help.screen import HelpScreen
@@ -302,3 +306,91 @@ async def test_state_column_always_fits_and_model_is_cut_instead(make_app: MakeA
         assert ident.startswith("Exa") and ident.endswith(" / S5GXNF0R000001")
         if width == 80:
             assert "… / " in ident
+
+
+@pytest.mark.parametrize(("width", "height", "disk_rows"), [(80, 24, 7), (60, 15, 3)])
+async def test_small_terminals_show_disks_and_no_blank_rows_under_the_arrays(
+    make_app: MakeApp, tree_inventory: Inventory, width: int, height: int, disk_rows: int
+) -> None:
+    # Issue 44: at 80x24 the disks had half the height (5 of 11 shown) above blank rows under 3 arrays; at 60x15
+    # the detail's 8 rows left the disks none, and State scrolled off to the side.
+    app = make_app()
+    async with app.run_test(size=(width, height)) as pilot:
+        await settle(pilot)
+        disks = app.screen.query_one("#disks", DiskTable)
+        arrays = app.screen.query_one("#arrays", ArrayTable)
+        assert arrays.size.height <= 1 + len(tree_inventory.arrays)  # the header and its rows: no blank ones
+        assert disks.size.height - 1 >= disk_rows  # the header, then as many disks
+        for table in (disks, arrays):
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            assert used <= table.size.width, f"#{table.id} scrolls sideways"
+            assert "state" in [str(key.value) for key in table.columns]
+
+
+async def test_under_no_color_a_degraded_array_is_marked_and_never_dimmer(
+    make_app: MakeApp, tree_inventory: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 44: under NO_COLOR Textual draws colours as greys, and the degraded array's red state read as the
+    # dimmest row. Its state is marked (✗, bold) and drawn no darker than a healthy array's.
+    monkeypatch.setenv("NO_COLOR", "1")
+    degraded = next(a for a in tree_inventory.arrays if a.degraded)
+    healthy = next(a for a in tree_inventory.arrays if not a.degraded and a.sync is None)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.no_color
+        table = app.screen.query_one("#arrays", ArrayTable)
+        names = [str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value) for row in range(table.row_count)]
+
+        def state_segment(name: str) -> Segment:
+            line = Monochrome().apply(list(table.render_line(1 + names.index(name))), Color(0, 0, 0))
+            return next(segment for segment in line if array_state(tree_inventory.array(name)) in segment.text)  # type: ignore[arg-type]
+
+        bad, good = state_segment(degraded.name), state_segment(healthy.name)
+        assert bad.text.strip().startswith("✗") and bad.style is not None and bad.style.bold
+        assert good.style is not None and bad.style.color is not None and good.style.color is not None
+        assert bad.style.color.triplet >= good.style.color.triplet  # type: ignore[operator]
+
+
+async def test_link_sorts_by_the_bandwidth_it_carries(make_app: MakeApp, tree_inventory: Inventory) -> None:
+    # Issue 44: "Gen1 x1" (250 MB/s) sorted after "12 Gbit" (1,200 MB/s): its words were sorted, not its speed.
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#disks", DiskTable)
+        table.focus()
+        for _ in range(table.get_column_index("link") + 1):  # s sorts by the next column: Disk, Bus, ... Link
+            await pilot.press("s")
+        await pilot.pause()
+        assert table.sort_column == ColumnKey("link")
+        order = [str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value) for row in range(table.row_count)]
+        speeds = [
+            disk.link.bandwidth_bytes_per_s if disk.link else None
+            for disk in (tree_inventory.disk(name) for name in order)
+            if disk is not None
+        ]
+        known = [speed for speed in speeds if speed is not None]
+        assert known == sorted(known) and speeds[len(known) :] == [None] * (len(speeds) - len(known)), speeds
+        labels = [plain(table.get_row(name)[table.get_column_index("link")]).strip() for name in order]
+        assert labels.index("Gen1 x1") < labels.index("12 Gbit"), labels
+
+
+async def test_a_captured_tree_says_read_only_in_every_header(make_app: MakeApp, tmp_path: Path) -> None:
+    # Issue 44: under --root DIR nothing said the app would not act until an action was refused.
+    from mdtui.ui.results.screen import ResultsScreen
+
+    app = make_app(tree_stands_for_live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+
+        def header() -> str:
+            return str(app.screen.query_one("HeaderTitle").render())
+
+        assert header().startswith(" READ-ONLY tree  mdtui — ")
+        app.push_screen(ResultsScreen(tmp_path / "results.db"))
+        await settle(pilot)
+        assert header().startswith(" READ-ONLY tree  mdtui — results")
+    standing_in = make_app()  # the tests' trees that stand for a live host, as / does: no badge
+    async with standing_in.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "READ-ONLY" not in str(standing_in.screen.query_one("HeaderTitle").render())

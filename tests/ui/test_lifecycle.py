@@ -20,6 +20,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.inventory.array_detail import ArrayDetailScreen
 from mdtui.ui.inventory.lifecycle_forms import AlertsForm, RepairForm, ScrubForm
 from mdtui.ui.inventory.screen import InventoryScreen
 from mdtui.ui.inventory.widgets import DetailBody
@@ -66,12 +67,35 @@ async def test_the_array_detail_shows_the_lifecycle_line_and_its_keys(
         text = plain(app.screen.query_one("#detail-body", DetailBody).source)
         # The captured tree holds no /etc, no processes and no /var: said, not guessed.
         assert "Kept" in text and "? persisted: not captured · ? monitoring: not captured" in text
-        assert "a alerts · p persist · s scrub · f repair · e grow" in text
+        assert "a alerts · p persist · v scrub · f repair · e grow · x tear down" in text
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert {"a", "p", "s", "f", "e"} <= footer
+        assert {"a", "p", "v", "f", "e"} <= footer
         await pilot.press("shift+tab")  # on the disks pane there is no array to act on
         footer = {key for key, b in app.screen.active_bindings.items() if b.binding.show}
-        assert not {"a", "p", "s", "f", "e"} & footer
+        assert not {"a", "p", "v", "f", "e"} & footer
+
+
+async def test_the_keys_the_array_detail_lists_work_inside_it(
+    make_app: MakeApp, tree_inventory: Inventory, host: Path
+) -> None:
+    # Issue 44: Enter on an array showed "Keys a alerts · p persist · s scrub · f repair · x tear down", and none
+    # of them did anything there. Each now closes the detail and acts on the array, as on the inventory.
+    app = make_app(host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_array(pilot, tree_inventory, "md2")
+        await pilot.press("enter")
+        detail = app.screen
+        assert isinstance(detail, ArrayDetailScreen)
+        assert "v scrub" in plain(detail.query_one("#detail-full-body", Static).content)
+        await pilot.press("v")
+        await handled(pilot)
+        assert isinstance(app.screen, ScrubForm) and "md2" in plain(app.screen.query_one("#scrub-plan", Static).content)
+        await pilot.press("escape")
+        await pilot.press("enter", "a")
+        await handled(pilot)
+        assert isinstance(app.screen, AlertsForm)
+        await pilot.press("escape")
+        assert isinstance(app.screen, InventoryScreen)
 
 
 async def test_alerts_are_refused_on_a_captured_tree(
@@ -89,7 +113,7 @@ async def test_alerts_are_refused_on_a_captured_tree(
         assert len(said) == 1 and "read-only" in said[0] and "without --root" in said[0]
 
 
-@pytest.mark.parametrize("key", ["p", "s", "f"])
+@pytest.mark.parametrize("key", ["p", "v", "f"])
 async def test_persist_scrub_and_repair_show_their_plan_on_a_captured_tree_and_run_nothing(
     make_app: MakeApp, tree_inventory: Inventory, key: str, monkeypatch: pytest.MonkeyPatch, tree_root: Path
 ) -> None:
@@ -110,7 +134,7 @@ async def test_persist_scrub_and_repair_show_their_plan_on_a_captured_tree_and_r
             await open_array(pilot, tree_inventory, "md2")
             await pilot.press(key)
             await handled(pilot)
-            if key == "s":
+            if key == "v":
                 app.screen.query_one("#scrub-check", Button).press()
                 await handled(pilot)
             cli = ["persist", "md2", "--dry-run"] if key == "p" else ["scrub", "md2", "--dry-run"]
@@ -228,7 +252,7 @@ async def test_scrub_starts_a_check_and_asks_before_a_repair(
     app = make_app(host)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_array(pilot, tree_inventory, "md2")
-        await pilot.press("s")
+        await pilot.press("v")
         form = app.screen
         assert isinstance(form, ScrubForm)
         assert "echo check > /sys/block/md2/md/sync_action" in plain(form.query_one("#scrub-plan", Static).content)
@@ -239,7 +263,7 @@ async def test_scrub_starts_a_check_and_asks_before_a_repair(
         assert "echo repair > /sys/block/md2/md/sync_action" in body(dialog)
         await pilot.press("escape")
         assert action.read_text().strip() == "idle"
-        await pilot.press("s")
+        await pilot.press("v")
         app.screen.query_one("#scrub-check", Button).press()
         await handled(pilot)
         assert action.read_text().strip() == "check"
@@ -252,7 +276,7 @@ async def test_scrub_of_a_busy_array_is_one_line(make_app: MakeApp, tree_invento
         await open_array(pilot, tree_inventory, busy.name)
         said: list[str] = []
         app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
-        await pilot.press("s")
+        await pilot.press("v")
         assert isinstance(app.screen, InventoryScreen)
         assert said == [f"{busy.name} is busy (resync); wait for it to finish, or `mdtui watch {busy.name}`"]
 

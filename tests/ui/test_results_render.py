@@ -69,6 +69,15 @@ def test_filter_words_match_target_preset_or_label_and_fields_match_one_field() 
     assert [r.id for r in filter_runs(runs, "target:")] == [1, 2, 3, 4]
 
 
+def test_filter_words_look_in_the_step_too() -> None:
+    # Issue 44: the Step column ("2/5 seq write 1M") was shown but not searched.
+    steps = {"step": "seq write 1M", "step_index": 2, "steps": 5}
+    runs = [run(1, params=steps, label="disk_mark md0"), run(2, params={"step": "seq read 1M"}), run(3)]
+    assert [r.id for r in filter_runs(runs, "seq write")] == [1]
+    assert [r.id for r in filter_runs(runs, "step:2/5")] == [1]
+    assert [r.id for r in filter_runs(runs, "seq")] == [1, 2]
+
+
 @pytest.mark.parametrize(
     ("chunk", "text"),
     [(4096, "4K"), (512 * 1024, "512K"), (2 * 1024 * 1024, "2M"), (1536 * 1024, "1536K"), (None, ""), (0, "")],

@@ -177,6 +177,48 @@ async def test_escape_clears_an_active_filter_before_it_leaves(db: Path, ids: di
         assert not isinstance(app.screen, ResultsScreen)
 
 
+async def test_labels_cut_to_a_narrow_column_stay_apart(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: at 80 columns the 8-cell Label column cropped "numjobs 1" and "numjobs 2" to the same "numjobs ".
+    with ResultsStore(db) as store:
+        made = [
+            store.add_run(
+                RunSetup("custom", {"rw": "randread", "numjobs": jobs}, "/dev/md0", {}, dict(CONTEXT), label=label),
+                status=RunStatus.COMPLETE,
+                started_at=START,
+                ended_at=START,
+                metrics=Metrics(read_bw_bytes_per_s=jobs * 1e8),
+            )
+            for jobs, label in ((1, "numjobs 1"), (2, "numjobs 2"))
+        ]
+    app = make_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        table = history(app)
+        label = [str(key.value) for key in table.columns].index("label")
+        width = table.ordered_columns[label].width
+        assert width < len("numjobs 1"), "the column is narrower than the labels: this is what the test is about"
+        # What is drawn: the cell as the column crops it.
+        drawn = [plain(table.get_row(str(run_id))[label]).rstrip("\n")[:width] for run_id in made]
+        assert drawn[0] != drawn[1], drawn
+        assert drawn[0].startswith("…") and drawn[0].endswith(" 1") and drawn[1].endswith(" 2"), drawn
+
+
+async def test_a_filter_that_matches_nothing_says_so(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: an empty table and "0 of 12 runs" were all a filter matching nothing showed.
+    app = make_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        await pilot.press("slash", *"nvme9")
+        await pilot.pause()
+        assert shown_ids(app) == []
+        assert "no run of 12 matches the filter" in static_text(app, "#results-status")
+        detail = static_text(app, "#results-detail")
+        assert "No run matches “nvme9”." in detail and "Esc clears the filter" in detail
+        await pilot.press("escape")  # the filter line: clear it
+        await pilot.pause()
+        assert len(shown_ids(app)) == 12 and "No run matches" not in static_text(app, "#results-detail")
+
+
 async def test_enter_shows_everything_stored_about_a_run(db: Path, ids: dict[str, int]) -> None:
     app = make_app(db)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -250,6 +292,41 @@ async def test_compare_shows_what_changed_above_the_core_ratios(db: Path, ids: d
         assert isinstance(app.screen, ResultsScreen)
 
 
+async def test_marked_from_the_top_the_older_run_is_before_and_the_baseline(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: Space marks and moves down a list that is newest first, so the first run marked was the newest,
+    # and it became the baseline: the older run (one disk) read as the change ("0.27× worse"), before as after.
+    single, raid0 = ids["single SAS SSD"], ids["raid0 x4"]  # made in that order
+    app = make_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_history(pilot)
+        await select(pilot, raid0)
+        await pilot.press("space", "space")  # raid0, then the run under it: the older single disk
+        assert screen.marked == [raid0, single]
+        assert screen.baseline_id() == single
+        assert row_text(app, single).startswith("B") and row_text(app, raid0).startswith("●")
+        assert f"baseline #{single} (oldest)" in static_text(app, "#results-status")
+        await pilot.press("c")
+        await settle(pilot)
+        compared = app.screen
+        assert isinstance(compared, CompareScreen) and compared.baseline_id == single
+        text = static_text(app, "#compare-content")
+        lines = [line.split() for line in text.splitlines()[:2]]
+        assert lines[0][0] == "before" and f"#{single}" in lines[0] and "baseline" in lines[0]
+        assert lines[1][0] == "after" and f"#{raid0}" in lines[1]
+        assert "baseline (the oldest)" in text
+        assert "3.75× better" in text  # RAID0 after one disk: the change made it faster
+        await pilot.press("escape")
+        # b makes the newer run the baseline: said so, and the older run is the one "before" it.
+        await select(pilot, raid0)
+        await pilot.press("b", "c")
+        await settle(pilot)
+        text = static_text(app, "#compare-content")
+        lines = [line.split() for line in text.splitlines()[:2]]
+        assert lines[0][0] == "before" and f"#{single}" in lines[0] and "baseline" not in lines[0]
+        assert lines[1][0] == "after" and f"#{raid0}" in lines[1] and "baseline (chosen with b)" in text
+        assert "0.27× worse" in text
+
+
 async def test_normalised_view_divides_by_the_picked_device_run_and_data_disks(db: Path, ids: dict[str, int]) -> None:
     sweep = [ids["raid5 4K"], ids["raid5 512K"], ids["raid5 2M"]]
     with stored(db) as store:
@@ -311,13 +388,33 @@ async def test_label_and_note_edits_persist_in_the_database(db: Path, ids: dict[
         with stored(db) as store:
             run = store.get_run(run_id)
         assert (run.label, run.note) == ("pc randrw", "loop file")
-        assert "pc randrw" in row_text(app, run_id)
+        assert "pc randrw" in row_text(app, run_id) or "… randrw" in row_text(app, run_id)  # cut to its column
         assert "loop file" in static_text(app, "#results-detail")
         # Escape leaves the label as it was.
         await pilot.press("l", "x", "escape")
         await settle(pilot)
         with stored(db) as store:
             assert store.get_run(run_id).label == "pc randrw"
+
+
+async def test_a_label_edit_leaves_every_column_at_its_width(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: after h, l, Ctrl+U, x, Enter the table showed When as "11-2" and MB/s as "R 4,". The reload
+    # refilled the table and a line was drawn before DataTable measured the new rows once idle; the measure
+    # left the table as wide as before, so nothing drew it again. Each column now has its width when added.
+    app = make_app(db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = await open_history(pilot)
+        table = history(app)
+        settled = table.column_widths()
+        await pilot.press("l", "ctrl+u", "x", "enter")
+        await settle(pilot)
+        assert "x" in row_text(app, shown_ids(app)[0])
+        assert table.column_widths() == settled
+        # What a line drawn before the table is idle sees: the widths it will keep, not the headings'.
+        table.show(screen.shown_runs(), screen.marked, screen.baseline, screen.palette())
+        assert table.column_widths() == settled
+        when = list(table.columns).index(next(key for key in table.columns if key.value == "when"))
+        assert table.ordered_columns[when].get_render_width(table) >= len("2024-05-02 09:07")
 
 
 async def test_a_locked_database_is_a_message_not_a_traceback(
@@ -462,6 +559,27 @@ async def test_delete_asks_first_and_deletes_only_when_confirmed(db: Path, ids: 
             store.get_run(run_id)
         assert run_id not in shown_ids(app) and len(shown_ids(app)) == 11
         assert any(f"Run #{run_id} deleted" in n.message for n in app._notifications)
+
+
+async def test_deleting_a_run_keeps_the_other_marks(db: Path, ids: dict[str, int]) -> None:
+    # Issue 44: deleting one run cleared every mark.
+    single, raid0, raid6 = ids["single SAS SSD"], ids["raid0 x4"], ids["raid6 x4"]
+    app = make_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_history(pilot)
+        await mark(pilot, raid0, single, baseline=single)
+        await select(pilot, raid6)
+        await pilot.press("space")
+        assert sorted(screen.marked) == sorted([raid0, single, raid6])
+        await select(pilot, raid6)  # space moved on
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press(*f"#{raid6}", "enter")
+        await settle(pilot)
+        assert raid6 not in shown_ids(app)
+        assert sorted(screen.marked) == sorted([raid0, single]) and screen.baseline == single
+        assert row_text(app, raid0).startswith("●") and row_text(app, single).startswith("B")
+        assert f"marked #{single} #{raid0}" in static_text(app, "#results-status")
 
 
 # -- the database itself ------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_array_cells_and_detail() -> None:
     assert members_summary(array) == "2/3 +1S 1F"
     assert sync_summary(array.sync) == "recover 25.0%"
     assert sync_summary(SyncStatus("resync", state="delayed")) == "resync delayed"
-    assert plain(array_cells(array, PALETTE)[2]).strip() == "clean, degraded 1"
+    assert plain(array_cells(array, PALETTE)[2]).strip() == "✗ clean, degraded 1"
     text = plain(array_detail(array, PALETTE))
     assert "120 MB/s" in text and "ETA 1m30s" in text
     assert "faulty" in text and "spare" in text and "slot 1" in text

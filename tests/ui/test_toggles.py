@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import RadioButton, RadioSet
 
-from mdtui.ui.common.toggles import MarkCheckbox, MarkRadioButton
+import mdtui.ui
+from mdtui.ui.common.toggles import MarkCheckbox, MarkRadioButton, MarkSelectionList
 from mdtui.ui.results.dialogs import ExportScreen
 
 
@@ -55,3 +59,40 @@ async def test_checkbox_and_radio_glyphs_follow_the_value() -> None:
         await pilot.pause()
         assert glyph(app.query_one("#one", RadioButton)) == "( )"
         assert glyph(app.query_one("#two", RadioButton)) == "(•)"
+
+
+class Disks(App[None]):
+    def compose(self) -> ComposeResult:
+        yield MarkSelectionList(id="disks")
+
+    def on_mount(self) -> None:
+        self.query_one(MarkSelectionList).add_options([("sdb", "sdb", True), ("sdc", "sdc", False)])
+
+
+async def test_a_selection_list_reads_ticked_and_not_without_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 44: the guide's disks were all drawn ▐X▌, picked or not; only the colour differed.
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = Disks()
+    async with app.run_test(size=(40, 6)) as pilot:
+        await pilot.pause()
+        disks = app.query_one(MarkSelectionList)
+        rows = [disks.render_line(y).text for y in range(2)]
+        assert rows[0].startswith("[x] sdb") and rows[1].startswith("[ ] sdc"), rows
+        disks.focus()
+        disks.highlighted = 1
+        await pilot.press("space")
+        assert disks.render_line(1).text.startswith("[x] sdc")
+
+
+def test_mdtui_draws_no_toggle_that_reads_by_colour_alone() -> None:
+    """Every checkbox, radio button and selection list mdtui makes is one of the marked ones above."""
+    colour_only = {"Checkbox", "RadioButton", "SelectionList", "Switch"}
+    made = []
+    for path in sorted((Path(mdtui.ui.__file__).parent).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+                name = getattr(func, "id", None)
+                if name in colour_only:
+                    made.append(f"{path.name}:{node.lineno} {name}")
+    assert not made, made

@@ -17,7 +17,7 @@ from .conftest import plain, settle
 MakeApp = Callable[..., MdtuiApp]
 
 
-async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: Inventory) -> None:
+async def test_u_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: Inventory) -> None:
     parity = next(a for a in tree_inventory.arrays if a.level in ("raid5", "raid6"))
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -25,7 +25,7 @@ async def test_k_on_an_array_opens_its_knobs(make_app: MakeApp, tree_inventory: 
         await pilot.press("tab")  # the Arrays pane
         while app.screen.selected_array() is not None and app.screen.selected_array().name != parity.name:
             await pilot.press("down")
-        await pilot.press("k")
+        await pilot.press("u")
         await settle(pilot)
         assert isinstance(app.screen, TuneScreen)
         table = app.screen.query_one("#tune-table", DataTable)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,10 @@ TREES = Path(__file__).resolve().parents[1] / "fixtures" / "trees"
 REAL = TREES / "real-links"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mdtui", *args], capture_output=True, text=True, timeout=60)
+def run_cli(*args: str, env: dict[str, str] | None = None, wide: bool = False) -> subprocess.CompletedProcess[str]:
+    environ = {key: value for key, value in os.environ.items() if key != "COLUMNS"} | (env or {})
+    argv = [sys.executable, "-m", "mdtui", *args, *(["--wide"] if wide else [])]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=environ)
 
 
 def test_scan_table_flags_downgraded_links_with_both_values() -> None:
@@ -32,7 +35,27 @@ def test_scan_table_flags_downgraded_links_with_both_values() -> None:
     assert next(line for line in lines if line.startswith("nvme4n1")).endswith("free")
     md0 = next(line for line in lines if line.startswith("md0 "))
     assert "raid6" in md0 and "left-symmetric" in md0
-    assert any(line.strip().startswith("resync") for line in lines)
+    assert any(line.startswith("md0: resync") for line in lines)
+
+
+def test_scan_fits_the_terminal_and_is_whole_when_wide_or_piped() -> None:
+    # Issue 44: `scan` printed lines of about 200 columns into an 80-column terminal.
+    inventory = scan(REAL, privileged=True)
+    narrow = render_scan(inventory, 80).splitlines()
+    assert max(len(line) for line in narrow) <= 80, [line for line in narrow if len(line) > 80]
+    nvme1 = next(line for line in narrow if line.startswith("nvme1n1"))
+    assert "⚠ Gen1 x4" in nvme1 and nvme1.endswith("md-member")  # the short link, the state's first reason
+    assert any(line.startswith("⚠ nvme1n1: link trained at Gen1 2.5 GT/s x4") for line in narrow)  # wrapped, whole
+    md0 = next(line for line in narrow if line.startswith("md0 "))
+    assert "raid6" in md0 and "…" in md0  # its members cut with how many more
+    assert narrow[-1] == "(fitted to 80 columns: --wide shows every column whole)"
+    assert render_scan(inventory, 400) == render_scan(inventory, None) == render_scan(inventory)
+    # The terminal's width, or COLUMNS as ls and ps read it; piped (as here) and --wide: whole lines.
+    fitted = run_cli("--root", str(REAL), "scan", env={"COLUMNS": "80"})
+    assert fitted.returncode == 0 and max(len(line) for line in fitted.stdout.splitlines()) <= 80
+    whole = run_cli("--root", str(REAL), "scan", env={"COLUMNS": "80"}, wide=True)
+    assert whole.stdout.strip() == render_scan(inventory) and "md-member: active member of md0" in whole.stdout
+    assert run_cli("--root", str(REAL), "scan").stdout.strip() == render_scan(inventory)
 
 
 def test_scan_json_is_the_same_data_for_scripts() -> None:

@@ -326,6 +326,12 @@ def test_very_different_sizes_refused_unless_allowed():
     assert any("600.0 GiB (644245094400 bytes) of the larger members goes unused" in w for w in plan.warnings)
 
 
+def test_sizes_of_terabytes_are_said_in_tib():
+    # Issue 44: on a host of 16 TB disks the plan said "22650.0 GiB would go unused" (its own GiB formatter).
+    members = (nvme(0, size=4 * TB), nvme(1, size=16 * TB), nvme(2, size=16 * TB))
+    one_problem(CreateRequest("/dev/md0", "raid5", members), "21.8 TiB (24000000000000 bytes, 67% of")
+
+
 def test_slightly_different_sizes_warn():
     members = (nvme(0, size=100 * GIB), nvme(1, size=110 * GIB))
     plan = plan_create(CreateRequest("/dev/md0", "raid1", members))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -83,6 +84,28 @@ def test_import_list_show_label_note_export_compare_delete(db, capsys, tmp_path)
     assert results(capsys, "delete", "2", "--db", db) == (0, "deleted run #2\n", "")
     with ResultsStore(db) as store:
         assert [run.id for run in store.list_runs()] == [1]
+
+
+def test_list_fits_the_terminal_and_a_cut_label_keeps_its_end(db, capsys, monkeypatch):
+    # Issue 44: `results list` printed about 200 columns whatever the terminal.
+    with ResultsStore(db) as store:
+        for jobs in (1, 2):
+            setup = RunSetup("weakest_link", {"numjobs": jobs}, "/dev/md0", {"level": "raid5"}, {},
+                             label=f"weakest_link /dev/md0 numjobs {jobs}")  # fmt: skip
+            store.add_run(setup, status=RunStatus.COMPLETE, started_at=datetime(2024, 5, 2, tzinfo=UTC),
+                          ended_at=None, metrics=Metrics(read_bw_bytes_per_s=1e9 * jobs, write_iops=5.0))  # fmt: skip
+    code, whole, _ = results(capsys, "list", "--db", db)
+    assert code == 0 and max(map(len, whole.splitlines())) > 120 and "fitted" not in whole
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = results(capsys, "list", "--db", db)
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80, lines
+    assert lines[0].split() == ["ID", "STARTED", "ST", "PRESET", "TARGET", "MB/s", "LABEL"]
+    assert re.fullmatch(r"2  \d\d-\d\d \d\d:\d\d  ✓ .*", lines[1].strip()), lines[1]  # no year, a sign
+    assert "R 2,000.0" in lines[1] and lines[1].endswith("s 2")
+    assert lines[2].endswith("s 1") and lines[-1] == "(fitted to 80 columns: --wide shows every column whole)"
+    code, wide, _ = results(capsys, "list", "--wide", "--db", db)
+    assert wide == whole
 
 
 def test_ratios_and_normalise(db, capsys):
@@ -164,7 +187,7 @@ def test_unwritable_output_file(db, capsys, tmp_path):
     one_line_error(*results(capsys, "export", "1", "-o", str(tmp_path / "no" / "dir.md"), "--db", db), "cannot write")
 
 
-def test_list_show_and_compare_speak_one_json_schema(db, capsys):
+def test_list_show_and_compare_speak_one_json_schema(db, capsys, monkeypatch):
     with ResultsStore(db) as store:
         for index, latency in enumerate((400_000.0, 1_000.0)):
             store.add_run(
@@ -190,7 +213,10 @@ def test_list_show_and_compare_speak_one_json_schema(db, capsys):
     _, as_format, _ = results(capsys, "compare", "1", "2", "--format", "json", "--db", db)
     assert code == 0 and as_json == as_format and json.loads(as_json)["format"] == "mdtui-comparison"
 
-    # A multi-device target is shortened from the right, never cut to ", /dev/nvme3n1".
+    # A multi-device target is whole in a whole line; fitted, shortened from the right, never cut to ", /dev/nvme3n1".
+    code, out, _ = results(capsys, "list", "--db", db)
+    assert "/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1" in out.splitlines()[1]
+    monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = results(capsys, "list", "--db", db)
     assert "nvme0n1 +3" in out.splitlines()[1] and ", /dev" not in out
     # A latency that fell 400-fold is 0.0025×, not 0.00×; device lists read as lists, not JSON.

@@ -48,6 +48,7 @@ from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
+from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
 CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
@@ -229,7 +230,7 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
                     id="bench-target",
                     compact=True,
                 )
-                yield Checkbox("Quick", self.quick, id="bench-quick", compact=True)
+                yield MarkCheckbox("Quick", self.quick, id="bench-quick", compact=True)
                 yield Button("Start", id="bench-start", variant="primary", compact=True)
             with Horizontal(id="bench-path-row"):
                 yield Label("Path")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
@@ -14,7 +14,7 @@ from rich.text import Text
 from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
-from mdtui.model.link import Link, LinkKind, pcie_generation
+from mdtui.model.link import Link
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader
     from mdtui.probe.smart import SmartHealth
@@ -34,13 +34,21 @@ class Palette:
     label: str = "bold"
 
 
-def palette_from_variables(variables: Mapping[str, str]) -> Palette:
-    """A Palette from a Textual theme's CSS variables, keeping the defaults for anything not a colour."""
+# Under NO_COLOR Textual draws every colour as the grey of its brightness: a degraded array's red became the
+# dimmest row of the table. There the states keep the text's own colour; their words, signs and bold tell them.
+NO_COLOR_PALETTE = Palette(good="", warning="", error="")
+
+
+def palette_from_variables(variables: Mapping[str, str], *, no_color: bool = False) -> Palette:
+    """A Palette from a Textual theme's CSS variables, keeping the defaults for anything not a colour;
+    ``no_color`` (the app's NO_COLOR): no colours at all."""
 
     def pick(name: str, default: str) -> str:
         value = variables.get(name, "")
         return value if value.startswith("#") and len(value) in (4, 7) else default
 
+    if no_color:
+        return NO_COLOR_PALETTE
     base = Palette()
     return Palette(
         good=pick("text-success", base.good),
@@ -65,13 +73,8 @@ DISK_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def disk_state(disk: Disk) -> str:
-    """'free', 'unknown', or the first in-use reason's kind (with a count of the others)."""
-    if disk.in_use:
-        more = f" +{len(disk.in_use) - 1}" if len(disk.in_use) > 1 else ""
-        return f"{disk.in_use[0].kind.value}{more}"
-    if disk.problems:
-        return "unknown"
-    return "free"
+    """'free', 'unknown', or the first in-use reason's kind (with a count of the others): Disk.state_word."""
+    return disk.state_word
 
 
 def disk_state_cell(disk: Disk, palette: Palette) -> Text:
@@ -84,19 +87,23 @@ def disk_state_cell(disk: Disk, palette: Palette) -> Text:
 
 
 def link_label(link: Link | None) -> str:
-    """Compact current link for a table cell: 'Gen3 x4', '6 Gbps', '12 Gbit x4'."""
-    if link is None or link.current_rate is None:
-        return MISSING
-    if link.kind is LinkKind.PCIE:
-        gen = pcie_generation(link.current_rate)
-        rate = f"Gen{gen}" if gen else f"{link.current_rate:g} GT/s"
-        width = f" x{link.current_width}" if link.current_width else ""
-        return f"{rate}{width}"
-    return link.describe_current()
+    """Compact current link for a table cell: 'Gen3 x4', '6 Gbps', '12 Gbit x4' (Link.label)."""
+    return MISSING if link is None else link.label()
+
+
+class SortedText(Text):
+    """A cell that sorts by a figure rather than by its words (ui.common.table.sort_key); None sorts last."""
+
+    def __init__(self, text: str, *, sort_value: float | None, **kwargs: Any) -> None:
+        super().__init__(text, **kwargs)
+        self.sort_value = sort_value
 
 
 def link_cell(link: Link | None, palette: Palette) -> Text:
-    text = Text(link_label(link))
+    """The link as it trained, sorted by the bandwidth it carries: "Gen1 x1" (250 MB/s) sorts before "12 Gbit"
+    (1,200 MB/s), which a sort by the words put it after."""
+    bandwidth = link.bandwidth_bytes_per_s if link is not None else None
+    text = SortedText(link_label(link), sort_value=bandwidth)
     if link is not None and link.downgraded:
         text.append(f" {WARNING_SIGN}", style=palette.warning)
     return text
@@ -256,6 +263,19 @@ def array_state(array: MdArray) -> str:
     return array.state + (f", degraded {array.degraded}" if array.degraded else "")
 
 
+AT_RISK_SIGN = "✗"
+
+
+def array_state_text(array: MdArray, palette: Palette) -> Text:
+    """The array's state as the inventory shows it: a degraded one marked ✗ and bold as well as red.
+
+    In red alone it read as the dimmest row under NO_COLOR (a grey darker than a healthy array's): a state
+    is told by its words and sign, never by colour or dimness alone."""
+    if array.degraded:
+        return Text(f"{AT_RISK_SIGN} {array_state(array)}", style=f"bold {palette.error}")
+    return Text(array_state(array), style=palette.muted if array.state == "inactive" else "")
+
+
 def members_summary(array: MdArray) -> str:
     """'3/4' (in-sync of raid disks) plus spare and faulty counts."""
     active = sum(1 for m in array.members if not m.spare and not m.faulty)
@@ -293,12 +313,11 @@ def sync_summary(sync: SyncStatus | None) -> str:
 
 
 def array_cells(array: MdArray, palette: Palette) -> tuple[Text, ...]:
-    state_style = palette.error if array.degraded else (palette.muted if array.state == "inactive" else "")
     sync_style = palette.warning if array.sync is not None else palette.muted
     return (
         Text(array.name, style=palette.label),
         Text(array.level or MISSING),
-        Text(array_state(array), style=state_style),
+        array_state_text(array, palette),
         Text(iec_bytes(array.size_bytes) if array.size_bytes is not None else "?", justify="right"),
         Text(members_summary(array)),
         Text(sync_summary(array.sync), style=sync_style),
@@ -324,7 +343,7 @@ def _members_table(members: Iterable[ArrayMember], palette: Palette) -> Table:
     table.add_column("States", overflow="fold")
     ordered = sorted(members, key=lambda m: (m.slot is None, m.slot if m.slot is not None else 0, m.name))
     for member in ordered:
-        style = palette.error if member.faulty else (palette.muted if member.spare else "")
+        style = f"bold {palette.error}" if member.faulty else (palette.muted if member.spare else "")
         table.add_row(
             Text(member_role(member), style=style),
             Text(member.name, style=palette.label),
@@ -347,7 +366,6 @@ def sync_detail(sync: SyncStatus) -> str:
 def array_detail(array: MdArray, palette: Palette, keep: Sequence[tuple[str, str, bool]] = ()) -> RenderableType:
     """An array's health first (degraded, sync with speed and ETA), then members and geometry; ``keep`` adds
     (label, text, problem) rows about reboot, monitoring and checks (mdtui.keep.summary)."""
-    state_style = palette.error if array.degraded else ""
     title = Text.assemble(
         (array.name, palette.label),
         "  ",
@@ -355,11 +373,12 @@ def array_detail(array: MdArray, palette: Palette, keep: Sequence[tuple[str, str
         "  ",
         array.level or "no level",
         "  ",
-        (array_state(array), state_style),
+        array_state_text(array, palette),
     )
     grid = _grid()
     if array.degraded:
-        _row(grid, "Degraded", Text(f"{plural(array.degraded, 'member')} missing", style=palette.error), palette)
+        missing = f"{AT_RISK_SIGN} {plural(array.degraded, 'member')} missing"
+        _row(grid, "Degraded", Text(missing, style=f"bold {palette.error}"), palette)
     if array.sync is not None:
         _row(grid, "Sync", Text(sync_detail(array.sync), style=palette.warning), palette)
     else:

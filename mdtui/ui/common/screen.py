@@ -146,7 +146,10 @@ class MdtuiScreen(Screen[ResultT]):
     def action_leave_job(self, key: str) -> None:
         if not self.guard_enabled():
             raise SkipAction()  # passes the key on to the next binding
-        quitting = key == "q"
+        self.ask_before_leaving(quitting=key == "q")
+
+    def ask_before_leaving(self, *, quitting: bool) -> None:
+        """The job question; its answer stops the job (and quits), leaves it in the background, or stays."""
 
         async def answered(answer: str | None) -> None:
             if answer == STOP:

@@ -1,11 +1,11 @@
 """The table every screen uses: drawn again at its columns' widths once sized, moved, sorted and filtered
 the way btop, htop and lazygit users expect.
 
-Keys (none shown in the footer; the help screen lists them): Home/End and g/G first and last row, j/k
-down and up (as the arrows and PgUp/PgDn), and on a table whose rows are keyed (``can_reorder``):
+Keys (none shown in the footer; the help screen lists them): Home/End first and last row (G last too),
+j/k down and up (as the arrows and PgUp/PgDn), and on a table whose rows are keyed (``can_reorder``):
 s sorts by the next column, S reverses, a click on a header sorts by it, / filters the rows as you
-type, Escape clears the filter. A key the screen itself binds (the inventory's k for knobs) stays the
-screen's: the table's own use of it steps aside.
+type, Escape clears the filter. A screen binds none of these for anything else (a key means one thing
+on a screen: tests/ui/test_keymap.py); a screen's own filter on / or its Escape (back) comes first.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
 
+from mdtui.ui.common.render import SortedText
+
 CellT = TypeVar("CellT")
 
 SORT_UP = " ▲"
@@ -42,7 +44,12 @@ def cell_text(cell: object) -> str:
 
 
 def sort_key(cell: object) -> tuple[int, float, str]:
-    """Numbers (with their unit: '500 GiB' before '1.8 TiB') before words; an empty or '-' cell last."""
+    """Numbers (with their unit: '500 GiB' before '1.8 TiB') before words; an empty or '-' cell last; a cell
+    that carries its figure (SortedText: a link's bandwidth) by that figure."""
+    if isinstance(cell, SortedText):
+        if cell.sort_value is None:
+            return (2, 0.0, "")
+        return (0, float(cell.sort_value), cell.plain.lower())
     if isinstance(cell, (int, float)) and not isinstance(cell, bool):
         return (0, float(cell), "")
     text = cell_text(cell).strip()
@@ -57,8 +64,8 @@ def sort_key(cell: object) -> tuple[int, float, str]:
 def _binds(node: object, key: str) -> bool:
     """Whether ``node``'s class (or one it inherits from) binds ``key`` to an action it enables now.
 
-    A screen's key that is off for the row in hand (the inventory's s scrubs an array, and is off on the
-    Disks pane) leaves the key to the table."""
+    Only a screen's own filter on / and its Escape meet the table's keys (tests/ui/test_keymap.py); a
+    screen's key that is off for now leaves the key to the table."""
     check = getattr(node, "check_action", None)
     for cls in type(node).__mro__:
         for binding in cls.__dict__.get("BINDINGS", ()):
@@ -118,7 +125,7 @@ class SizedTable(DataTable[CellT]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("home", "first", "First row", show=False),
         Binding("end", "last", "Last row", show=False),
-        Binding("g", "key('g')", "First row", show=False),
+        # Not g: the app's guide has it on every screen.
         Binding("G", "key('G')", "Last row", show=False),
         Binding("j", "key('j')", "Down", show=False),
         Binding("k", "key('k')", "Up", show=False),
@@ -188,9 +195,7 @@ class SizedTable(DataTable[CellT]):
         """A letter key: the screen's own binding of it comes first (SkipAction passes the key on)."""
         if any(_binds(node, key) for node in self.ancestors):
             raise SkipAction()
-        if key == "g":
-            self.action_first()
-        elif key == "G":
+        if key == "G":
             self.action_last()
         elif key == "j":
             self.action_cursor_down()

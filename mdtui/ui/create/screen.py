@@ -195,7 +195,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
         self.query_one("#members", MemberPicker).focus()
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
+        return palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color)
 
     def _member_runs(self) -> list[RunRecord]:
         """The stored member-matrix runs, read once: the preview predicts from them on every change."""

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from mdtui.confirmation import confirms
+from mdtui.confirmation import confirms, mismatch_line
 
 # Prompt (with its margin), input (with its margin) and the button row.
 FOOTER_ROWS = 5
@@ -37,6 +37,7 @@ class ConfirmScreen(ModalScreen[str | None]):
             with Vertical(id="confirm-footer"):
                 yield Static(Text.assemble("Type ", (self.phrase, "bold"), " to confirm:"), id="confirm-prompt")
                 yield Input(placeholder=self.phrase, id="confirm-input", compact=True)
+                yield Static(id="confirm-mismatch")
                 with Horizontal(id="confirm-buttons"):
                     yield Button("Cancel", id="confirm-cancel", compact=True)
                     yield Button(self._action_label, id="confirm-go", variant="error", compact=True, disabled=True)
@@ -67,6 +68,7 @@ class ConfirmScreen(ModalScreen[str | None]):
     @on(Input.Changed, "#confirm-input")
     def _typed(self) -> None:
         self.query_one("#confirm-go", Button).disabled = not self.matches()
+        self._say("")
 
     @on(Input.Submitted, "#confirm-input")
     def _submitted(self) -> None:
@@ -74,6 +76,18 @@ class ConfirmScreen(ModalScreen[str | None]):
             self.dismiss(self.typed())
         else:
             self.app.bell()
+            self._say(mismatch_line(self.query_one("#confirm-input", Input).value, self.phrase))
+
+    def _say(self, line: str) -> None:
+        """The line under the input: why Enter did nothing (the CLI says the same), or nothing."""
+        said = self.query_one("#confirm-mismatch", Static)
+        if said.has_class("-shown") == bool(line):
+            if line:
+                said.update(line)
+            return
+        said.update(line)
+        said.set_class(bool(line), "-shown")
+        self.call_after_refresh(self._fit_body, self.size.height or self.app.size.height)
 
     @on(Button.Pressed, "#confirm-go")
     def _go(self) -> None:

@@ -10,7 +10,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 
-class DetailScreen(ModalScreen[None]):
+class DetailScreen(ModalScreen[str | None]):
+    """Closes with None; a subclass whose keys act on what it shows closes with the action's name (act)."""
+
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("enter", "dismiss", "Close", show=False),
@@ -31,3 +33,7 @@ class DetailScreen(ModalScreen[None]):
         container.border_title = self._title
         container.border_subtitle = "Esc closes"
         container.focus()
+
+    def action_act(self, action: str) -> None:
+        """Close, naming the action the screen below is to run on what was shown."""
+        self.dismiss(action)

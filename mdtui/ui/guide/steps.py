@@ -34,7 +34,7 @@ from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import busy_reason
 from mdtui.ui.common.render import Palette, link_label
-from mdtui.ui.common.toggles import MarkRadioButton
+from mdtui.ui.common.toggles import MarkRadioButton, MarkSelectionList
 from mdtui.ui.create import form as cf
 from mdtui.ui.create.screen import Created, CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
@@ -193,7 +193,7 @@ class DisksStep(GuideStep):
 
     def compose(self) -> ComposeResult:
         yield Static("Pick the disks (space toggles). Only free disks are offered.", classes="guide-intro")
-        yield SelectionList[str](id="disk-list")
+        yield MarkSelectionList(id="disk-list")  # [x] / [ ]: read without colour
         yield Static(id="disks-busy")
 
     def offer(self, inventory: Inventory, picked: set[str]) -> None:

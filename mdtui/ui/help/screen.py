@@ -12,15 +12,15 @@ from textual.widgets import Input, Markdown
 HELP_TEXT = """\
 ## Everywhere
 
-- **?** this help, for the screen you are on (type to search it); **q** quits; **t** picks a theme
+- **?** this help, for the screen you are on (type to search it); **q** or **Ctrl+C** quits (asking first
+  while a benchmark or a sweep runs); **t** picks a theme
   (remembered in `~/.config/mdtui/config.json`)
 - **Ctrl+P** the command palette: type *bench*, *watch*, *results*, *create*, *tune*, *persist*,
   *scrub*, *repair*, *export*, *theme*, *findings* (or *advise*, *experiment*), *doctor*, *calibrate* or a
   preset's name to open a screen or start an action
 - **g** the guided setup (also in the palette: *guide*)
 - In every table: **↑ ↓ PgUp PgDn**, **Home** / **End** first and last row (**G** last too), **j** / **k**
-  down and up; a key the screen or the app already uses keeps its meaning (the inventory's **k** is knobs,
-  **g** is the guide)
+  down and up; no screen uses these keys for anything else (a key means one thing on a screen)
 - In the inventory and the results list: **s** sorts by the next column (▲ in its header), **S** reverses,
   a click on a header sorts by it; **/** filters the rows as you type, **Enter** keeps the filter,
   **Escape** clears it (a second **Escape** goes back)
@@ -35,21 +35,20 @@ Two tables, **Disks** (whole block devices) and **Arrays** (md arrays the kernel
 ### Inventory keys
 
 - **Tab** / **Shift+Tab** go to the next / previous pane
-- **Enter** opens the selected row's detail full screen
+- **Enter** opens the selected row's detail full screen; an array's keys (**a p v f x**) work in it too
 - **r** scans again and keeps the selection; **n** hides or shows the notes banner
 - **c** plans and creates an array; **x** tears down the selected array (Arrays pane)
 - **w** watches the selected array live (or the first one; all disks when there is none)
 - **b** benchmarks the selected array or disk (presets from the field findings in docs/findings.md, live chart)
-- **k** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
+- **u** shows the selected array's knobs (md, its queue, its members, the resync limits; `mdtui tune`)
 - **h** opens the results history (stored benchmark runs) to compare and export
 - **F** the findings: what limits the arrays, each with its evidence, why, what to do and its experiment
   (on an array, its own first)
 - With an array highlighted: **a** sets alerts (mdadm's monitor: mail or a program, then a test alert),
-  **p** persists it (mdadm.conf, then the initramfs), **s** scrubs it (a check; a repair is typed through),
+  **p** persists it (mdadm.conf, then the initramfs), **v** scrubs it (verifies: a check; a repair is typed through),
   **f** repairs it (fail, remove, add, replace, re-add a member), **e** grows it (a member more, another level,
   chunk or layout, `--size max`, a shrink, the filesystem after, a resume); each shows its plan and asks first
-- **/** filters the focused table, **s** / **S** sort it (on the Arrays pane **s** scrubs: click a header to
-  sort there; see *Everywhere*)
+- **/** filters the focused table, **s** / **S** sort it (see *Everywhere*)
 
 ### Disk columns
 
@@ -194,7 +193,7 @@ superblocks, and cannot create or benchmark anything that writes. The banner say
 
 ## Knobs
 
-**k** shows the selected array's knobs: md's own (stripe cache, sync limits), its queue's (read-ahead,
+**u** shows the selected array's knobs: md's own (stripe cache, sync limits), its queue's (read-ahead,
 scheduler, nr_requests) and its members'. **r** reads them again; **s** sweeps one knob with a read-only
 benchmark per value and puts the old value back; **Escape** goes back (or stops a sweep, after asking).
 """

@@ -51,12 +51,33 @@ class RepairPlanned:
 
 T = TypeVar("T")
 
-# The keys, as the footer shows them while an array is highlighted and as the array's detail lists them.
-KEYS = (("a", "alerts"), ("p", "persist"), ("s", "scrub"), ("f", "repair"), ("e", "grow"))
+
+
+@dataclass(frozen=True)
+class ArrayKey:
+    """A key that acts on the highlighted array: the inventory's binding, and the array detail's line and key."""
+
+    key: str
+    action: str  # the inventory's action_<name>
+    label: str  # in the footer
+    words: str  # in the detail's Keys line
+
+
+# One list for the footer (while an array is highlighted), the array's detail (its Keys line, and the keys
+# that work inside it) and the help. Not s: the inventory's tables sort with s, and a key means one thing
+# on a screen (issue 44); v for verify, which a scrub is (md's "check").
+ARRAY_KEYS = (
+    ArrayKey("a", "alerts", "Alerts", "alerts"),
+    ArrayKey("p", "persist", "Persist", "persist"),
+    ArrayKey("v", "scrub", "Scrub", "scrub"),
+    ArrayKey("f", "repair", "Repair", "repair"),
+    ArrayKey("e", "grow", "Grow", "grow"),
+    ArrayKey("x", "teardown", "Tear down", "tear down"),
+)
 
 
 def keys_line() -> str:
-    return " · ".join(f"{key} {what}" for key, what in KEYS)
+    return " · ".join(f"{key.key} {key.words}" for key in ARRAY_KEYS)
 
 
 def plan_body(lines: list[str], palette: Palette, intro: str | None = None) -> RenderableType:

@@ -30,7 +30,7 @@ from mdtui.ui.common.messages import (
 from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.findings.render import FINDINGS_KEY, array_rows
-from mdtui.ui.inventory.lifecycle import Lifecycle
+from mdtui.ui.inventory.lifecycle import ARRAY_KEYS, Lifecycle
 from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
 from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
@@ -48,7 +48,9 @@ if TYPE_CHECKING:
 
 Pane = Literal["disks", "arrays"]
 # Actions on the highlighted array, offered in the footer only while one is.
-ARRAY_ACTIONS = ("teardown", "alerts", "persist", "scrub", "repair", "grow")
+ARRAY_ACTIONS = tuple(key.action for key in ARRAY_KEYS)
+# The knobs of the selected array (not k: the tables move up with it).
+TUNE_KEY = "u"
 
 
 def keep_rows(
@@ -98,7 +100,7 @@ def keep_rows(
                     rows.append(("Reshape", reshape_line(state), state.state != "running"))
     except (MdtuiError, OSError):
         pass
-    rows.append(("Keys", keys_line() + f" · x tear down · {FINDINGS_KEY} findings", False))
+    rows.append(("Keys", keys_line() + f" · {FINDINGS_KEY} findings", False))
     return rows
 
 
@@ -158,24 +160,21 @@ class ForecastsRead(Message, bubble=False):
 
 class InventoryScreen(MdtuiScreen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (20, "-tall")]
 
+    # j/k, s/S, / and Home/End/G are the tables' (ui.common.table): no key here means a second thing.
     BINDINGS = [
         Binding("r", "rescan", "Rescan"),
         Binding("tab", "app.focus_next", "Pane"),
         Binding("shift+tab", "app.focus_previous", "Previous pane", show=False),
         Binding("n", "toggle_notes", "Notes"),
         Binding("c", "create", "Create"),
-        Binding("x", "teardown", "Tear down"),
-        Binding("a", "alerts", "Alerts"),
-        Binding("p", "persist", "Persist"),
-        Binding("s", "scrub", "Scrub"),
-        Binding("f", "repair", "Repair"),
-        Binding("e", "grow", "Grow"),
+        *(Binding(key.key, key.action, key.label) for key in ARRAY_KEYS),
         Binding("w", "watch", "Watch"),
         Binding("b", "bench", "Bench"),
-        Binding("k", "tune", "Knobs"),
+        Binding(TUNE_KEY, "tune", "Knobs"),
         Binding("h", "app.history", "History"),
-        Binding("F", "findings", "Findings"),
+        Binding(FINDINGS_KEY, "findings", "Findings"),
     ]
 
     # always_update: a rescan that finds the same system still redraws (and clears a stale error).
@@ -228,8 +227,9 @@ class InventoryScreen(MdtuiScreen[None]):
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
         # the first resize: set then, it restyled every widget and laid the tables out a second time,
         # after the first step had been fitted to the first layout's widths.
-        width = self.app.size.width
-        self.add_class(next(name for edge, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= edge))
+        width, height = self.app.size
+        for breakpoints, size in ((self.HORIZONTAL_BREAKPOINTS, width), (self.VERTICAL_BREAKPOINTS, height)):
+            self.add_class(next(name for edge, name in sorted(breakpoints, reverse=True) if size >= edge))
         yield Header(icon="▤")
         yield Static(id="banner")
         with Container(id="tables"):
@@ -349,7 +349,7 @@ class InventoryScreen(MdtuiScreen[None]):
         """The theme's state colours, worked out once per theme (the detail asks at every cursor move)."""
         theme = self.app.theme
         if self._palette is None or self._palette[0] != theme:
-            self._palette = (theme, palette_from_variables(self.app.get_css_variables()))
+            self._palette = (theme, palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color))
         return self._palette[1]
 
     def watch_inventory(self) -> None:
@@ -528,10 +528,21 @@ class InventoryScreen(MdtuiScreen[None]):
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         chosen = self.selected()
-        if chosen is not None:
-            from mdtui.ui.dialogs.detail import DetailScreen
+        if chosen is None:
+            return
+        if self._pane == "arrays":
+            from mdtui.ui.inventory.array_detail import ArrayDetailScreen
 
-            self.app.push_screen(DetailScreen(*chosen))
+            # The keys its Keys line lists work inside it: the detail closes and the action runs on the array.
+            self.app.push_screen(ArrayDetailScreen(*chosen), self._act_on_array)
+            return
+        from mdtui.ui.dialogs.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(*chosen))
+
+    def _act_on_array(self, action: str | None) -> None:
+        if action is not None:
+            self.call_later(self.run_action, action)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         widget = event.widget

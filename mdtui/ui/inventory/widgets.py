@@ -29,6 +29,8 @@ _EMPTY_CELL = Text(no_wrap=True, end="")  # DataTable's _EMPTY_TEXT
 # The model/serial column gives way first so the state column always stays on screen.
 _IDENT_COLUMN = "ident"
 _MIN_IDENT_WIDTH = 3
+# Then these, in this order (their values are in the detail pane).
+_OPTIONAL_DISK_COLUMNS = ("transport", "kind")
 
 
 class SteadyFooter(Footer):
@@ -174,7 +176,7 @@ class DiskTable(InventoryTable):
         self._disks: tuple[Disk, ...] = ()
         self._pending: tuple[str, ...] = ()
         self._palette = Palette()
-        self._ident_width: int | None = None
+        self._fitted: tuple[tuple[str, ...], int | None] | None = None  # (columns shown, model/serial width)
         self._cells: list[tuple[Text, ...]] = []  # each row's cells at full width, made once per show()
 
     def show(self, disks: Sequence[Disk], palette: Palette, pending: Sequence[str] = ()) -> None:
@@ -187,37 +189,47 @@ class DiskTable(InventoryTable):
         self._redraw()
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._ident_budget() != self._ident_width:
+        if self._fit() != self._fitted:
             self._redraw()
 
-    def _ident_budget(self) -> int | None:
-        """Cells left for model/serial once every other column has what it needs."""
+    def _fit(self) -> tuple[tuple[str, ...], int | None]:
+        """The columns shown and the cells left for model/serial once every other column has what it needs.
+
+        Below the model's minimum, Bus and then Type are left to the detail pane, so that State (what the
+        disk is used for) stays on screen without scrolling sideways: at 60 columns it was cut to "md-membe".
+        """
+        keys = tuple(key for key, _ in DISK_COLUMNS)
         if self.size.width == 0:
-            return None
+            return keys, None
         pad = 2 * self.cell_padding
-        used = 0
-        ident_need = cell_len(DISK_COLUMNS[5][1])
-        for index, (key, label) in enumerate(DISK_COLUMNS):
-            need = max([cell_len(label), *(cell_len(cells[index].plain) for cells in self._cells)])
-            if key == _IDENT_COLUMN:
-                ident_need = need
-            else:
-                used += need + pad
-        scrollbar = self.styles.scrollbar_size_vertical
-        budget = self.size.width - used - pad - scrollbar
-        return max(_MIN_IDENT_WIDTH, min(ident_need, budget))
+        need = {
+            key: max([cell_len(label), *(cell_len(cells[index].plain) for cells in self._cells)])
+            for index, (key, label) in enumerate(DISK_COLUMNS)
+        }
+        available = self.size.width - self.styles.scrollbar_size_vertical
+
+        def others(shown: Sequence[str]) -> int:
+            return sum(need[key] + pad for key in shown if key != _IDENT_COLUMN) + pad
+
+        shown = list(keys)
+        for optional in _OPTIONAL_DISK_COLUMNS:
+            if others(shown) + _MIN_IDENT_WIDTH > available:
+                shown.remove(optional)
+        budget = available - others(shown)
+        return tuple(shown), max(_MIN_IDENT_WIDTH, min(need[_IDENT_COLUMN], budget))
 
     def _redraw(self) -> None:
-        self._ident_width = width = self._ident_budget()
-        columns = [(key, label, width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS]
+        self._fitted = shown, width = self._fit()
+        indexes = [index for index, (key, _) in enumerate(DISK_COLUMNS) if key in shown]
+        columns = [(key, label, width if key == _IDENT_COLUMN else None) for key, label in DISK_COLUMNS if key in shown]
         names = [disk.name for disk in self._disks] + list(self._pending)
         # Serials are cut in the middle, only as far as keeps every disk of the table apart.
         serials = distinct_serials((d.serial for d in self._disks if d.serial), width) if width else {}
         disks: list[Disk | None] = [*self._disks, *([None] * len(self._pending))]
-        rows = [
-            (name, _cut_ident(cells, width, disk, serials))
-            for name, cells, disk in zip(names, self._cells, disks, strict=True)
-        ]
+        rows = []
+        for name, cells, disk in zip(names, self._cells, disks, strict=True):
+            cut = _cut_ident(cells, width, disk, serials)
+            rows.append((name, [cut[index] for index in indexes]))
         self._fill(columns, rows)
 
 
@@ -249,9 +261,11 @@ def _cut_ident(
 
 
 class ArrayTable(InventoryTable):
-    """Arrays; on a narrow terminal the trailing geometry columns (layout, then chunk) are left to the detail pane."""
+    """Arrays; on a narrow terminal the geometry columns (layout, then chunk), then size and members, are left to
+    the detail pane."""
 
-    OPTIONAL_COLUMNS = ("layout", "chunk")
+    # Size and members follow on a terminal narrower than 70 columns: State and Sync say what is at stake.
+    OPTIONAL_COLUMNS = ("layout", "chunk", "size", "members")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

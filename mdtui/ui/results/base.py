@@ -101,7 +101,7 @@ class ResultsBase(MdtuiScreen[None]):
         self.last_export: Path | None = None
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
+        return palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color)
 
     def show_error(self, reason: str | None) -> None:
         self.error = reason

@@ -41,9 +41,18 @@ class CompareScreen(ResultsBase):
         Binding("r", "reload", "Reload", show=False),
     ]
 
-    def __init__(self, db_path: Path, baseline: int, candidates: Sequence[int], runs: Sequence[RunRecord]) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        baseline: int,
+        candidates: Sequence[int],
+        runs: Sequence[RunRecord],
+        *,
+        baseline_chosen: bool = False,
+    ) -> None:
         super().__init__(db_path)
         self.baseline_id = baseline
+        self.baseline_chosen = baseline_chosen  # picked with b, not the oldest run by default
         self.candidate_ids = tuple(candidates)
         self.known_runs = tuple(runs)  # offered as the device run of the normalised view
         self.comparison: Comparison | None = None
@@ -108,7 +117,9 @@ class CompareScreen(ResultsBase):
         assert self.comparison is not None
         palette = self.palette()
         if not self.normalised:
-            return comparison_renderable(self.comparison, self.metric_index, palette)
+            return comparison_renderable(
+                self.comparison, self.metric_index, palette, baseline_chosen=self.baseline_chosen
+            )
         try:
             return normalised_renderable(self.normalised_table(), palette)
         except CompareError as exc:

@@ -16,9 +16,26 @@ from rich.table import Table
 from rich.text import Text
 
 from mdtui.format import duration
-from mdtui.store.compare import Comparison, ConfigDifference, MetricRow, NormalisedTable, Verdict
+from mdtui.store.compare import (
+    Comparison,
+    ConfigDifference,
+    MetricRow,
+    NormalisedTable,
+    Verdict,
+    in_time_order,
+    time_roles,
+)
 from mdtui.store.describe import MISSING, step_text
-from mdtui.store.export import UNSTEADY_MARK, format_metric, format_ratio, format_setting, steady_words, unit_text
+from mdtui.store.export import (
+    UNSTEADY_MARK,
+    format_metric,
+    format_ratio,
+    format_setting,
+    read_write_text,
+    steady_words,
+    total_iops,
+    unit_text,
+)
 from mdtui.store.records import METRICS_BY_NAME, MetricInfo, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
@@ -67,14 +84,6 @@ HISTORY_LAYOUTS: tuple[tuple[bool, tuple[str, ...]], ...] = (
 # Columns that take what the others leave, in the order they get it, each never narrower than its minimum;
 # a narrower target is shortened in the middle (shorten_middle), the others end in an ellipsis.
 FLEX_COLUMNS: tuple[tuple[str, int], ...] = (("target", 10), ("step", 8), ("label", 8))
-# The status as one sign, told apart without colour.
-STATE_SIGNS = {
-    RunStatus.COMPLETE: "✓",
-    RunStatus.FAILED: "✗",
-    RunStatus.INTERRUPTED: "!",
-    RunStatus.RUNNING: "▶",
-    RunStatus.CANCELLED: "–",
-}
 
 
 def chunk_text(chunk_bytes: object) -> str:
@@ -114,22 +123,6 @@ def shorten_middle(text: str, width: int) -> str:
         start = keep - len(name) - 1
         return text[:start] + "…/" + name
     return "…" + text[-keep:]
-
-
-def total_iops(run: RunRecord) -> float | None:
-    read, write = run.metrics.read_iops, run.metrics.write_iops
-    return None if read is None and write is None else (read or 0) + (write or 0)
-
-
-def read_write_text(run: RunRecord) -> str:
-    """Both bandwidths in one cell: "R 1,118.5", "W 4,211.0", "R 28.0 W 28.0"."""
-    bandwidth = METRICS_BY_NAME["read_bw_bytes_per_s"]
-    parts = [
-        f"{letter} {format_metric(bandwidth, value)}"
-        for letter, value in (("R", run.metrics.read_bw_bytes_per_s), ("W", run.metrics.write_bw_bytes_per_s))
-        if value is not None
-    ]
-    return " ".join(parts) or MISSING
 
 
 # Parameters a run records about its place in a preset, shown as the step column, not as fio options.
@@ -212,7 +205,7 @@ def history_cells(
         "id": Text(str(run.id), justify="right"),
         "when": Text(when_text(run.started_at, short_time)),
         "status": Text(run.status.value, style=status_style(run.status, palette)),
-        "state": Text(STATE_SIGNS[run.status], style=status_style(run.status, palette), justify="center"),
+        "state": Text(run.status.sign, style=status_style(run.status, palette), justify="center"),
         "preset": Text(run.preset),
         "step": Text(step_text(run)),
         "target": Text(run.target or MISSING),
@@ -227,12 +220,15 @@ def history_cells(
 
 # -- filtering ---------------------------------------------------------------------------------
 
-FILTER_FIELDS = ("target", "preset", "label", "status", "level")
+FILTER_FIELDS = ("target", "preset", "step", "label", "status", "level")
+# What a word without a field looks in: every text column of the table (the step too: "seq write" finds a preset's
+# sequential-write steps).
+FILTER_WORDS_IN = ("target", "preset", "step", "label")
 
 
 @dataclass(frozen=True)
 class RunFilter:
-    """Words that must each appear in a run's target, preset or label; ``field:word`` looks in one field."""
+    """Words that must each appear in a run's target, preset, step or label; ``field:word`` looks in one field."""
 
     words: tuple[str, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
@@ -260,13 +256,15 @@ def _field(run: RunRecord, name: str) -> str:
         return str(run.array.get("level") or "")
     if name == "status":
         return run.status.value
+    if name == "step":
+        return step_text(run)
     value: str = getattr(run, name)
     return value
 
 
 def run_matches(run: RunRecord, run_filter: RunFilter) -> bool:
     """Case-insensitive substring match of every word and every field:word."""
-    searched = " ".join((run.target, run.preset, run.label)).lower()
+    searched = " ".join(_field(run, name) for name in FILTER_WORDS_IN).lower()
     if any(word not in searched for word in run_filter.words):
         return False
     return all(value in _field(run, name).lower() for name, value in run_filter.fields)
@@ -462,16 +460,42 @@ def metric_table(comparison: Comparison, row: MetricRow, palette: Palette, *, ch
     return table
 
 
-def comparison_renderable(comparison: Comparison, metric_index: int, palette: Palette) -> RenderableType:
-    """Header, what changed, the compared metric as a table with bars, then a table per other metric."""
+def runs_renderable(comparison: Comparison, palette: Palette, *, baseline_chosen: bool = False) -> RenderableType:
+    """Which run is before and which after, oldest first, and which is the baseline (chosen with b, or the
+    oldest by default): a ratio is only read right knowing which way round it is."""
+    roles = dict(
+        zip((run.id for run in comparison.runs), time_roles(comparison.baseline, comparison.candidates), strict=True)
+    )
+    table = _table()
+    table.add_column("", no_wrap=True)
+    _title_column(table)
+    table.add_column("", no_wrap=True)
+    table.add_column("", overflow="fold")
+    table.show_header = False
+    base = comparison.baseline
+    for run in in_time_order(comparison.runs):
+        role = roles[run.id]
+        if run is base:
+            why = "chosen with b" if baseline_chosen else "the oldest"
+            note = Text.assemble(("baseline", "bold"), f" ({why})")
+            shown = Text(role if role != "between" else "baseline", style="bold")
+        else:
+            note = Text("")
+            shown = Text(role)
+        table.add_row(shown, Text(run.title, style="bold" if run is base else ""), when_text(run.started_at), note)
+    return table
+
+
+def comparison_renderable(
+    comparison: Comparison, metric_index: int, palette: Palette, *, baseline_chosen: bool = False
+) -> RenderableType:
+    """Which run is before and after, what changed, the compared metric as a table with bars, then a table per
+    other metric."""
     base = comparison.baseline
     tolerance = f"{comparison.tolerance * 100:g}%"
     parts: list[RenderableType] = [
-        Text.assemble(
-            ("Baseline ", "bold"),
-            (base.title, "bold"),
-            f" · ratio = run ÷ baseline; within ±{tolerance} is noise, not a change",
-        ),
+        runs_renderable(comparison, palette, baseline_chosen=baseline_chosen),
+        Text(f"ratio = run ÷ baseline; within ±{tolerance} is noise, not a change", style=palette.muted),
         Text(""),
         Text("What changed", style="bold underline"),
         differences_table(comparison.differences, comparison.runs),

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.format import plural
+from mdtui.store.compare import default_baseline, in_time_order
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
@@ -27,6 +28,7 @@ from mdtui.ui.results.dialogs import (
     TextPromptScreen,
 )
 from mdtui.ui.results.render import (
+    FILTER_WORDS_IN,
     display_path,
     filter_runs,
     run_summary,
@@ -65,7 +67,7 @@ class ResultsScreen(ResultsBase):
         yield Header(icon="▤")
         yield Static(classes="results-banner")
         yield Input(
-            placeholder="/ filter: words, or target: preset: label: status: level:",
+            placeholder="/ filter: words, or target: preset: step: label: status: level:",
             id="results-filter",
             compact=True,
         )
@@ -129,7 +131,7 @@ class ResultsScreen(ResultsBase):
     def _redraw(self) -> None:
         table = self.query_one("#history", HistoryTable)
         shown = self.shown_runs()
-        table.show(shown, self.marked, self.baseline, self.palette())
+        table.show(shown, self.marked, self.baseline_id(), self.palette())
         self._update_titles()
         self._update_status(shown)
         self._update_detail()
@@ -137,7 +139,21 @@ class ResultsScreen(ResultsBase):
     def _update_detail(self) -> None:
         run = self.selected_run()
         detail = self.query_one("#results-detail", Static)
-        detail.update(run_summary(run, self.palette()) if run is not None else Text(""))
+        if run is not None:
+            detail.update(run_summary(run, self.palette()))
+        elif self.runs and self.filter_text():
+            words = ", ".join(FILTER_WORDS_IN)
+            detail.update(
+                Text.assemble(
+                    (f"No run matches “{self.filter_text()}”.", "bold"),
+                    f"\nWords look in {words}; Esc clears the filter.",
+                )
+            )
+        else:
+            detail.update(Text(""))
+
+    def filter_text(self) -> str:
+        return self.query_one("#results-filter", Input).value.strip()
 
     @on(DataTable.RowHighlighted, "#history")
     def _row_highlighted(self) -> None:
@@ -167,17 +183,22 @@ class ResultsScreen(ResultsBase):
             )
         elif not self.fetching and not self.error:
             filtered = len(shown) != len(self.runs)
-            text.append(
-                f"{len(shown):,} of {plural(len(self.runs), 'run')}" if filtered else plural(len(self.runs), "run")
-            )
+            if self.runs and not shown:
+                text.append(f"no run of {len(self.runs):,} matches the filter", style="bold")
+            else:
+                text.append(
+                    f"{len(shown):,} of {plural(len(self.runs), 'run')}" if filtered else plural(len(self.runs), "run")
+                )
             if self.marked:
                 text.append(" · marked " + " ".join(f"#{run_id}" for run_id in sorted(self.marked)))
             baseline = self.baseline_id()
             if baseline is not None:
                 text.append(f" · baseline #{baseline}", style="bold")
+                if self.baseline is None:
+                    text.append(" (oldest)", style=palette.muted)
             if len(self.marked) >= 2:
                 text.append(" · c compares", style=palette.muted)
-            elif self.runs:
+            elif shown:
                 text.append(" · space marks runs to compare", style=palette.muted)
         if self.last_export is not None:
             text.append(f" · wrote {self.last_export}", style=palette.good)
@@ -190,10 +211,11 @@ class ResultsScreen(ResultsBase):
         return next((run for run in self.runs if run.id == run_id), None)
 
     def baseline_id(self) -> int | None:
-        """The chosen baseline, else the first run marked."""
+        """The baseline chosen with b, else the oldest run marked (the core's default_baseline)."""
         if self.baseline is not None:
             return self.baseline
-        return self.marked[0] if self.marked else None
+        marked = [run for run in self.runs if run.id in self.marked]
+        return default_baseline(marked).id if marked else None
 
     @on(Input.Changed, "#results-filter")
     def _filter_changed(self) -> None:
@@ -201,6 +223,8 @@ class ResultsScreen(ResultsBase):
         # Most keystrokes keep the same rows; redrawing thousands of them per key would lag the typing.
         if [run.id for run in shown] == self.query_one("#history", HistoryTable).shown_ids:
             self._update_status(shown)
+            if not shown:
+                self._update_detail()  # what the filter found nothing for
             return
         self._redraw()
 
@@ -256,7 +280,7 @@ class ResultsScreen(ResultsBase):
         self._marks_changed()
 
     def _marks_changed(self) -> None:
-        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline)
+        self.query_one("#history", HistoryTable).set_marks(self.marked, self.baseline_id())
         self._update_status(self.shown_runs())
 
     @on(DataTable.RowSelected, "#history")
@@ -289,8 +313,10 @@ class ResultsScreen(ResultsBase):
                 "Mark at least two runs with space; b makes the highlighted one the baseline.", severity="warning"
             )
             return
-        candidates = sorted(run_id for run_id in self.marked if run_id != baseline)
-        self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs))
+        marked = [run for run in self.runs if run.id in self.marked and run.id != baseline]
+        candidates = [run.id for run in in_time_order(marked)]
+        chosen = self.baseline is not None
+        self.app.push_screen(CompareScreen(self.db_path, baseline, candidates, self.runs, baseline_chosen=chosen))
 
     # -- fleet -----------------------------------------------------------------------------------
 

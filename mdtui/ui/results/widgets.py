@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -10,7 +10,7 @@ from textual import events
 from textual.widgets.data_table import CellDoesNotExist
 
 from mdtui.store.records import RunRecord
-from mdtui.ui.common.render import Palette
+from mdtui.ui.common.render import Palette, truncate
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.results.render import (
     FLEX_COLUMNS,
@@ -24,8 +24,13 @@ from mdtui.ui.results.render import (
     shorten_middle,
 )
 
-# A layout: the columns shown, whether the year is dropped, and the width of each flexible column that is
-# narrower than its cells (the others are as wide as they need).
+# How a flexible column's cell is cut to its width, marked with an ellipsis (DataTable would crop it unmarked).
+# A path keeps its file name and a label its end, where runs differ: "numjobs 1" and "numjobs 2" in 8 cells
+# read "…mjobs 1" and "…mjobs 2" (cropped, both were "numjobs "); a step keeps its start, the step's number.
+CUTS: dict[str, Callable[[str, int], str]] = {"target": shorten_middle, "label": shorten_middle, "step": truncate}
+
+# A layout: the columns shown, whether the year is dropped, and the width of each column shown (a flexible
+# one may be narrower than its cells).
 Layout = tuple[tuple[str, ...], bool, dict[str, int]]
 
 
@@ -111,22 +116,26 @@ class HistoryTable(SizedTable[Text]):
 
     def _fit(self) -> Layout:
         """The widest layout that fits; the flexible columns share what the others leave."""
+        widths: dict[bool, dict[str, int]] = {}
+
+        def needs(short_time: bool) -> dict[str, int]:
+            if short_time not in widths:
+                rows = self._cells(short_time)
+                widths[short_time] = {
+                    key: max([cell_len(title), *(row[key].cell_len for row in rows)]) for key, title in HISTORY_COLUMNS
+                }
+            return widths[short_time]
+
         if not self.size.width:
-            return HISTORY_LAYOUTS[0][1], HISTORY_LAYOUTS[0][0], {}
+            short_time, shown = HISTORY_LAYOUTS[0]
+            return shown, short_time, {key: needs(short_time)[key] for key in shown}
         pad = 2 * self.cell_padding
         available = self.size.width - self.styles.scrollbar_size_vertical
-        titles = dict(HISTORY_COLUMNS)
-        widths: dict[bool, dict[str, int]] = {}
         has_steps = any(row["step"].plain != MISSING for row in self._cells(True))
         for short_time, shown in HISTORY_LAYOUTS:
             if shown == STEP_OVER_LABEL and not has_steps:
                 continue
-            if short_time not in widths:
-                rows = self._cells(short_time)
-                widths[short_time] = {
-                    key: max([cell_len(title), *(row[key].cell_len for row in rows)]) for key, title in titles.items()
-                }
-            need = widths[short_time]
+            need = needs(short_time)
             flex = [(key, least) for key, least in FLEX_COLUMNS if key in shown]
             fixed = sum(need[key] + pad for key in shown if key not in dict(flex))
             room = available - fixed - pad * len(flex)
@@ -138,26 +147,29 @@ class HistoryTable(SizedTable[Text]):
                 more = min(spare, need[key] - given[key])
                 given[key] += more
                 spare -= more
-            return shown, short_time, {key: width for key, width in given.items() if width < need[key]}
+            return shown, short_time, {key: given.get(key, need[key]) for key in shown}
         shown = HISTORY_LAYOUTS[-1][1]
-        return shown, True, {key: least for key, least in FLEX_COLUMNS if key in shown}
+        least = dict(FLEX_COLUMNS)
+        return shown, True, {key: least.get(key, needs(True)[key]) for key in shown}
 
     def _redraw(self) -> None:
         self._layout = self._fit()
-        shown, short_time, narrowed = self._layout
+        shown, short_time, column_widths = self._layout
         keep = self.selected_id
         self.clear(columns=True)
         titles = dict(HISTORY_COLUMNS)
+        # Every column gets its width now, not when DataTable measures its rows once idle: a line drawn
+        # before then (a reload after a label edit) was drawn at the headings' widths, and nothing drew it
+        # again when the measure came, as the table's width had not changed ("11-2", "R 4,").
         for key in shown:
             title = Text(titles[key], justify="right" if key in RIGHT_ALIGNED else "left")
-            self.add_column(title, key=key, width=narrowed.get(key))
-        target_width = narrowed.get("target")
+            self.add_column(title, key=key, width=column_widths[key])
         for run, cells in zip(self._runs, self._cells(short_time), strict=True):
             row = [cells[key] for key in shown]
-            if target_width is not None and "target" in shown:
-                # A path keeps its file name: cut in the middle, not at the end as a cell would be.
-                target = cells["target"]
-                row[shown.index("target")] = Text(shorten_middle(target.plain, target_width), style=target.style)
+            for key, cut in CUTS.items():
+                if key in shown and cells[key].cell_len > column_widths[key]:
+                    cell = cells[key]
+                    row[shown.index(key)] = Text(cut(cell.plain, column_widths[key]), style=cell.style)
             self.add_row(*row, key=str(run.id))
         ids = [run.id for run in self._runs]
         if keep in ids:

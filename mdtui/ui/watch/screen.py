@@ -115,12 +115,12 @@ class WatchScreen(MdtuiScreen[None]):
         Binding("a", "next_target", "Next array"),
         Binding("i", "toggle_iops", "MB/s ↔ IOPS"),
         Binding("p", "toggle_pause", "Pause"),
-        Binding("k", "tune", "Knobs"),
+        Binding("u", "tune", "Knobs"),  # u as on the inventory (k is a table's up)
         Binding("s", "sort_members", "Sort"),
         Binding("S", "reverse_members", "Reverse sort", show=False),
         # The member table scrolls (its last line names the keys): a screenful of a 256-disk host at a time.
         Binding("down,j", "scroll_members(1)", "Scroll down", show=False),
-        Binding("up", "scroll_members(-1)", "Scroll up", show=False),
+        Binding("up,k", "scroll_members(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_members_page(1)", "Page down", show=False),
         Binding("pageup", "scroll_members_page(-1)", "Page up", show=False),
         Binding("home", "scroll_members_to(0)", "First", show=False),
