@@ -6,9 +6,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from textual import on
 from textual.app import App
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 
 from mdtui.probe.inventory import ScanAhead
@@ -26,6 +28,15 @@ READ_ONLY_BADGE = "READ-ONLY tree"
 
 # A notice may carry its own title before this separator; one without is something a killed run left behind.
 NOTICE_TITLE_END = "\x1f"
+
+
+class HostReportRead(Message, bubble=False):
+    """What `mdtui doctor` or `mdtui calibrate --dry-run` prints, read in a worker (show_host_report)."""
+
+    def __init__(self, title: str, body: Any) -> None:
+        super().__init__()
+        self.title = title
+        self.body = body
 
 
 class MdtuiApp(App[None]):
@@ -297,14 +308,15 @@ class MdtuiApp(App[None]):
             from mdtui.ui.common.reports import calibrate_report, doctor_report
 
             title, body = doctor_report(self.root) if name == "doctor" else calibrate_report(self.root)
-            self.call_from_thread(self._show_report, title, body)
+            self.post_message(HostReportRead(title, body))
 
         self.run_worker(read, thread=True, group="host-report", exit_on_error=False)
 
-    def _show_report(self, title: str, body: Any) -> None:
+    @on(HostReportRead)
+    def _show_report(self, message: HostReportRead) -> None:
         from mdtui.ui.dialogs.detail import DetailScreen
 
-        self.push_screen(DetailScreen(title, body))
+        self.push_screen(DetailScreen(message.title, message.body))
 
     def action_history(self) -> None:
         """The results history (h); opened once, so h on it does not stack another."""

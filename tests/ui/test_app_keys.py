@@ -245,7 +245,7 @@ async def test_a_wrong_typed_confirmation_says_it_does_not_match(make_app: MakeA
         await pilot.press("1")  # typing again clears the line
         assert not said.display
         await pilot.press("enter")
-        assert answers == [True]
+        assert answers == ["/dev/md1"]  # what was typed, for the core to check again
 
 
 def test_the_cli_says_a_wrong_confirmation_does_not_match(

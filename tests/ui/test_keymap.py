@@ -37,7 +37,9 @@ from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.guide.screen import GuideScreen
 from mdtui.ui.guide.steps import GuideCreateScreen
 from mdtui.ui.help.screen import HelpScreen
+from mdtui.ui.findings.screen import FindingsScreen
 from mdtui.ui.inventory.array_detail import ArrayDetailScreen
+from mdtui.ui.inventory.grow import GrowForm
 from mdtui.ui.inventory.lifecycle_forms import AlertsForm, RepairForm, ScrubForm
 from mdtui.ui.results.compare import CompareScreen
 from mdtui.ui.results.dialogs import DevicePickerScreen, ExportScreen, TextPromptScreen
@@ -181,6 +183,8 @@ async def test_every_screen_gives_each_key_one_meaning(tmp_path: Path) -> None:
         AlertsForm(),
         ScrubForm(array.name, "idle"),
         RepairForm(array, [disk.name for disk in inventory.disks]),
+        GrowForm(array, [disk.name for disk in inventory.disks if not disk.in_use]),
+        FindingsScreen(root, db, array=array.name, inventory=inventory, privileged=True),
         JobQuestion("a benchmark", quitting=False),
     ]
     screens.append(ResyncScreen(root, plan, CreateOutcome(plan.request.device, None, (), None)))

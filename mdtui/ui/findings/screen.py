@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -21,13 +22,21 @@ from mdtui.errors import MdtuiError
 from mdtui.format import plural
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.ui.common.messages import failure_reason
+from mdtui.ui.common.messages import ActionFailed, failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.findings.render import finding_detail, finding_line, severity_counts
 
 # The experiments the bench screen runs as a preset on the finding's array (b here opens it with the preset).
 BENCH_EXPERIMENTS = ("weakest-link", "parity-cost")
+
+
+class FindingsFound(Message, bubble=False):
+    """The core's findings of this root (read_findings)."""
+
+    def __init__(self, findings: tuple[Finding, ...]) -> None:
+        super().__init__()
+        self.findings = findings
 
 
 class FindingsScreen(MdtuiScreen[None]):
@@ -100,15 +109,17 @@ class FindingsScreen(MdtuiScreen[None]):
                 SystemRoot(self.root), db=self.db_path, privileged=self.privileged, inventory=inventory
             )
         except (MdtuiError, OSError) as exc:
-            self.app.call_from_thread(self._failed, failure_reason("Looking for findings", exc))
+            self.post_message(ActionFailed("findings", failure_reason("Looking for findings", exc)))
             return
-        self.app.call_from_thread(self._show, found)
+        self.post_message(FindingsFound(found))
 
-    def _failed(self, reason: str) -> None:
-        self.query_one("#findings-status", Static).update(Text(f"✖ {reason}", style=self._palette.error))
+    @on(ActionFailed)
+    def _failed(self, message: ActionFailed) -> None:
+        self.query_one("#findings-status", Static).update(Text(f"✖ {message.reason}", style=self._palette.error))
 
-    def _show(self, findings: tuple[Finding, ...]) -> None:
-        self.findings = findings
+    @on(FindingsFound)
+    def _show(self, message: FindingsFound) -> None:
+        self.findings = message.findings
         self._fill()
 
     def _fill(self) -> None:
