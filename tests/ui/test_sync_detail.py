@@ -44,3 +44,15 @@ def test_the_dashboard_puts_the_prediction_under_the_sync_bar(width: int) -> Non
     text = plain(summary(view, Palette(), forecast="predicted 8m43s · bound: speed_limit_max (2,000 KiB/s)"), width)
     lines = text.splitlines()
     assert "resync" in lines[1] and lines[2].strip().startswith("predicted 8m43s")
+
+
+def test_the_dashboard_marks_a_degraded_array_by_sign_and_weight_not_colour_alone() -> None:
+    """Issue 44: under NO_COLOR a degraded array's red state read as the dimmest text; the watch's top line marks
+    it as the inventory does (✗, bold), so its state never rests on colour."""
+    from mdtui.sample.dashboard import Series, TargetView
+
+    md1 = scan(SystemRoot(str(TREE))).array("md1")
+    assert md1 is not None and md1.degraded
+    line = summary(TargetView("md1", md1, None, (), None, None, None, None, (), Series()), Palette())
+    marked = next(span for span in line.spans if "degraded" in line.plain[span.start : span.end])
+    assert line.plain[marked.start :].startswith("✗ ") and "bold" in str(marked.style)

@@ -9,7 +9,7 @@ from mdtui.format import duration, plural
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CpuState, DeviceRates, MdThreadCpu
 from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, MemberPage, MemberSort, TargetView, member_page
-from mdtui.ui.common.render import MISSING, WARNING_SIGN, Palette, array_state
+from mdtui.ui.common.render import MISSING, WARNING_SIGN, Palette, array_state_text
 
 NO_CPUFREQ = "CPU frequency: not available (no cpufreq in this kernel/VM)"
 # Finding 2 (docs/findings.md): md RAID10 lost 14-20% under the powersave governor against performance.
@@ -105,7 +105,7 @@ def summary(view: TargetView, palette: Palette, paused: bool = False, forecast: 
         active = sum(1 for m in view.members if m.role not in ("spare", "faulty"))
         text.append(f"{array.name} ", style=palette.label)
         text.append(f"{array.level or '-'} · {active} members · ")
-        text.append(array_state(array), style=palette.error if array.degraded else "")
+        text.append_text(array_state_text(array, palette))  # a degraded array marked ✗ and bold, as everywhere
     else:
         text.append("all disks", style=palette.label)
         text.append(f" · {with_io(view)} with I/O")
