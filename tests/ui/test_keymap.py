@@ -34,10 +34,10 @@ from mdtui.ui.create.resync import ResyncScreen
 from mdtui.ui.create.screen import CreateScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen
+from mdtui.ui.findings.screen import FindingsScreen
 from mdtui.ui.guide.screen import GuideScreen
 from mdtui.ui.guide.steps import GuideCreateScreen
 from mdtui.ui.help.screen import HelpScreen
-from mdtui.ui.findings.screen import FindingsScreen
 from mdtui.ui.inventory.array_detail import ArrayDetailScreen
 from mdtui.ui.inventory.grow import GrowForm
 from mdtui.ui.inventory.lifecycle_forms import AlertsForm, RepairForm, ScrubForm
