@@ -69,7 +69,8 @@ def cmd_grow(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs
     from mdtui.bench.sync_forecast import grow_inputs
     from mdtui.keep.grow import plan_grow_now
-    from mdtui.plan.grow import GrowRequest, describe_grow, grow_plan_dict
+    from mdtui.plan.grow_describe import describe_grow, grow_plan_dict
+    from mdtui.plan.grow_request import GrowRequest
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import find_array

@@ -21,17 +21,11 @@ from mdtui.format import plural
 from mdtui.keep.persist import PersistPlan, detail_brief, plan_persist
 from mdtui.model.array import MdArray
 from mdtui.plan.describe import step_lines
-from mdtui.plan.grow import (
-    GrowFacts,
-    GrowPlan,
-    GrowRequest,
-    MemberSpace,
-    PlaceFacts,
-    current_geometry,
-    place_problems,
-    plan_grow,
-    shrink_problems,
-)
+from mdtui.plan.grow import GrowPlan, plan_grow
+from mdtui.plan.grow_backup import place_problems
+from mdtui.plan.grow_contents import shrink_problems
+from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
+from mdtui.plan.grow_shape import current_geometry
 from mdtui.plan.md_model import MdCeilings
 from mdtui.plan.request import member_path
 from mdtui.plan.sync_time import RESHAPE, SyncLimits, SyncMember

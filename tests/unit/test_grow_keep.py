@@ -300,7 +300,8 @@ def test_advise_says_a_reshape_is_pending_and_what_it_needs() -> None:
 def test_following_a_stalled_pass_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     from mdtui.keep.grow import follow_grow
     from mdtui.model.array import MdArray, SyncStatus
-    from mdtui.plan.grow import GrowFacts, GrowRequest, MemberSpace, plan_grow
+    from mdtui.plan.grow import plan_grow
+    from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace
 
     stuck = MdArray("md0", "clean", "raid5", raid_disks=3, component_bytes=40 * MIB, chunk_bytes=65536,
                     layout="left-symmetric", metadata="1.2",

@@ -464,7 +464,7 @@ class Lifecycle(Widget):
         from mdtui.bench.member_figures import load_member_runs
         from mdtui.bench.sync_forecast import grow_inputs
         from mdtui.keep.grow import plan_grow_now
-        from mdtui.plan.grow import GrowRequest
+        from mdtui.plan.grow_request import GrowRequest
 
         disk = inventory.disk(choice.disk) if choice.disk else None
         value = choice.value or ""
@@ -496,7 +496,7 @@ class Lifecycle(Widget):
 
     def _grow_planned(self, plan: GrowPlan) -> None:
         from mdtui.keep.grow import execute_grow, run_followup
-        from mdtui.plan.grow import describe_grow
+        from mdtui.plan.grow_describe import describe_grow
 
         token = plan.confirmation
         if self.dry_run:
