@@ -236,7 +236,7 @@ def _boot(args: argparse.Namespace, system: Any, device: str) -> dict[str, Any]:
 
 def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     """Follow a reshape already running, beside the prediction mdtui journalled when it started it."""
-    from mdtui.keep.grow import reshape_states
+    from mdtui.keep.grow_resume import reshape_states
     from mdtui.probe.arrays import read_arrays
     from mdtui.run.mdadm import follow_sync
 
@@ -256,7 +256,7 @@ def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
 
 
 def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
-    from mdtui.keep.grow import describe_resume, execute_resume, finish_resumed, plan_resume
+    from mdtui.keep.grow_resume import describe_resume, execute_resume, finish_resumed, plan_resume
 
     plan = plan_resume(system, device)
     report: dict[str, Any] = {"resume": [list(step.argv) for step in plan.steps], "state": plan.state.state}

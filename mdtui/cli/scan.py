@@ -149,7 +149,7 @@ def _wrapped(line: str, width: int | None) -> list[str]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from mdtui.keep.grow import reshape_line, reshape_states
+    from mdtui.keep.grow_resume import reshape_line, reshape_states
 
     inventory = scan(args.root)
     system = SystemRoot(args.root)

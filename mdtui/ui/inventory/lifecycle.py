@@ -26,7 +26,7 @@ from mdtui.ui.common.render import Palette
 
 if TYPE_CHECKING:
     from mdtui.keep.alerts import AlertsPlan
-    from mdtui.keep.grow import ResumePlan
+    from mdtui.keep.grow_resume import ResumePlan
     from mdtui.keep.locate import Identity
     from mdtui.keep.persist import PersistPlan
     from mdtui.keep.repair import RepairPlan
@@ -453,7 +453,7 @@ class Lifecycle(Widget):
         if choice is None:
             return
         if choice.change == "resume":
-            from mdtui.keep.grow import plan_resume
+            from mdtui.keep.grow_resume import plan_resume
 
             self.background(
                 f"planning to resume {array.name}'s reshape",
@@ -544,7 +544,7 @@ class Lifecycle(Widget):
         self._done()
 
     def _resume_planned(self, plan: ResumePlan) -> None:
-        from mdtui.keep.grow import describe_resume, execute_resume
+        from mdtui.keep.grow_resume import describe_resume, execute_resume
 
         token = plan.confirmation
         if self.dry_run:

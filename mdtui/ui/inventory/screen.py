@@ -93,7 +93,7 @@ def keep_rows(
                 bool(counted),
             ))  # fmt: skip
         if system.is_live:
-            from mdtui.keep.grow import reshape_line, reshape_states
+            from mdtui.keep.grow_resume import reshape_line, reshape_states
 
             for state in reshape_states(system, [array]):
                 if state.name == array.name and state.state != "finished":
