@@ -12,7 +12,7 @@ from mdtui.keep.scrub_history import ScrubPass
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.render import Palette
-from mdtui.ui.inventory.screen import keep_rows
+from mdtui.ui.inventory.array_readings import keep_rows
 from mdtui.ui.watch.render import summary
 
 from .conftest import plain
