@@ -64,7 +64,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.cli.keep import boost_plan, follow_pass
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
-    from mdtui.plan.sync_time import initial_sync_line
+    from mdtui.plan.sync_words import initial_sync_line
     from mdtui.probe.root import SystemRoot
     from mdtui.run.mdadm import execute_create, find_array
     from mdtui.run.record import kernel_release

@@ -133,8 +133,8 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 def _run(args: argparse.Namespace, system: Any, plan: Any, report: dict[str, Any], confirmed: str) -> bool:
     """Run the steps and follow the pass; False when it did not end in the planned shape."""
+    from mdtui.format import about
     from mdtui.keep.grow import execute_grow, follow_grow
-    from mdtui.plan.sync_time import about
 
     results = execute_grow(plan, confirmed=confirmed, system=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]

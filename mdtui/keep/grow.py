@@ -24,7 +24,8 @@ from mdtui.plan.grow_request import GrowRequest
 from mdtui.plan.grow_shape import current_geometry
 from mdtui.plan.md_model import MdCeilings
 from mdtui.plan.request import member_path
-from mdtui.plan.sync_time import RESHAPE, SyncLimits, SyncMember
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
+from mdtui.plan.sync_time import RESHAPE
 from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.contents import read_contents
 from mdtui.probe.disks import DiskProber

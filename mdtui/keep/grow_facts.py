@@ -14,7 +14,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
 from mdtui.plan.md_model import MdCeilings
-from mdtui.plan.sync_time import SyncLimits, SyncMember
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.contents import read_contents
 from mdtui.probe.mounts import read_mounts

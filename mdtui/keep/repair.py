@@ -18,7 +18,8 @@ from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
 from mdtui.plan.describe import step_lines
 from mdtui.plan.rejected import PlanRejected
-from mdtui.plan.sync_time import SyncTime, prediction_words
+from mdtui.plan.sync_time import SyncTime
+from mdtui.plan.sync_words import prediction_words
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import array_uuid, find_array, resolve_member

@@ -24,16 +24,8 @@ from mdtui.plan.levels import (
 )
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.request import member_path
-from mdtui.plan.sync_time import (
-    RECOVER,
-    RESHAPE,
-    RESYNC,
-    GeometryChange,
-    SyncMember,
-    SyncTime,
-    reshape_time,
-    sync_time,
-)
+from mdtui.plan.sync_inputs import GeometryChange, SyncMember
+from mdtui.plan.sync_time import RECOVER, RESHAPE, RESYNC, SyncTime, reshape_time, sync_time
 
 # Words for the lab's result on power cuts (docs/usage.md "Growing and reshaping"); said in every plan whose
 # reshape keeps or lowers the member count.

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from mdtui.format import iec_bytes
+from mdtui.format import about, iec_bytes
 from mdtui.plan.describe import step_lines
 from mdtui.plan.grow import GrowPlan
 from mdtui.plan.grow_shape import Geometry
-from mdtui.plan.sync_time import (
-    RECOVER,
-    RESHAPE,
-    RESYNC,
-    about,
-)
+from mdtui.plan.sync_time import RECOVER, RESHAPE, RESYNC
 
 
 def describe_grow(plan: GrowPlan) -> list[str]:

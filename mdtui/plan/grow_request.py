@@ -10,10 +10,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.contents import Contents
 from mdtui.model.disk import Disk
 from mdtui.plan.md_model import MdCeilings
-from mdtui.plan.sync_time import (
-    SyncLimits,
-    SyncMember,
-)
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFa
 from mdtui.plan.grow_shape import current_geometry
 from mdtui.plan.md_model import MemberFigures
 from mdtui.plan.rejected import PlanRejected
-from mdtui.plan.sync_time import SyncLimits, SyncMember
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 
 MIB = 1 << 20
 KIB = 1024

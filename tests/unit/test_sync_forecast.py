@@ -20,7 +20,8 @@ from mdtui.bench.sync_forecast import (
 )
 from mdtui.plan import CreateRequest, plan_create
 from mdtui.plan.md_model import LINK, MEASURED
-from mdtui.plan.sync_time import BASIS_DEFAULT, CHECK, RECOVER
+from mdtui.plan.sync_inputs import BASIS_DEFAULT
+from mdtui.plan.sync_time import CHECK, RECOVER
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.jobs import member_matrix

@@ -21,7 +21,8 @@ from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
-from mdtui.plan.sync_time import SyncTime, initial_sync_line
+from mdtui.plan.sync_time import SyncTime
+from mdtui.plan.sync_words import initial_sync_line
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
 from mdtui.run import mdadm as md_run

@@ -38,7 +38,7 @@ def keep_rows(
     from mdtui.keep.health import array_health
     from mdtui.keep.scrub_history import mismatch_meaning, trend
     from mdtui.keep.summary import lifecycle
-    from mdtui.plan.sync_time import prediction_words
+    from mdtui.plan.sync_words import prediction_words
     from mdtui.ui.inventory.lifecycle import keys_line
 
     system = SystemRoot(root)
