@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from mdtui.model.disk import Disk
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
 from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
-from mdtui.run.jobs import MEMBER_MATRIX_TESTS
+from mdtui.run.presets import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError

@@ -41,10 +41,8 @@ from mdtui.plan.md_model import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
 from mdtui.run import record
-from mdtui.run.jobs import (
-    Step,
-    job_argv,
-)
+from mdtui.run.argv import job_argv
+from mdtui.run.presets import Step
 from mdtui.run.record import step_title
 from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler

@@ -13,7 +13,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import fio_filename
+from mdtui.run.argv import fio_filename
 
 SECTOR_BYTES = 512
 

@@ -34,7 +34,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS
+from mdtui.run.presets import PRESETS
 from mdtui.run.record import step_title
 from mdtui.run.runners import STALL_INTERVALS
 from mdtui.store.db import ResultsStore, default_db_path

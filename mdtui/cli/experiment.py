@@ -41,7 +41,7 @@ from mdtui.plan.describe import describe_create
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS
+from mdtui.run.presets import PRESETS
 from mdtui.store.compare import compare
 from mdtui.store.db import ResultsStore, default_db_path
 from mdtui.store.export import export_comparison, export_normalised, export_ratio_table

@@ -23,7 +23,7 @@ from mdtui.model.job import RwMode
 from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live
-from mdtui.run.jobs import PRESETS
+from mdtui.run.presets import PRESETS
 from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
 from mdtui.tune.catalogue import KNOBS, Knob, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir

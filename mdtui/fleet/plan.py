@@ -15,8 +15,8 @@ from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_path, remote_scan
 from mdtui.format import plural
-from mdtui.run.jobs import PRESETS, PresetTarget, Step
-from mdtui.run.jobs import preset as find_preset
+from mdtui.run.presets import PRESETS, PresetTarget, Step
+from mdtui.run.presets import preset as find_preset
 from mdtui.run.record import step_title
 
 # What fio's server can run: the registry's presets but those it marks local_only.

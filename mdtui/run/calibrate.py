@@ -33,7 +33,7 @@ from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
 from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
 from mdtui.probe.owner import pid_alive
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import fio_argv
+from mdtui.run.argv import fio_argv
 from mdtui.run.record import tool_version
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
@@ -145,7 +145,7 @@ def member_measurements(first_member: str, runtime_s: int = RUNTIME_S) -> list[M
 
 
 def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
-    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, run.jobs) and
+    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, run.argv) and
     RND4KQ32T8, read and write; raid0's Q1 read, raid1's and raid5's Q1 write."""
     found = [
         Measurement(

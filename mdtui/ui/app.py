@@ -242,7 +242,7 @@ class MdtuiApp(App[None]):
         """Highlight the preset ``key`` on a bench screen just opened (once it has laid out its list)."""
         from textual.widgets import OptionList
 
-        from mdtui.run.jobs import PRESETS
+        from mdtui.run.presets import PRESETS
 
         def choose() -> None:
             keys = [preset.key for preset in PRESETS]

@@ -21,8 +21,9 @@ from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Stat
 from mdtui.bench import session
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
+from mdtui.run.argv import job_argv
 from mdtui.run.fio import document_stats
-from mdtui.run.jobs import Step, job_argv
+from mdtui.run.presets import Step
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 from mdtui.ui.app import MdtuiApp

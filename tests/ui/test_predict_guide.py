@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui.run.jobs import member_matrix
+from mdtui.run.presets import member_matrix
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.ui.guide.steps import PlanStep

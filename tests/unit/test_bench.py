@@ -31,8 +31,9 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import MIB, IoEngine, JobResult, JobSpec, JobStatus, Progress, RwMode, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
+from mdtui.run.argv import job_argv
 from mdtui.run.fio import document_stats
-from mdtui.run.jobs import Step, job_argv
+from mdtui.run.presets import Step
 from mdtui.run.record import metrics_from_results
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus

@@ -11,15 +11,13 @@ import pytest
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.errors import PlanError
 from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
-from mdtui.run.jobs import (
+from mdtui.run.argv import dd_argv, fio_argv, job_argv
+from mdtui.run.presets import (
     PRESETS,
     PresetTarget,
     Step,
     custom,
-    dd_argv,
     disk_mark,
-    fio_argv,
-    job_argv,
     offset_sweep,
     parity_cost,
     preset,
@@ -302,7 +300,7 @@ def test_a_target_too_small_to_split_keeps_one_region(tmp_path: Path) -> None:
 def test_this_host_and_the_fleet_build_a_preset_s_steps_from_one_registry(
     key: str, options: JobOptions, tmp_path: Path
 ) -> None:
-    """plan_bench and plan_fleet pick and build presets through run.jobs.PRESETS and bench.plan.preset_steps:
+    """plan_bench and plan_fleet pick and build presets through run.presets.PRESETS and bench.plan.preset_steps:
     the same request gives the same steps (the fleet's are fixed-time, as `--fixed-time` here)."""
     from mdtui.bench.plan import plan_bench
     from mdtui.fleet.hosts import Host

@@ -13,7 +13,7 @@ from mdtui.bench.member_figures import age_text, stored_member
 from mdtui.cli.main import main
 from mdtui.errors import PlanError
 from mdtui.model.job import KIB, MIB, RwMode
-from mdtui.run.jobs import member_matrix, preset
+from mdtui.run.presets import member_matrix, preset
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 

@@ -15,7 +15,7 @@ from mdtui.cli.main import main
 from mdtui.model.job import KIB, MIB, JobSpec, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import member_matrix
+from mdtui.run.presets import member_matrix
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
 

@@ -17,7 +17,7 @@ from ci import in_ci
 
 from mdtui.errors import MdtuiError
 from mdtui.model.job import MIB, JobSpec, JobStatus, Progress, RwMode, Tool
-from mdtui.run.jobs import offset_sweep
+from mdtui.run.presets import offset_sweep
 from mdtui.run.process import GroupProcess, group_members, run_streaming
 from mdtui.run.runners import run_dd, run_fio, run_job, run_step
 

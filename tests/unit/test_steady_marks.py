@@ -25,8 +25,8 @@ from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.steady import _movement
 from mdtui.cli.main import main
 from mdtui.model.job import JobSpec, RwMode, SteadyState
+from mdtui.run.argv import fio_argv
 from mdtui.run.fio import parse_fio_output
-from mdtui.run.jobs import fio_argv
 from mdtui.run.record import job_params
 from mdtui.store.db import ResultsStore
 from mdtui.store.fio_read import number, text_steady

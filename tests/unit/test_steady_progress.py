@@ -28,7 +28,8 @@ from mdtui.model.job import (
     SteadyOutcome,
     SteadyState,
 )
-from mdtui.run.jobs import Step, fio_argv
+from mdtui.run.argv import fio_argv
+from mdtui.run.presets import Step
 
 MB = 1_000_000
 WRITES = SteadyState("bw", "slope", 1.0, window_s=10, ramp_s=5)

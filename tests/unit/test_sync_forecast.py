@@ -24,7 +24,7 @@ from mdtui.plan.sync_inputs import BASIS_DEFAULT
 from mdtui.plan.sync_time import CHECK, RECOVER
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import member_matrix
+from mdtui.run.presets import member_matrix
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
 from mdtui.tune.read import read_sync_limits

@@ -23,7 +23,7 @@ from mdtui.errors import CommandError, PlanError
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, live_refusal
-from mdtui.run.jobs import fio_filename
+from mdtui.run.argv import fio_filename
 from mdtui.text import REPLACEMENT, clean_text
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"

@@ -38,7 +38,7 @@ from mdtui.format import duration, iec_bytes, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, JobStatus, RwMode
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import CUSTOM_WRITE_NOTE, PRESETS, preset
+from mdtui.run.presets import CUSTOM_WRITE_NOTE, PRESETS, preset
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
 from mdtui.ui.bench.render import ended_line, findings_renderable, plan_text, status_line
