@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from mdtui.errors import MdtuiError
 from mdtui.invoker import foreign_environment, own_home
-from mdtui.rootsafe import OutputExistsError, open_directory, path_problem, write_file, write_in
+from mdtui.rootsafe import open_directory, path_problem
+from mdtui.rootwrite import OutputExistsError, write_file, write_in
 
 __all__ = ["OutputExistsError", "path_problem"]  # kept here for the callers that know them from this module
 

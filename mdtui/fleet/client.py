@@ -31,7 +31,8 @@ from typing import Any
 from mdtui.errors import PlanError
 from mdtui.fleet.hosts import Host
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
-from mdtui.rootsafe import open_directory, scratch_directory, write_file
+from mdtui.rootsafe import open_directory
+from mdtui.rootwrite import scratch_directory, write_file
 from mdtui.run import fio as fio_parse
 from mdtui.run.argv import fio_argv
 from mdtui.run.process import ProcessRun, run_streaming
@@ -125,7 +126,7 @@ def client_sandbox(spec: JobSpec) -> Iterator[tuple[list[str], str]]:
     job but can neither change it nor create anything there, so an IOLOG it is told to write fails.
     """
     ids = sandbox_ids()
-    # In a place no other user can change (rootsafe.scratch_base), never a $TMPDIR another user's environment kept.
+    # In a place no other user can change (rootwrite.scratch_base), never a $TMPDIR another user's environment kept.
     with scratch_directory("mdtui-fio-client-") as directory:
         path = write_file(directory / "job.fio", job_file(spec).encode("utf-8"), replace=False, mode=0o444)
         if ids is not None:

@@ -31,7 +31,8 @@ from mdtui.keep.conf import (
 )
 from mdtui.keep.persist import write_planned_conf
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import UnsafePathError, locate, scratch_directory, write_file
+from mdtui.rootsafe import UnsafePathError, locate
+from mdtui.rootwrite import scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 MONITOR_UNIT = "mdmonitor.service"  # the unit's name on Debian, Ubuntu, RHEL, Fedora, SUSE and Arch

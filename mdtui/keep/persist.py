@@ -16,7 +16,7 @@ from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distr
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.udev import UdevReader
-from mdtui.rootsafe import write_file
+from mdtui.rootwrite import write_file
 from mdtui.run.mdadm import find_array
 from mdtui.run.process import run_streaming
 from mdtui.run.state import ActionLog

@@ -28,7 +28,7 @@ from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
 from mdtui.probe.kernel_log import kernel_messages
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import scratch_directory, write_file
+from mdtui.rootwrite import scratch_directory, write_file
 from mdtui.run.state import ActionLog
 
 TIMER = "mdcheck_start.timer"

@@ -22,7 +22,7 @@ from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import remove_file
+from mdtui.rootwrite import remove_file
 from mdtui.safefile import env_location, write_text
 from mdtui.tune.catalogue import Knob, Scope
 
