@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mdtui.bench.session import BenchResult
+from mdtui.bench.result import BenchResult
 from mdtui.format import rate_mb_s, to_jsonable
 from mdtui.model.job import JobResult, JobStatus
 from mdtui.run import record

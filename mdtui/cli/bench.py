@@ -15,7 +15,8 @@ from mdtui.bench.output import RESULT_COLUMNS, result_rows, result_to_json
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.bench.result import BenchResult
+from mdtui.bench.session import StopRequest, run_bench
 from mdtui.cli.common import (
     Terminal,
     confirm,

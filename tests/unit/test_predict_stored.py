@@ -131,7 +131,7 @@ def test_a_benchmark_step_on_an_array_is_stored_with_its_prediction(tmp_path: Pa
     member_runs(tmp_path / "r.db", ["sdd", "vda"])
     with ResultsStore(tmp_path / "r.db") as store:
         sess = session._Session(planned, inventory, root, store, {}, None, asyncio.Event(), None)
-        setups = {step.label: sess._setup(step, index) for index, step in enumerate(planned.steps)}
+        setups = {step.label: sess.setups.setup(step, index) for index, step in enumerate(planned.steps)}
     seq_read = setups["SEQ1MQ8T8 read"].params["predicted"]
     assert seq_read["metric"] == "read_bw_bytes_per_s" and seq_read["value"] == 2.2e9  # both copies read
     assert setups["RND4KQ32T8 write"].params["predicted"]["value"] == 170e3  # two copies over two members

@@ -29,7 +29,7 @@ from mdtui.bench.output import RESULT_COLUMNS, result_rows
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions
-from mdtui.bench.session import BenchResult
+from mdtui.bench.result import BenchResult
 from mdtui.errors import MdtuiError
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory

@@ -11,7 +11,7 @@ from mdtui.text import clean_text
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not import the planner and runner
     from mdtui.bench.progress import BenchEvent
-    from mdtui.bench.session import BenchResult
+    from mdtui.bench.result import BenchResult
     from mdtui.bench.sync_forecast import SyncView
     from mdtui.model.array import MdArray
     from mdtui.model.inventory import Inventory
