@@ -23,8 +23,8 @@ from mdtui.model.job import CONFIRM_SUFFIX, JobResult, JobSpec, JobStatus, Progr
 from mdtui.run.argv import fio_argv
 from mdtui.run.fio import FioProgressTracker, document_stats, parse_fio_output
 from mdtui.run.presets import READ_STEADY_BW, WRITE_CEILING_S, WRITE_STEADY_BW, Step, parity_cost
+from mdtui.store.cells import steady_words
 from mdtui.store.describe import describe_run
-from mdtui.store.export import steady_words
 from mdtui.store.fio_import import metrics_from_fio
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 

@@ -12,6 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from mdtui.store.cells import UNSTEADY_MARK, format_metric, format_ratio, format_setting, unit_text
 from mdtui.store.compare import (
     Comparison,
     ConfigDifference,
@@ -22,13 +23,6 @@ from mdtui.store.compare import (
     time_roles,
 )
 from mdtui.store.describe import MISSING
-from mdtui.store.export import (
-    UNSTEADY_MARK,
-    format_metric,
-    format_ratio,
-    format_setting,
-    unit_text,
-)
 from mdtui.store.records import MetricInfo, RunRecord, Steadiness
 from mdtui.ui.common.render import Palette
 from mdtui.ui.results.render import WidthAware, when_text

@@ -13,14 +13,8 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
 from mdtui.format import duration
+from mdtui.store.cells import UNSTEADY_MARK, format_metric, read_write_text, steady_words, total_iops
 from mdtui.store.describe import MISSING, step_text
-from mdtui.store.export import (
-    UNSTEADY_MARK,
-    format_metric,
-    read_write_text,
-    steady_words,
-    total_iops,
-)
 from mdtui.store.records import METRICS_BY_NAME, RunRecord, RunStatus, Steadiness
 from mdtui.ui.common.render import Palette
 
