@@ -77,7 +77,7 @@ def keep_rows(
 
 class ScrubsRead(Message):
     """The kernel log's last scrubs (read_scrubs), for the lifecycle line, and each array's kept passes. The reader
-    keeps them, then they bubble to the screen (as do the two below), which draws the detail again."""
+    keeps them, then they bubble to the detail pane (as do the two below), which draws the detail again."""
 
     def __init__(self, scrubs: Mapping[str, LastScrub] | None, history: Mapping[str, Sequence[ScrubPass]]) -> None:
         super().__init__()

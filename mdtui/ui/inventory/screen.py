@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, VerticalScroll
+from textual.containers import Container
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Header, Static
@@ -26,14 +25,13 @@ from mdtui.ui.common.messages import (
     InventoryScanned,
     ScanFailed,
 )
-from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.findings.render import FINDINGS_KEY
-from mdtui.ui.inventory.array_readings import ArrayReadings, FindingsRead, ForecastsRead
+from mdtui.ui.inventory.detail_pane import DetailPane, Pane, Selection
 from mdtui.ui.inventory.lifecycle import ARRAY_KEYS, Lifecycle
-from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
-from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
+from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
     from mdtui.ui.create.screen import Created
@@ -42,7 +40,6 @@ if TYPE_CHECKING:
 # confirmation), the teardown's planner and runner, the boot/monitor rows of an array's detail and
 # smartctl are imported when first used: the first screen needs none of them.
 
-Pane = Literal["disks", "arrays"]
 # Actions on the highlighted array, offered in the footer only while one is.
 ARRAY_ACTIONS = tuple(key.action for key in ARRAY_KEYS)
 # The knobs of the selected array (not k: the tables move up with it).
@@ -121,11 +118,7 @@ class InventoryScreen(MdtuiScreen[None]):
         # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
         self._pending: tuple[str, ...] = ()
         self._detail_due = False  # the detail is to follow the cursor once the queued moves are handled
-        # What the detail was drawn from (_detail_source), and from which scan.
-        self._detail_shown: tuple[object, ...] | None = None
-        self._detail_inventory: Inventory | None = None
         self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
-        self._detail_title = "Detail"  # the detail pane's border title, as last set
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -139,12 +132,9 @@ class InventoryScreen(MdtuiScreen[None]):
         with Container(id="tables"):
             yield DiskTable(id="disks")
             yield ArrayTable(id="arrays")
-        with VerticalScroll(id="detail"):
-            yield DetailBody(Text("Scanning…"), id="detail-body")
+        yield DetailPane(self.root, self.privileged, self.palette, self.selection)
         yield Teardown(self.root, self.palette, self.action_rescan)
         yield Lifecycle(self.root, self.palette, self.action_rescan)
-        yield SmartReader(self.root, self._smart_read)
-        yield ArrayReadings(self.root, self.privileged)
         if self._scan_ahead is None:
             yield SteadyFooter(show_command_palette=False)
         else:
@@ -160,7 +150,6 @@ class InventoryScreen(MdtuiScreen[None]):
             self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
-        self.query_one("#detail").border_title = self._detail_title
         self.query_one("#disks", DiskTable).focus()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         if self._scan_ahead is None:
@@ -264,8 +253,7 @@ class InventoryScreen(MdtuiScreen[None]):
         self._update_banner()
         self._update_title()
         if self.inventory is None:
-            self._detail_shown = None
-            self.query_one("#detail-body", DetailBody).show(Text(self.scan_error or ""))
+            self.query_one(DetailPane).say(self.scan_error or "")
 
     def watch_scanning(self) -> None:
         self._update_title()
@@ -287,7 +275,7 @@ class InventoryScreen(MdtuiScreen[None]):
         # The arrays title repeats a missing md driver where users look for arrays.
         md_missing = not inventory.md_available
         arrays.border_title = "Arrays: no md driver" if md_missing else f"Arrays ({len(inventory.arrays)})"
-        self._update_detail()
+        self.query_one(DetailPane).update()
 
     def _update_title(self) -> None:
         parts = []
@@ -335,69 +323,13 @@ class InventoryScreen(MdtuiScreen[None]):
     def _table(self, pane: Pane) -> InventoryTable:
         return self.query_one(f"#{pane}", InventoryTable)
 
-    def selected(self) -> tuple[str, RenderableType] | None:
-        """Title and renderable of the selected row of the pane the detail follows."""
-        inventory = self.inventory
-        if inventory is None:
-            return None
-        key = self._table(self._pane).selected_key
-        if key is None:
-            return None
-        palette = self.palette()
-        if self._pane == "disks":
-            if key in self._pending:
-                return f"Disk {key}", Text(f"{key}: probing… (the scan has not reached it yet)", style=palette.muted)
-            disk = inventory.disk(key)
-            if disk is None:
-                return None
-            health, pending = self.query_one(SmartReader).health_of(disk.name, inventory)
-            detail = disk_detail(disk, palette, health, health_pending=pending)
-            if disk.backing_file:  # under the grid's last row, its value in the grid's value column
-                detail = Group(detail, Text.assemble((f"{'File':<12}", palette.muted), disk.backing_file))
-            return f"Disk {disk.name}", detail
-        array = inventory.array(key)
-        if array is None:
-            return None
-        # A complete scan's first array shown starts its readings (scrubs, forecasts, findings).
-        rows = self.query_one(ArrayReadings).rows(array, inventory, complete=not self._pending)
-        return f"Array {array.name}", array_detail(array, palette, rows)
-
-    # -- SMART of the disk shown ------------------------------------------------------------------
-
-    def _smart_read(self, name: str) -> None:
-        if self._pane == "disks" and self._table("disks").selected_key == name:
-            self._update_detail()
+    def selection(self) -> Selection:
+        """What the detail pane draws: this scan, the pane it follows, that pane's row, the disks not probed yet."""
+        return Selection(self.inventory, self._pane, self._table(self._pane).selected_key, self._pending)
 
     def _follow_cursor(self) -> None:
         self._detail_due = False
-        self._update_detail()
-
-    def _detail_source(self) -> tuple[object, ...]:
-        """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
-        whether it is fresh, the array's forecast, and the theme's palette."""
-        key = self._table(self._pane).selected_key if self.inventory is not None else None
-        smart, fresh = self.query_one(SmartReader).kept(key)
-        forecast = self.query_one(ArrayReadings).forecast(key) if self._pane == "arrays" and key is not None else None
-        return (self._pane, key, key in self._pending, smart, fresh, forecast, self.palette())
-
-    def _update_detail(self) -> None:
-        # The same row of the same scan is not laid out again: a table fill, a focus change or a
-        # highlight of the row already shown would each have redrawn it (a layout of the whole screen).
-        source = self._detail_source()
-        if source == self._detail_shown and self.inventory is self._detail_inventory:
-            return
-        self._detail_shown, self._detail_inventory = source, self.inventory
-        detail = self.query_one("#detail", VerticalScroll)
-        body = self.query_one("#detail-body", DetailBody)
-        chosen = self.selected()
-        if chosen is None:
-            empty = "No disks found." if self._pane == "disks" else "No md arrays."
-            chosen = ("Detail", Text(empty))
-        title, renderable = chosen
-        # Set only when it changes: setting a border title repaints the whole pane, title or not.
-        if title != self._detail_title:
-            self._detail_title = detail.border_title = title
-        body.show(renderable)
+        self.query_one(DetailPane).update()
 
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -417,7 +349,7 @@ class InventoryScreen(MdtuiScreen[None]):
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
-        chosen = self.selected()
+        chosen = self.query_one(DetailPane).chosen()
         if chosen is None:
             return
         if self._pane == "arrays":
@@ -438,7 +370,7 @@ class InventoryScreen(MdtuiScreen[None]):
         widget = event.widget
         if isinstance(widget, InventoryTable) and widget.id in ("disks", "arrays") and widget.id != self._pane:
             self._pane = "disks" if widget.id == "disks" else "arrays"
-            self._update_detail()
+            self.query_one(DetailPane).update()
             self._teardown_offered = None
             self.refresh_bindings()
 
@@ -514,16 +446,6 @@ class InventoryScreen(MdtuiScreen[None]):
 
     # -- keeping the array: alerts, persist, scrub, repair (mdtui.ui.inventory.lifecycle) ------------------
 
-    @on(FindingsRead)
-    def _findings_read(self, message: FindingsRead) -> None:
-        if self._pane == "arrays":  # an array's detail names them (ArrayReadings keeps them); a disk's does not change
-            self._detail_shown = None  # the same row, drawn again with them
-            self._update_detail()
-
-    @on(ForecastsRead)
-    def _forecasts_read(self, message: ForecastsRead) -> None:
-        self._update_detail()  # drawn again only when the array shown now has a forecast to show
-
     def action_findings(self) -> None:
         """F: the findings view, of the highlighted array (its own first) or of the whole host."""
         array = self.selected_array()
@@ -531,8 +453,7 @@ class InventoryScreen(MdtuiScreen[None]):
         if show is not None:
             show(array.name if array is not None else None)
 
-        self._detail_shown = None  # the same row, drawn again with the times
-        self._update_detail()
+        self.query_one(DetailPane).redraw()  # the same row, drawn again with the times
 
     def action_alerts(self) -> None:
         array = self.selected_array()
