@@ -25,8 +25,8 @@ from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm as md_run
 from mdtui.run.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 
 # The job of finding 1 (docs/findings.md), with the job count swept: 4 MiB sequential direct reads, libaio,
 # iodepth 12.

@@ -26,9 +26,9 @@ from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.safefile import StateDir
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 
 STEPS: tuple[tuple[str, str], ...] = (
     ("purpose", "Purpose"),

@@ -15,8 +15,8 @@ from mdtui.errors import MdtuiError, PlanError, SafetyError
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.record import step_title
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 
 class BenchRunner:

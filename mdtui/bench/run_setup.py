@@ -18,8 +18,8 @@ from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
 from mdtui.run import record
 from mdtui.run.presets import Step
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord, RunSetup
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.read import knob_context
 
 

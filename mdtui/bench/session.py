@@ -43,9 +43,9 @@ from mdtui.run.presets import Step
 from mdtui.run.record import step_title
 from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.store.spool import SpooledRun, write_spooled
 
 log = logging.getLogger(__name__)

@@ -38,8 +38,9 @@ from mdtui.probe.root import SystemRoot
 from mdtui.run.presets import PRESETS
 from mdtui.run.record import step_title
 from mdtui.run.runners import STALL_INTERVALS
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a command stopped by Ctrl-C; SIGHUP gives 129, SIGTERM 143

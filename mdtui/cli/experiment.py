@@ -43,8 +43,9 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.presets import PRESETS
 from mdtui.store.compare import compare
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.export import export_comparison, export_normalised, export_ratio_table
+from mdtui.store.runs import ResultsStore
 
 EXIT_ERROR = 2
 EXIT_DECLINED = 1

@@ -13,7 +13,7 @@ from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
 from mdtui.probe.root import SystemRoot
 from mdtui.run import mdadm
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 
 
 class Declined(MdtuiError):

@@ -25,9 +25,9 @@ from mdtui.format import plural
 from mdtui.model.job import JobResult, JobStatus
 from mdtui.run import record
 from mdtui.run.record import step_title
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 log = logging.getLogger(__name__)
 

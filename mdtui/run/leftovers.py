@@ -47,7 +47,7 @@ def _same_uuid(a: str, b: str) -> bool:
 def _run_id(entry: TemporaryArray) -> int | None:
     if entry.db is None:
         return None
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     try:
         # Opening the store also writes "interrupted" over the runs the killed process left running.

@@ -128,7 +128,7 @@ class MdtuiApp(App[None]):
     def db_path(self) -> Path:
         """The results database; found when first asked (the store's module is not loaded at launch)."""
         if self._db_path is None:
-            from mdtui.store.db import default_db_path
+            from mdtui.store.database import default_db_path
 
             self._db_path = default_db_path()
         return self._db_path
@@ -339,7 +339,7 @@ def run_app(
     if SystemRoot(root).is_live:  # a captured tree (--root) has no results of its own, nor knobs to put back
         from mdtui.advise.guide import should_show_guide
         from mdtui.run.leftovers import leftover_notices
-        from mdtui.store.db import default_db_path
+        from mdtui.store.database import default_db_path
         from mdtui.tune.journal import knobs_at_start
         from mdtui.tune.safety_journal import safety_at_start
 

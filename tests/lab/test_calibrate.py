@@ -298,7 +298,7 @@ def test_write_safety_costs_measured_against_the_model(standard_guest: Guest) ->
 def _stored(guest: Guest, env: dict[str, str], ids: list[int]) -> list[dict[str, Any]]:
     """The stored runs' labels and write IOPS, read from the guest's results database."""
     code = (
-        "import json, sys; from mdtui.store.db import ResultsStore; "
+        "import json, sys; from mdtui.store.runs import ResultsStore; "
         f"s = ResultsStore('{env['MDTUI_DB']}'); "
         f"runs = s.get_runs({ids}); "
         "print(json.dumps([{'label': r.label, 'write_iops': r.metrics.get('write_iops')} for r in runs]))"

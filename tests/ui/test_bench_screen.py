@@ -24,8 +24,8 @@ from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
 from mdtui.run.argv import job_argv
 from mdtui.run.fio import document_stats
 from mdtui.run.presets import Step
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.bench.widgets import BenchChart

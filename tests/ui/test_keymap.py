@@ -24,7 +24,7 @@ from textual.widgets import Input, TextArea
 import mdtui.ui
 from mdtui.probe.inventory import scan
 from mdtui.run.mdadm import CreateOutcome
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.common.screen import JobQuestion

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mdtui.run.presets import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.guide.steps import PlanStep
 
 from .test_guide import Recorder, make_app, open_guide, pick_disks, recorder, settle, text_of, tree

@@ -14,8 +14,8 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, RadioSet, Static
 from textual.widgets.data_table import ColumnKey
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.render import Palette
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.compare import CompareScreen

@@ -34,8 +34,8 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"

@@ -35,8 +35,8 @@ from mdtui.run.argv import job_argv
 from mdtui.run.fio import document_stats
 from mdtui.run.presets import Step
 from mdtui.run.record import metrics_from_results
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 MB = 1_000_000

@@ -41,8 +41,8 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import CreateOutcome
 from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"

@@ -27,8 +27,8 @@ from typing import Any
 import psutil
 import pytest
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_BYTES = 64 << 20
@@ -344,7 +344,7 @@ MDSTAT_MD9 = (
 KILLED_SWEEP = r"""
 import os, signal, sys
 from mdtui.run.state import TemporaryArrayJournal
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 from mdtui.store.records import RunSetup
 
 journal_dir, db = sys.argv[1:]

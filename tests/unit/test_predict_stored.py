@@ -16,8 +16,8 @@ from mdtui.model.job import KIB, MIB, JobSpec, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.presets import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 MEMBER = (

@@ -277,7 +277,7 @@ def test_under_sudo_a_state_location_of_the_invoking_user_is_refused(
 def test_under_sudo_a_results_database_of_the_invoking_user_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     users = _users_dir(tmp_path, "users")
     monkeypatch.setenv("SUDO_UID", str(NOBODY))
@@ -294,7 +294,7 @@ def test_under_sudo_a_results_database_of_the_invoking_user_is_refused(
 
 def test_under_sudo_root_s_own_locations_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mdtui.probe.owner import state_dir
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     roots = tmp_path / "roots"
     roots.mkdir(mode=0o755)

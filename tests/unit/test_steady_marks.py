@@ -28,9 +28,9 @@ from mdtui.model.job import JobSpec, RwMode, SteadyState
 from mdtui.run.argv import fio_argv
 from mdtui.run.fio import parse_fio_output
 from mdtui.run.record import job_params
-from mdtui.store.db import ResultsStore
 from mdtui.store.fio_read import number, text_steady
 from mdtui.store.records import Metrics, RunSetup, RunStatus, Steadiness
+from mdtui.store.runs import ResultsStore
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 

@@ -25,8 +25,8 @@ from mdtui.plan.sync_time import CHECK, RECOVER
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.run.presets import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.read import read_sync_limits
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"

@@ -36,8 +36,8 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobStatus, RwMode
 from mdtui.probe.root import SystemRoot
 from mdtui.run.presets import CUSTOM_WRITE_NOTE, PRESETS, preset
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.bench.form import (
     CUSTOM_FIELDS,
     OTHER_TARGET,
