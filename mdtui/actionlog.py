@@ -14,7 +14,7 @@ from mdtui.audit import action_message, command_line, invoking_user, tell_system
 from mdtui.command import CommandResult, run_command
 from mdtui.errors import CommandError
 from mdtui.probe.owner import state_dir
-from mdtui.safefile import StateDir, UnsafeStateError
+from mdtui.state_dir import StateDir, UnsafeStateError
 
 log = logging.getLogger("mdtui.run.state")
 

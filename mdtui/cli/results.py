@@ -15,7 +15,7 @@ from mdtui.cli.fleet import fleet_report
 from mdtui.columns import Column, cut_start, fit_layouts, fitted_note
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
-from mdtui.safefile import output_problem, write_text
+from mdtui.output_file import output_problem, write_text
 from mdtui.store.cells import format_metric, read_write_text, total_iops
 from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table
 from mdtui.store.database import default_db_path

@@ -32,7 +32,7 @@ from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import array_uuid, find_array, recheck_disk
 from mdtui.run.state import ActionLog, ReshapeEntry, ReshapeJournal
-from mdtui.safefile import StateDir, same_uuid
+from mdtui.state_dir import StateDir, same_uuid
 
 # How long md may take to show the pass after the command that starts it.
 PASS_START_WAIT_S = 10.0

@@ -22,7 +22,7 @@ from mdtui.plan.sync_time import RESHAPE
 from mdtui.probe.root import SystemRoot
 from mdtui.run.mdadm import find_array, resolve_member
 from mdtui.run.state import ActionLog, ReshapeEntry, ReshapeJournal
-from mdtui.safefile import same_uuid
+from mdtui.state_dir import same_uuid
 
 
 @dataclass(frozen=True)

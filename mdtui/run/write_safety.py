@@ -16,7 +16,7 @@ from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
 from mdtui.run.record import kernel_release
 from mdtui.run.state import ActionLog
-from mdtui.safefile import same_uuid
+from mdtui.state_dir import same_uuid
 
 GROW_TIMEOUT_S = 300
 

@@ -23,9 +23,9 @@ from mdtui.keep import metrics
 from mdtui.keep.conf import ConfEdit
 from mdtui.keep.persist import write_planned_conf
 from mdtui.model.array import MdArray
+from mdtui.output_file import write_text
 from mdtui.probe.root import SystemRoot
 from mdtui.run.state import ActionLog
-from mdtui.safefile import write_text
 from mdtui.tune.catalogue import knob_named
 from mdtui.tune.udev import plan_apply, write_plan
 

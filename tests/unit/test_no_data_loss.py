@@ -18,7 +18,8 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError
-from mdtui.safefile import OutputExistsError, output_problem, write_text
+from mdtui.output_file import output_problem, write_text
+from mdtui.rootwrite import OutputExistsError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
 from mdtui.store.runs import ResultsStore
 

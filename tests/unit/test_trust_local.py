@@ -231,7 +231,7 @@ def _users_dir(tmp_path: Path) -> Path:
 def test_under_sudo_root_writes_no_udev_rules_where_the_user_chose(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.safefile import UnsafeStateError
+    from mdtui.state_dir import UnsafeStateError
     from mdtui.tune.udev import rules_path
 
     place = _users_dir(tmp_path)
@@ -245,7 +245,7 @@ def test_under_sudo_root_writes_no_udev_rules_where_the_user_chose(
 def test_under_sudo_themes_come_from_roots_config_not_the_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.safefile import home_dir
+    from mdtui.state_dir import home_dir
     from mdtui.ui.themes import user_themes_dir
 
     place = _users_dir(tmp_path)

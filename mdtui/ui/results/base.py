@@ -10,7 +10,7 @@ from textual import on, work
 from textual.message import Message
 from textual.widgets import Static
 
-from mdtui.safefile import write_text
+from mdtui.output_file import write_text
 from mdtui.store.compare import Comparison
 from mdtui.store.records import RunRecord
 from mdtui.store.runs import ResultsStore
