@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from mdtui.execute.presets import MEMBER_MATRIX_TESTS
 from mdtui.model.disk import Disk
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
 from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
-from mdtui.run.presets import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus

@@ -11,13 +11,13 @@ from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
 from mdtui.bench.plan import BenchPlan
 from mdtui.bench.predicted import predicted_entry
 from mdtui.errors import MdtuiError
+from mdtui.execute import record
+from mdtui.execute.presets import Step
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.md_model import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
-from mdtui.run import record
-from mdtui.run.presets import Step
 from mdtui.store.records import RunRecord, RunSetup
 from mdtui.store.runs import ResultsStore
 from mdtui.tune.read import knob_context

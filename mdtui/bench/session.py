@@ -33,15 +33,15 @@ from mdtui.bench.samples import sample_values
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
+from mdtui.execute import record
+from mdtui.execute.argv import job_argv
+from mdtui.execute.presets import Step
+from mdtui.execute.record import step_title
+from mdtui.execute.runners import run_step
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
-from mdtui.run import record
-from mdtui.run.argv import job_argv
-from mdtui.run.presets import Step
-from mdtui.run.record import step_title
-from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
@@ -422,7 +422,7 @@ async def run_bench(
     scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
     Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
     cancelled, with the StopRequest's reason) and starts no further step. A job that prints no status
-    report for ``stall_timeout_s`` (default: mdtui.run.runners.STALL_INTERVALS status intervals) is killed
+    report for ``stall_timeout_s`` (default: mdtui.execute.runners.STALL_INTERVALS status intervals) is killed
     and its step stored as failed, naming the stall.
     """
     if plan.writes:

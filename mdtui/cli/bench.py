@@ -30,14 +30,14 @@ from mdtui.cli.common import (
 from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
 from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
+from mdtui.execute.presets import PRESETS
+from mdtui.execute.record import step_title
+from mdtui.execute.runners import STALL_INTERVALS
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.presets import PRESETS
-from mdtui.run.record import step_title
-from mdtui.run.runners import STALL_INTERVALS
 from mdtui.store.database import default_db_path
 from mdtui.store.records import RunStatus
 from mdtui.store.runs import ResultsStore

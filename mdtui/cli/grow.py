@@ -68,12 +68,12 @@ def _device(text: str) -> str:
 def cmd_grow(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs
     from mdtui.bench.sync_forecast import grow_inputs
+    from mdtui.execute.mdadm import find_array
     from mdtui.keep.grow import plan_grow_now
     from mdtui.plan.grow_describe import describe_grow, grow_plan_dict
     from mdtui.plan.grow_request import GrowRequest
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import find_array
     from mdtui.store.errors import StoreError
 
     system = SystemRoot(args.root)
@@ -236,9 +236,9 @@ def _boot(args: argparse.Namespace, system: Any, device: str) -> dict[str, Any]:
 
 def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     """Follow a reshape already running, beside the prediction mdtui journalled when it started it."""
+    from mdtui.execute.mdadm import follow_sync
     from mdtui.keep.grow_resume import reshape_states
     from mdtui.probe.arrays import read_arrays
-    from mdtui.run.mdadm import follow_sync
 
     arrays = read_arrays(system)
     state = next((s for s in reshape_states(system, arrays) if s.device == device), None)
@@ -272,7 +272,7 @@ def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
         if not result.ok:
             _say(args, f"{result.argv[1]} exited {result.returncode}, but {plan.device} is running: following it")
     if not args.no_follow:
-        from mdtui.run.mdadm import follow_sync
+        from mdtui.execute.mdadm import follow_sync
 
         follow_sync(plan.device, root=system, on_update=_progress(args, system, None))
         if not args.json:

@@ -13,6 +13,8 @@ from pathlib import Path
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.mdadm import array_uuid, find_array, recheck_disk
+from mdtui.execute.state import ActionLog, ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
 from mdtui.keep.grow_facts import backup_place, default_backup_path, gather, member_nodes
 from mdtui.keep.persist import PersistPlan, detail_brief, plan_persist
@@ -30,8 +32,6 @@ from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.contents import read_contents
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import array_uuid, find_array, recheck_disk
-from mdtui.run.state import ActionLog, ReshapeEntry, ReshapeJournal
 from mdtui.state_dir import StateDir, same_uuid
 
 # How long md may take to show the pass after the command that starts it.

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from mdtui.ascii_numbers import parse_int
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.execute.mdadm import array_uuid
 from mdtui.model.array import MdArray
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
 from mdtui.plan.md_model import MdCeilings
@@ -19,7 +20,6 @@ from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.contents import read_contents
 from mdtui.probe.mounts import read_mounts
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import array_uuid
 
 # Where mdtui puts a backup file unless told (--backup-file): its own state directory, checked like any place.
 BACKUP_DIR = "grow"

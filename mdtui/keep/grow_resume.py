@@ -12,6 +12,8 @@ from pathlib import Path
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError
+from mdtui.execute.mdadm import find_array, resolve_member
+from mdtui.execute.state import ActionLog, ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
 from mdtui.keep.grow import GROW_TIMEOUT_S, SHAPE_WAIT_S
 from mdtui.keep.grow_facts import reshape_position
@@ -20,8 +22,6 @@ from mdtui.plan.describe import step_lines
 from mdtui.plan.grow_shape import current_geometry
 from mdtui.plan.sync_time import RESHAPE
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import find_array, resolve_member
-from mdtui.run.state import ActionLog, ReshapeEntry, ReshapeJournal
 from mdtui.state_dir import same_uuid
 
 

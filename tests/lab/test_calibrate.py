@@ -253,7 +253,7 @@ def test_write_safety_costs_measured_against_the_model(standard_guest: Guest) ->
         code = (
             "from mdtui.probe.inventory import scan; from mdtui.probe.root import SystemRoot; "
             "from mdtui.plan.write_safety import SafetyChoice as C; "
-            "from mdtui.run.write_safety import plan_safety_change as p, execute_safety_change as x; "
+            "from mdtui.execute.write_safety import plan_safety_change as p, execute_safety_change as x; "
             "r = SystemRoot('/'); a = scan(r).array('md100'); "
             "x(p(r, a, C('none')), confirmed=True, root=r); print(open('/sys/block/md100/md/bitmap/location').read()); "
             "x(p(r, a, C('internal', 65536)), confirmed=True, root=r)"

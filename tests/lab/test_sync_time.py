@@ -60,8 +60,8 @@ MEASURE = """
 import asyncio, json, sys
 from datetime import UTC, datetime
 from mdtui.model.job import MIB, JobSpec, RwMode
-from mdtui.run.presets import member_matrix
-from mdtui.run.runners import run_fio
+from mdtui.execute.presets import member_matrix
+from mdtui.execute.runners import run_fio
 from mdtui.store.runs import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 

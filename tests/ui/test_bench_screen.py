@@ -19,11 +19,11 @@ from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 
 from mdtui.bench import session
+from mdtui.execute.argv import job_argv
+from mdtui.execute.fio import document_stats
+from mdtui.execute.presets import Step
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
-from mdtui.run.argv import job_argv
-from mdtui.run.fio import document_stats
-from mdtui.run.presets import Step
 from mdtui.store.records import RunStatus
 from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp

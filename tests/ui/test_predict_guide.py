@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui.run.presets import member_matrix
+from mdtui.execute.presets import member_matrix
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
 from mdtui.ui.guide.steps import PlanStep

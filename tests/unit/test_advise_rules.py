@@ -427,7 +427,7 @@ def test_bitmap_on_write_heavy_workloads(real_links: Inventory) -> None:
 
 def _member_matrix_runs(tmp_path: Path, names: tuple[str, ...]) -> tuple[RunRecord, ...]:
     """Every member-matrix step of each disk, as the bench engine stores them (fast flash, 20 µs Q1 writes)."""
-    from mdtui.run.presets import member_matrix
+    from mdtui.execute.presets import member_matrix
 
     figures = (
         Metrics(read_bw_bytes_per_s=3e9),

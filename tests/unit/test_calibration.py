@@ -12,21 +12,21 @@ from typing import Any
 
 import pytest
 
-import mdtui.run.calibrate as calibrate
-import mdtui.run.null_blk as null_blk
+import mdtui.execute.calibrate as calibrate
+import mdtui.execute.null_blk as null_blk
 from mdtui import actionlog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.calibrate import layer_latency, parity_speeds, plan_calibration
+from mdtui.execute.null_blk import Paths, remove_devices
+from mdtui.execute.record import system_context
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, parse_cpu_model
-from mdtui.run.argv import fio_argv
-from mdtui.run.calibrate import layer_latency, parity_speeds, plan_calibration
-from mdtui.run.null_blk import Paths, remove_devices
-from mdtui.run.record import system_context
 from mdtui.store.calibration import (
     CALIBRATION_FILE,
     Calibration,
@@ -318,7 +318,7 @@ def test_plan_names_only_our_own_devices_and_the_predictions_jobs(tmp_path: Path
     assert "--chunk=512" not in plan.create_argv("raid1", ["/dev/a", "/dev/b", "/dev/c", "/dev/d"])
     seq = found["raid5 seq write"]
     seq_argv = fio_argv(seq)
-    # SEQ1MQ8T8 with each job in its own region, as run.argv builds it for the predictions.
+    # SEQ1MQ8T8 with each job in its own region, as execute.argv builds it for the predictions.
     assert {"--bs=1m", "--iodepth=8", "--numjobs=8", "--rw=write", "--offset_increment=12%"} <= set(seq_argv)
     text = "\n".join(plan.lines())
     assert "mdadm --create" in text and "fio" in text and "nullb0" not in text

@@ -19,8 +19,8 @@ import pytest
 import mdtui.cli.experiment_context as experiment_context
 from mdtui.advise.experiments import ExperimentCancelled
 from mdtui.cli.main import main
+from mdtui.execute import mdadm
 from mdtui.plan.create import CreatePlan
-from mdtui.run import mdadm
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
 

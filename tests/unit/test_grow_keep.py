@@ -18,10 +18,10 @@ import pytest
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.keep.grow_facts import backup_place, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ReshapeEntry, ReshapeJournal
 
 MIB = 1 << 20
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "lab-standard"

@@ -46,7 +46,7 @@ NOT_AT_LAUNCH = (
     "sqlite3",
     "mdtui.keep.summary",
     "mdtui.tune.journal",
-    "mdtui.run.leftovers",
+    "mdtui.execute.leftovers",
     "mdtui.advise.guide",
     "mdtui.probe.smart",
 )

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.main import main
+from mdtui.execute.presets import member_matrix
 from mdtui.plan.forecast import MemberSource, forecast_lines, shown, significant
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import MEASURED, Figure, MemberFigures
-from mdtui.run.presets import member_matrix
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
 

@@ -12,10 +12,10 @@ from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.predicted import rule_below_prediction
 from mdtui.bench.predicted import predicted_entry, prediction_lines, ratio_of, workload_of
 from mdtui.cli.main import main
+from mdtui.execute.presets import member_matrix
 from mdtui.model.job import KIB, MIB, JobSpec, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.presets import member_matrix
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
 

@@ -20,10 +20,10 @@ import pytest
 
 from mdtui.bench.targets import canonical_path, resolve_target
 from mdtui.errors import CommandError, PlanError
+from mdtui.execute.argv import fio_filename
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, live_refusal
-from mdtui.run.argv import fio_filename
 from mdtui.text import REPLACEMENT, clean_text
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"

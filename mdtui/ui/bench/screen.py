@@ -31,11 +31,11 @@ from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpda
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.bench.result import BenchResult
 from mdtui.errors import MdtuiError
+from mdtui.execute.presets import CUSTOM_WRITE_NOTE, PRESETS, preset
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobStatus, RwMode
 from mdtui.probe.root import SystemRoot
-from mdtui.run.presets import CUSTOM_WRITE_NOTE, PRESETS, preset
 from mdtui.store.records import RunStatus
 from mdtui.store.runs import ResultsStore
 from mdtui.ui.bench.form import (

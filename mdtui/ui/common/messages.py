@@ -13,12 +13,12 @@ if TYPE_CHECKING:  # only named in annotations: the first screen's launch need n
     from mdtui.bench.progress import BenchEvent
     from mdtui.bench.result import BenchResult
     from mdtui.bench.sync_forecast import SyncView
+    from mdtui.execute.mdadm import CreateOutcome
     from mdtui.model.array import MdArray
     from mdtui.model.inventory import Inventory
     from mdtui.plan.create import CreatePlan
     from mdtui.plan.destroy import DestroyPlan
     from mdtui.probe.smart import SmartHealth
-    from mdtui.run.mdadm import CreateOutcome
     from mdtui.tune.boost import BoostPlan
 
 

@@ -260,8 +260,8 @@ class Lifecycle(ActionRunner):
     def _repair_chosen(self, array: MdArray, inventory: Inventory, choice: RepairChoice | None) -> None:
         if choice is None:
             return
+        from mdtui.execute.mdadm import array_uuid
         from mdtui.keep.repair import plan_repair
-        from mdtui.run.mdadm import array_uuid
 
         system = self.system
         disk = inventory.disk(choice.disk) if choice.disk else None

@@ -6,7 +6,7 @@ on each: with members that cost nothing, what is left is md's own ceiling for ev
 (sequential and random reads and writes; for raid4/5/6 the stripe thread and its parity routine) and md's
 own latency per Q1 request (a raid0 read, a raid1 and a raid5 write, against one device alone).
 
-Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` (run/null_blk) and
+Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` (execute/null_blk) and
 the md devices it created over them. Everything is torn down on success, on error and on SIGTERM or Ctrl-C; what
 a killed run left (our prefix, its pid gone) is found and removed at the next start, and nothing else.
 """
@@ -26,11 +26,8 @@ from mdtui.actionlog import ActionLog
 from mdtui.command import run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
-from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
-from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
-from mdtui.probe.root import SystemRoot
-from mdtui.run.argv import fio_argv
-from mdtui.run.null_blk import (
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.null_blk import (
     LIVE_PATHS,
     PREFIX,
     Paths,
@@ -40,7 +37,10 @@ from mdtui.run.null_blk import (
     remove_devices,
     require_configfs,
 )
-from mdtui.run.record import tool_version
+from mdtui.execute.record import tool_version
+from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
+from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
+from mdtui.probe.root import SystemRoot
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
 
@@ -136,7 +136,7 @@ def member_measurements(first_member: str, runtime_s: int = RUNTIME_S) -> list[M
 
 
 def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
-    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, run.argv) and
+    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, execute.argv) and
     RND4KQ32T8, read and write; raid0's Q1 read, raid1's and raid5's Q1 write."""
     found = [
         Measurement(

@@ -1,5 +1,5 @@
 """Benchmark presets as data (from the field findings in docs/findings.md): each preset's steps of JobSpecs and what
-target it takes, in one registry (PRESETS); run/argv turns a JobSpec into its fio or dd command line."""
+target it takes, in one registry (PRESETS); execute/argv turns a JobSpec into its fio or dd command line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdtui.errors import PlanError
+from mdtui.execute.argv import size_arg
 from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, SteadyState, Tool
-from mdtui.run.argv import size_arg
 
 # A quick first look must finish in under a minute whatever the preset; steps share this budget.
 QUICK_BUDGET_S = 45
