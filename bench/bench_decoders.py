@@ -4,7 +4,7 @@ The fio input is an hour of ``--status-interval=1`` output with 64 jobs reported
 group_reporting): a real fio 3.33 document from tests/fixtures/fio repeated with growing timestamps,
 runtimes and byte counts, about 1.3 GB of text. The stream decoder is fed it in 4 KiB pieces, as a
 pipe delivers it, and drops its documents as they come (as a live run does); the whole-stdout parse
-(run.fio.parse_fio_output, after a run) and the import parse (store.fio_import.parse_fio_output,
+(execute.fio.parse_fio_output, after a run) and the import parse (store.fio_import.parse_fio_output,
 `mdtui results import`) get the whole text at once and keep every document. The dd input is a
 million ``status=progress`` lines, each after a carriage return, then dd's summary, fed in 4 KiB
 pieces and parsed whole.
@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mdtui.run.dd import DdStreamParser
-from mdtui.run.fio import FioStreamDecoder
-from mdtui.run.fio import parse_fio_output as parse_fio_stream
+from mdtui.execute.dd import DdStreamParser
+from mdtui.execute.fio import FioStreamDecoder
+from mdtui.execute.fio import parse_fio_output as parse_fio_stream
 from mdtui.store.fio_import import parse_fio_output as parse_fio_import
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "fio" / "perjob_randread.json"

@@ -22,8 +22,8 @@ from mdtui.fleet.hosts import parse_host
 from mdtui.fleet.plan import plan_fleet
 from mdtui.fleet.session import run_fleet
 from mdtui.model.job import IoEngine, RwMode
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 TARGET_BYTES = 4 << 20
 

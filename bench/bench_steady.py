@@ -137,7 +137,7 @@ def burst(guest: Guest, seconds: int) -> None:
 LEVELS_PRESET = "parity-cost"  # one write and one read step per level: the level comparison's own question
 _LEVEL_FIGURES = """
 import json
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 with ResultsStore({db!r}) as store:
     rows = []
     for run in store.get_runs({ids!r}):

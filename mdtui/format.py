@@ -58,6 +58,20 @@ def duration(seconds: float | None) -> str:
     return f"{secs}s"
 
 
+def about(seconds: float) -> str:
+    """A predicted time in words, two significant figures: "about 2.5 h", "about 40 min", "about 12 s"."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"about {_two_figures(seconds / size)} {unit}"
+    return f"about {_two_figures(max(seconds, 1.0))} s"
+
+
+def _two_figures(value: float) -> str:
+    if value >= 10:
+        return f"{round(value, -math.floor(math.log10(value)) + 1):,.0f}"
+    return f"{value:.2g}"
+
+
 ELLIPSIS = "…"
 # A serial cut in the middle keeps at most this much of its start (a vendor prefix tells disks of one batch apart
 # least; their ends differ).

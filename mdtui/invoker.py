@@ -17,7 +17,7 @@ import tempfile
 
 from mdtui.ascii_numbers import parse_int
 from mdtui.errors import MdtuiError
-from mdtui.rootsafe import scratch_base
+from mdtui.rootwrite import scratch_base
 
 # Set by sudo, doas and pkexec in the environment of what they run.
 INVOKER_VARIABLES = ("SUDO_UID", "DOAS_USER", "PKEXEC_UID")
@@ -114,7 +114,7 @@ def settle_environment() -> None:
     """Make what every later step and child process takes from the environment safe, once at start.
 
     In another user's environment, $HOME becomes the effective user's own; and whoever's it is, $TMPDIR
-    is replaced by a place no other user can change (rootsafe.scratch_base) when it is not one, so
+    is replaced by a place no other user can change (rootwrite.scratch_base) when it is not one, so
     neither mdtui's own scratch files nor those of the programs it runs (mkinitramfs, dracut and sort
     make theirs in $TMPDIR) can be made where that user renames them and plants links.
     """

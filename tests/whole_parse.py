@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mdtui.execute.dd import DdStreamParser, DdSummary
+from mdtui.execute.fio import FioProgressTracker
 from mdtui.model.job import Progress
-from mdtui.run.dd import DdStreamParser, DdSummary
-from mdtui.run.fio import FioProgressTracker
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.command import run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, PlanError
+from mdtui.execute import mdadm as md_run
+from mdtui.execute.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.format import plural
 from mdtui.model.disk import Disk
 from mdtui.model.job import MIB
@@ -22,11 +24,9 @@ from mdtui.plan.create import CreatePlan, CreateRequest, plan_create
 from mdtui.plan.destroy import plan_destroy
 from mdtui.plan.levels import RAID0, RAID5, RAID6, RAID10, RaidLevel, level_from_name
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm as md_run
-from mdtui.run.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.store.compare import NormalisedTable, RatioTable, normalise, ratio_table
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 
 # The job of finding 1 (docs/findings.md), with the job count swept: 4 MiB sequential direct reads, libaio,
 # iodepth 12.
@@ -235,7 +235,7 @@ def temporary_array(
 
     A journal entry (``purpose``, this process, the results database ``db``) is on disk before the create
     and removed after the teardown, so if mdtui is killed in between the next start names the array
-    (mdtui.run.leftovers). A teardown that fails leaves the entry, for the same reason. ``confirmed`` is what
+    (mdtui.execute.leftovers). A teardown that fails leaves the entry, for the same reason. ``confirmed`` is what
     the user typed for the experiment (the create's confirmation), checked before anything is journalled.
     """
     require_confirmed(confirmed, plan.confirmation, f"creating and destroying {plan.request.device}")

@@ -8,7 +8,7 @@ from mdtui.advise.findings import Workload
 from mdtui.advise.rules.inputs import AdviceInput, MemberAlone, WeakestLinkFigures
 from mdtui.advise.rules.resync import device_name
 from mdtui.keep.boot import read_boot_state
-from mdtui.keep.grow import reshape_states
+from mdtui.keep.grow_resume import reshape_states
 from mdtui.keep.health import read_health
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory

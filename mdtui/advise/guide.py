@@ -24,11 +24,11 @@ from mdtui.plan.rejected import PlanRejected
 from mdtui.probe.kernel_log import read_parity_routines
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.safefile import StateDir
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
+from mdtui.state_dir import StateDir
 from mdtui.store.errors import StoreError
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 
 STEPS: tuple[tuple[str, str], ...] = (
     ("purpose", "Purpose"),
@@ -254,7 +254,7 @@ def should_show_guide(db_path: Path, flag: Path | None = None) -> bool:
 def mark_guide_seen(flag: Path | None = None) -> None:
     """Remember that the guide was shown, so it opens by itself only once (g opens it any time).
 
-    The flag lives in mdtui's state directory and is written as every state file is (safefile.StateDir):
+    The flag lives in mdtui's state directory and is written as every state file is (state_dir.StateDir):
     a link or FIFO planted under its name is refused, never followed.
     """
     path = flag or guide_flag_path()

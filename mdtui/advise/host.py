@@ -10,9 +10,9 @@ from mdtui.advise.gather import gather
 from mdtui.advise.rules import advise
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 
 # The newest stored runs the rules look at: every preset's latest figures on a busy workbench.
 RECENT_RUNS = 200

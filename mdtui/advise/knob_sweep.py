@@ -21,8 +21,8 @@ from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.catalogue import Knob, Scope
 from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import array_shape, member_names, read_value

@@ -12,11 +12,11 @@ from mdtui.bench.progress import EventCallback
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.confirmation import confirms
 from mdtui.errors import MdtuiError, PlanError, SafetyError
+from mdtui.execute.record import step_title
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.record import step_title
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 
 class BenchRunner:

@@ -16,8 +16,8 @@ from mdtui.model.job import KIB, RwMode
 from mdtui.plan.levels import RaidLevel
 from mdtui.plan.md_model import MdCeilings, MemberFigures
 from mdtui.plan.write_safety import SafetyChoice, costs
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.safety_journal import SafetyChanger, chunk_kib
 
 SAFETY_AB = "write-safety"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 
 # Repeated runs of one fio step differ by a percent or two (store.compare.DEFAULT_TOLERANCE); 5 % is clear of it.
 SWEEP_NOISE_BAND = 0.05

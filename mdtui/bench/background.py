@@ -14,7 +14,8 @@ from contextlib import contextmanager, nullcontext, suppress
 from typing import Any
 
 from mdtui.bench.plan import BenchPlan
-from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.bench.result import BenchResult
+from mdtui.bench.session import StopRequest, run_bench
 
 
 class Stop(threading.Event):

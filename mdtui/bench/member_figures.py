@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from mdtui.execute.presets import MEMBER_MATRIX_TESTS
 from mdtui.model.disk import Disk
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
 from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
-from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus
+from mdtui.store.runs import ResultsStore
 
 MEMBER_MATRIX_PRESET = "member-matrix"
 # Step label (as stored in params["step"]) → (MemberFigures field, stored metric, scale to the field's unit).

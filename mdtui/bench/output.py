@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mdtui.bench.session import BenchResult
+from mdtui.bench.result import BenchResult
+from mdtui.execute import record
+from mdtui.execute.record import step_title
 from mdtui.format import rate_mb_s, to_jsonable
 from mdtui.model.job import JobResult, JobStatus
-from mdtui.run import record
-from mdtui.run.record import step_title
 
 RESULT_COLUMNS = ("#", "step", "read", "write", "IOPS", "md CPU", "status")
 

@@ -10,15 +10,16 @@ from mdtui.bench.requests import CUSTOM_DEFAULT_RUNTIME_S, BenchRequest, JobOpti
 from mdtui.bench.safety import identity_changes, write_refusals
 from mdtui.bench.targets import BenchTarget, TargetKind, resolve_target
 from mdtui.errors import PlanError, SafetyError
+from mdtui.execute.argv import job_argv
+from mdtui.execute.presets import PRESETS, Preset, PresetTarget, Step
+from mdtui.execute.presets import preset as find_preset
+from mdtui.execute.record import step_title
 from mdtui.format import plural
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, JobSpec, RwMode, Tool
 from mdtui.plan.levels import level_from_name
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS, Preset, PresetTarget, Step, job_argv
-from mdtui.run.jobs import preset as find_preset
-from mdtui.run.record import step_title
 
 REDUNDANT_LEVELS = frozenset({"raid1", "raid4", "raid5", "raid6", "raid10"})
 
@@ -158,7 +159,7 @@ def _override(steps: tuple[Step, ...], options: JobOptions, key: str) -> tuple[S
 
 
 def custom_job(options: JobOptions) -> dict[str, Any]:
-    """The custom preset's one job (run.jobs.custom's keywords), from the user's job options and their defaults."""
+    """The custom preset's one job (execute.presets.custom's keywords), from the user's job options and defaults."""
     return {
         "rw": options.rw or RwMode.READ,
         "block_size_bytes": options.block_size_bytes or 4096,

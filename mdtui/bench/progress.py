@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 from mdtui.bench.check import CheckUpdate
 from mdtui.bench.plan import step_bytes, step_runtime_s
-from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress, SteadyState, SummedRates
-from mdtui.run.jobs import (
+from mdtui.execute.presets import (
     Step,
 )
-from mdtui.run.record import step_title
+from mdtui.execute.record import step_title
+from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress, SteadyState, SummedRates
 from mdtui.store.records import Metrics, RunStatus
 
 

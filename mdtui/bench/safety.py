@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mdtui.bench.targets import BenchTarget, TargetKind
+from mdtui.execute.mdadm import is_mounted
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import is_mounted
 
 
 def write_refusals(target: BenchTarget, inventory: Inventory, root: SystemRoot) -> tuple[str, ...]:

@@ -15,9 +15,7 @@ from typing import Any
 from mdtui.actionlog import ActionLog
 from mdtui.bench.check import CheckOutcome, run_check_pass
 from mdtui.bench.md_thread import MdThreadMeter
-from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
 from mdtui.bench.plan import BenchPlan, recheck_plan
-from mdtui.bench.predicted import predicted_entry
 from mdtui.bench.progress import (
     BenchEvent,
     EventCallback,
@@ -28,31 +26,27 @@ from mdtui.bench.progress import (
     run_status,
     step_status,
 )
-from mdtui.bench.report import WeakestLinkReport, weakest_link_report
+from mdtui.bench.report import weakest_link_report
+from mdtui.bench.result import BenchResult
+from mdtui.bench.run_setup import RunSetups
 from mdtui.bench.samples import sample_values
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
-from mdtui.model.array import MdArray
+from mdtui.execute import record
+from mdtui.execute.argv import job_argv
+from mdtui.execute.presets import Step
+from mdtui.execute.record import step_title
+from mdtui.execute.runners import run_step
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
-from mdtui.plan.md_model import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
-from mdtui.probe.safety import read_live_safety
-from mdtui.run import record
-from mdtui.run.jobs import (
-    Step,
-    job_argv,
-)
-from mdtui.run.record import step_title
-from mdtui.run.runners import run_step
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
-from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.store.spool import SpooledRun, write_spooled
-from mdtui.tune.read import knob_context
 
 log = logging.getLogger(__name__)
 
@@ -72,42 +66,6 @@ def _cancelled(cancel: asyncio.Event) -> str:
     """The word "cancelled", with the reason when the StopRequest gave one: "cancelled (SIGHUP)"."""
     reason = cancel.reason if isinstance(cancel, StopRequest) else ""
     return f"cancelled ({reason})" if reason else "cancelled"
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    plan: BenchPlan
-    status: RunStatus
-    steps: tuple[StepOutcome, ...]
-    context: dict[str, Any]
-    started_at: datetime
-    duration_s: float
-    samples: tuple[SamplePoint, ...] = ()  # t_s since the bench started
-    check: CheckOutcome | None = None
-    weakest_link: WeakestLinkReport | None = None
-    error: str = ""
-    notes: tuple[str, ...] = ()
-    # Runs the results database could not take: spooled beside it, or (when even that failed) here, as the
-    # spool's JSON documents, for the caller to print.
-    spooled: tuple[Path, ...] = ()
-    unsaved: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def stored(self) -> bool:
-        """Whether every run went into the results database whole."""
-        return not self.spooled and not self.unsaved
-
-    @property
-    def partial(self) -> bool:
-        """True when not every step ran to its end: the figures cover what ran."""
-        return self.status is not RunStatus.COMPLETE or len(self.steps) < len(self.plan.steps)
-
-    @property
-    def run_ids(self) -> tuple[int, ...]:
-        ids = [o.run_id for o in self.steps if o.run_id is not None]
-        if self.check is not None and self.check.run_id is not None:
-            ids.append(self.check.run_id)
-        return tuple(ids)
 
 
 @dataclass
@@ -146,7 +104,10 @@ class _Session:
     unsaved: list[dict[str, Any]] = field(default_factory=list)
     current: _Current | None = None
     sampler: Sampler | None = None  # set while the time series is being sampled
-    _member_runs: list[RunRecord] | None = None  # member-matrix runs, read once for the predicted figures
+    setups: RunSetups = field(init=False)  # each step's RunSetup, as its stored run records it
+
+    def __post_init__(self) -> None:
+        self.setups = RunSetups(self.plan, self.inventory, self.root, self.store, self.context, self.notes)
 
     def emit(self, event: BenchEvent) -> None:
         if self.on_event is not None:
@@ -214,58 +175,6 @@ class _Session:
             f"{where} ({run.lost}); its figures are kept in {path}: `mdtui results import {path}` stores them "
             "once the database can be written"
         )
-
-    def _setup(self, step: Step, index: int) -> RunSetup:
-        plan = self.plan
-        targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
-        on_array = plan.target.array is not None and targets == (plan.target.path,)
-        names = plan.device_names()
-        disks = [d for t in targets if (d := self.inventory.disk(names.get(t, ""))) is not None]
-        context = dict(self.context)
-        if disks:
-            context["devices"] = [record.disk_config(d) for d in disks]
-        if plan.target.array is not None and not on_array:
-            context["member_of"] = plan.target.array.name
-        if plan.target.array is not None and on_array:
-            # md's and the queues' knobs as sysfs says right before this step (mdtui.tune): what a knob sweep varies.
-            context["knobs"] = knob_context(self.root, plan.target.array)
-        params = {**record.step_params(step), "quick": plan.request.quick, "step_index": index + 1}
-        params["steps"] = len(plan.steps)
-        if on_array and plan.target.array is not None:
-            predicted = self._predicted(plan.target.array, step)
-            if predicted is not None:
-                params["predicted"] = predicted
-        return RunSetup(
-            preset=plan.preset.key,
-            params=params,
-            target=", ".join(targets),
-            array=record.array_config(plan.target.array, self.inventory) if on_array and plan.target.array else {},
-            context=context,
-            label=plan.label,
-        )
-
-    def _predicted(self, array: MdArray, step: Step) -> dict[str, Any] | None:
-        """The step's predicted figure from the member figures stored so far; never stops the benchmark."""
-        if self.store is None:
-            return None
-        try:
-            if self._member_runs is None:
-                self._member_runs = [r for r in self.store.list_runs() if r.preset == MEMBER_MATRIX_PRESET]
-            # The array's own stripe cache, which bounds a parity level's sequential writes (None: not readable).
-            cache = self.root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size", lo=1, hi=1 << 20)
-            # Its bitmap and consistency policy, whose cost the prediction carries.
-            live = read_live_safety(self.root, array.name)
-            safety = (
-                NO_SAFETY
-                if live is None
-                else WriteSafety(live.bitmap, live.bitmap_chunk_bytes, live.choice_policy, None, array.size_bytes)
-            )
-            return predicted_entry(
-                array, step.jobs, self._member_runs, self.inventory, stripe_cache_size=cache, safety=safety
-            )
-        except MdtuiError as exc:
-            self.notes.append(f"no prediction stored: {exc}")
-            return None
 
     # -- sampling ----------------------------------------------------------------------------------
 
@@ -351,7 +260,7 @@ class _Session:
         step = plan.steps[index]
         names = plan.device_names()
         focus = tuple(names[spec.target] for spec in step.jobs if spec.target in names)
-        run_id = self._begin(self._setup(step, index), focus)
+        run_id = self._begin(self.setups.setup(step, index), focus)
         try:
             targets = tuple(dict.fromkeys(spec.target for spec in step.jobs))
             progress = StepProgress(plan.steps, index, rate_hint)
@@ -513,7 +422,7 @@ async def run_bench(
     scan it was just made from, when given (a scan costs seconds on a slow machine), else on a fresh one.
     Setting ``cancel`` stops the running jobs (their figures so far are kept and the stored run marked
     cancelled, with the StopRequest's reason) and starts no further step. A job that prints no status
-    report for ``stall_timeout_s`` (default: mdtui.run.runners.STALL_INTERVALS status intervals) is killed
+    report for ``stall_timeout_s`` (default: mdtui.execute.runners.STALL_INTERVALS status intervals) is killed
     and its step stored as failed, naming the stall.
     """
     if plan.writes:

@@ -7,28 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdtui.bench.member_figures import sequential_figures
+from mdtui.execute.mdadm import bitmap_dirty_fraction
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, running_level
 from mdtui.plan.md_model import MdCeilings
-from mdtui.plan.sync_time import (
-    CHECK,
-    RECOVER,
-    REPAIR,
-    RESHAPE,
-    RESYNC,
-    SyncLimits,
-    SyncMember,
-    SyncTime,
-    bound_now,
-    create_sync_time,
-    remaining_seconds,
-    sync_time,
-)
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
+from mdtui.plan.sync_time import CHECK, RECOVER, REPAIR, RESHAPE, RESYNC, SyncTime, create_sync_time, sync_time
+from mdtui.plan.sync_words import bound_now, remaining_seconds
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import bitmap_dirty_fraction
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord
 from mdtui.tune.read import read_sync_limits

@@ -9,11 +9,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from mdtui.errors import PlanError
+from mdtui.execute.argv import fio_filename
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import fio_filename
 
 SECTOR_BYTES = 512
 

@@ -12,7 +12,7 @@ from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import to_jsonable
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import default_db_path
+from mdtui.store.database import default_db_path
 
 
 def add_advise_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

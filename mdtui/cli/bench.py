@@ -15,7 +15,8 @@ from mdtui.bench.output import RESULT_COLUMNS, result_rows, result_to_json
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
 from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult, StopRequest, run_bench
+from mdtui.bench.result import BenchResult
+from mdtui.bench.session import StopRequest, run_bench
 from mdtui.cli.common import (
     Terminal,
     confirm,
@@ -29,16 +30,17 @@ from mdtui.cli.common import (
 from mdtui.cli.fleet import add_fleet_arguments, run_fleet_cli, wants_fleet
 from mdtui.cli.progress import LinePrinter
 from mdtui.errors import PlanError
+from mdtui.execute.presets import PRESETS
+from mdtui.execute.record import step_title
+from mdtui.execute.runners import STALL_INTERVALS
 from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS
-from mdtui.run.record import step_title
-from mdtui.run.runners import STALL_INTERVALS
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a command stopped by Ctrl-C; SIGHUP gives 129, SIGTERM 143

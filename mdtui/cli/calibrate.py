@@ -9,9 +9,9 @@ import time
 
 from mdtui.cli.common import confirm, print_json
 from mdtui.errors import MdtuiError
+from mdtui.execute.calibrate import RUNTIME_S, execute, plan_calibration
 from mdtui.format import rate_mb_s
 from mdtui.probe.root import live_refusal
-from mdtui.run.calibrate import RUNTIME_S, execute, plan_calibration
 from mdtui.store.calibration import save_calibration
 
 

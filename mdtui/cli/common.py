@@ -16,10 +16,10 @@ from typing import Any
 from mdtui import jsondoc
 from mdtui.confirmation import confirms, mismatch_line
 from mdtui.errors import MdtuiError
+from mdtui.execute.leftovers import leftovers_at_start
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot, require_live
-from mdtui.run.leftovers import leftovers_at_start
 from mdtui.text import clean_text
 from mdtui.tune.journal import knobs_at_start
 from mdtui.tune.safety_journal import safety_at_start
@@ -109,7 +109,7 @@ def run_verb(verb: Callable[[argparse.Namespace], int], args: argparse.Namespace
 
     A verb that would act on the live system is refused first when ``--root`` names a captured tree.
     Every verb then puts back the knobs a killed knob sweep left changed (mdtui.tune.journal) and names
-    the arrays a killed experiment left behind (mdtui.run.leftovers).
+    the arrays a killed experiment left behind (mdtui.execute.leftovers).
     """
     try:
         action = live_action(args)

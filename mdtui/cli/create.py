@@ -62,12 +62,12 @@ def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
     from mdtui.bench.sync_forecast import create_time
     from mdtui.cli.keep import boost_plan, follow_pass
+    from mdtui.execute.mdadm import execute_create, find_array
+    from mdtui.execute.record import kernel_release
     from mdtui.plan import CreateRequest, plan_create
     from mdtui.plan.describe import create_plan_dict, describe_create
-    from mdtui.plan.sync_time import initial_sync_line
+    from mdtui.plan.sync_words import initial_sync_line
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import execute_create, find_array
-    from mdtui.run.record import kernel_release
     from mdtui.store.errors import StoreError
 
     inventory = scan(args.root)
@@ -179,10 +179,10 @@ def offer_persist(args: argparse.Namespace, device: str) -> str:
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
+    from mdtui.execute.mdadm import created_by_mdtui, execute_destroy, find_array, is_mounted
     from mdtui.plan import plan_destroy
     from mdtui.plan.describe import describe_destroy
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import created_by_mdtui, execute_destroy, find_array, is_mounted
 
     system = SystemRoot(args.root)
     device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"

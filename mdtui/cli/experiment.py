@@ -33,6 +33,7 @@ from mdtui.cli.experiment_context import Declined, ExperimentContext
 from mdtui.cli.safety import add_safety_ab_parser, safety_ab_cli
 from mdtui.cli.tune import add_knob_parser, knob_sweep_cli
 from mdtui.errors import MdtuiError, PlanError
+from mdtui.execute.presets import PRESETS
 from mdtui.format import plural, to_jsonable
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -41,10 +42,10 @@ from mdtui.plan.describe import describe_create
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import PRESETS
 from mdtui.store.compare import compare
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.export import export_comparison, export_normalised, export_ratio_table
+from mdtui.store.runs import ResultsStore
 
 EXIT_ERROR = 2
 EXIT_DECLINED = 1

@@ -11,9 +11,9 @@ from mdtui.bench.background import Stop
 from mdtui.cli.bench import ProgressPrinter
 from mdtui.cli.common import confirm
 from mdtui.errors import MdtuiError
+from mdtui.execute import mdadm
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 
 
 class Declined(MdtuiError):

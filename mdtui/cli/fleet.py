@@ -20,8 +20,8 @@ from mdtui.fleet.plan import FleetPlan, plan_fleet
 from mdtui.fleet.session import FleetEvent, FleetResult, HostStepFinished, HostStepStarted, run_fleet
 from mdtui.format import plural, rate_mb_s
 from mdtui.model.job import JobStatus
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130

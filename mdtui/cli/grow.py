@@ -68,11 +68,12 @@ def _device(text: str) -> str:
 def cmd_grow(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs
     from mdtui.bench.sync_forecast import grow_inputs
+    from mdtui.execute.mdadm import find_array
     from mdtui.keep.grow import plan_grow_now
-    from mdtui.plan.grow import GrowRequest, describe_grow, grow_plan_dict
+    from mdtui.plan.grow_describe import describe_grow, grow_plan_dict
+    from mdtui.plan.grow_request import GrowRequest
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import find_array
     from mdtui.store.errors import StoreError
 
     system = SystemRoot(args.root)
@@ -132,8 +133,8 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 def _run(args: argparse.Namespace, system: Any, plan: Any, report: dict[str, Any], confirmed: str) -> bool:
     """Run the steps and follow the pass; False when it did not end in the planned shape."""
+    from mdtui.format import about
     from mdtui.keep.grow import execute_grow, follow_grow
-    from mdtui.plan.sync_time import about
 
     results = execute_grow(plan, confirmed=confirmed, system=system)
     report["ran"] = [{"argv": list(r.argv), "returncode": r.returncode} for r in results]
@@ -235,9 +236,9 @@ def _boot(args: argparse.Namespace, system: Any, device: str) -> dict[str, Any]:
 
 def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     """Follow a reshape already running, beside the prediction mdtui journalled when it started it."""
-    from mdtui.keep.grow import reshape_states
+    from mdtui.execute.mdadm import follow_sync
+    from mdtui.keep.grow_resume import reshape_states
     from mdtui.probe.arrays import read_arrays
-    from mdtui.run.mdadm import follow_sync
 
     arrays = read_arrays(system)
     state = next((s for s in reshape_states(system, arrays) if s.device == device), None)
@@ -255,7 +256,7 @@ def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
 
 
 def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
-    from mdtui.keep.grow import describe_resume, execute_resume, finish_resumed, plan_resume
+    from mdtui.keep.grow_resume import describe_resume, execute_resume, finish_resumed, plan_resume
 
     plan = plan_resume(system, device)
     report: dict[str, Any] = {"resume": [list(step.argv) for step in plan.steps], "state": plan.state.state}
@@ -271,7 +272,7 @@ def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
         if not result.ok:
             _say(args, f"{result.argv[1]} exited {result.returncode}, but {plan.device} is running: following it")
     if not args.no_follow:
-        from mdtui.run.mdadm import follow_sync
+        from mdtui.execute.mdadm import follow_sync
 
         follow_sync(plan.device, root=system, on_update=_progress(args, system, None))
         if not args.json:

@@ -148,7 +148,7 @@ def _follow(device: str, args: argparse.Namespace, system: SystemRoot, predicted
     """Follow a resync/recovery/check to its end: progress, speed and md's ETA beside the prediction and what
     bounds it now, on one line; the measured time is kept for the report."""
     from mdtui.bench.sync_forecast import sync_view
-    from mdtui.run.mdadm import find_array, follow_sync
+    from mdtui.execute.mdadm import find_array, follow_sync
 
     seen: dict = {"actions": []}
     started: list[float] = []
@@ -232,11 +232,11 @@ def boost_plan(system: SystemRoot, array: MdArray, predicted: SyncTime | None) -
 def cmd_repair(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import repair_forecast
     from mdtui.cli.common import find_disk
+    from mdtui.execute.mdadm import array_uuid, find_array
     from mdtui.keep.locate import identify
     from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import array_uuid, find_array
 
     system = SystemRoot(args.root)
     device = _device(args.device)
@@ -368,6 +368,7 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
 
 def cmd_scrub(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import scrub_time
+    from mdtui.execute.mdadm import find_array
     from mdtui.keep.scrub import (
         describe_schedule,
         describe_scrub,
@@ -379,7 +380,6 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import find_array
 
     system = SystemRoot(args.root)
     schedule = read_schedule(system)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mdtui.errors import MdtuiError
-from mdtui.store.db import default_db_path
+from mdtui.store.database import default_db_path
 
 if TYPE_CHECKING:
     from mdtui.keep.metrics import ArrayTimes
@@ -35,8 +35,8 @@ def add_metrics_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _runs(path: str | None) -> list:
-    from mdtui.store.db import ResultsStore
     from mdtui.store.errors import StoreError, StoreMissingError
+    from mdtui.store.runs import ResultsStore
 
     try:
         with ResultsStore(path, create=False) as store:

@@ -15,24 +15,16 @@ from mdtui.cli.fleet import fleet_report
 from mdtui.columns import Column, cut_start, fit_layouts, fitted_note
 from mdtui.errors import MdtuiError
 from mdtui.format import iec_bytes
-from mdtui.safefile import output_problem, write_text
+from mdtui.output_file import output_problem, write_text
+from mdtui.store.cells import format_metric, read_write_text, total_iops
 from mdtui.store.compare import DEFAULT_TOLERANCE, compare, normalise, ratio_table
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.describe import describe_run
 from mdtui.store.errors import StoreMissingError, UnknownRunError
-from mdtui.store.export import (
-    FORMATS,
-    export_comparison,
-    export_normalised,
-    export_ratio_table,
-    export_runs,
-    format_metric,
-    read_write_text,
-    runs_json,
-    total_iops,
-)
+from mdtui.store.export import FORMATS, export_comparison, export_normalised, export_ratio_table, export_runs, runs_json
 from mdtui.store.fio_import import read_import, store_fio_run
 from mdtui.store.records import METRICS, METRICS_BY_NAME, STEADINESS_LEGEND, RunRecord, Steadiness
+from mdtui.store.runs import ResultsStore
 from mdtui.store.spool import SpooledRun
 
 

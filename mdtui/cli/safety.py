@@ -112,8 +112,8 @@ def _member_figures(args: argparse.Namespace, array: MdArray, inventory: Any) ->
 
 
 def cmd_safety(args: argparse.Namespace) -> int:
-    from mdtui.run.record import kernel_release
-    from mdtui.run.write_safety import execute_safety_change, live_safety, plan_safety_change
+    from mdtui.execute.record import kernel_release
+    from mdtui.execute.write_safety import execute_safety_change, live_safety, plan_safety_change
     from mdtui.store.calibration import host_ceilings
 
     root = SystemRoot(args.root)
@@ -236,7 +236,7 @@ def add_safety_ab_parser(
 
 def safety_ab_cli(args: argparse.Namespace, ctx: ExperimentContext) -> ExperimentResult:
     from mdtui.advise.safety_ab import DEFAULT_OPTIONS, parse_choices, safety_ab
-    from mdtui.run.record import kernel_release
+    from mdtui.execute.record import kernel_release
     from mdtui.store.calibration import host_ceilings
     from mdtui.tune.safety_journal import SafetyChanger, journal_dir
 

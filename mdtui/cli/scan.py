@@ -8,6 +8,7 @@ import textwrap
 
 from mdtui.cli.common import output_width, print_json
 from mdtui.columns import Column, cut_end, fit_columns, fitted_note
+from mdtui.execute.mdadm import array_in_use
 from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
@@ -15,7 +16,6 @@ from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.mounts import read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import array_in_use
 from mdtui.text import clean_line
 
 
@@ -149,7 +149,7 @@ def _wrapped(line: str, width: int | None) -> list[str]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from mdtui.keep.grow import reshape_line, reshape_states
+    from mdtui.keep.grow_resume import reshape_line, reshape_states
 
     inventory = scan(args.root)
     system = SystemRoot(args.root)

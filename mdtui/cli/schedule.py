@@ -40,7 +40,7 @@ def _pass(item: Any) -> dict[str, Any]:
 
 
 def _about(predicted: dict[str, Any]) -> str:
-    from mdtui.plan.sync_time import about
+    from mdtui.format import about
 
     seconds = predicted["predicted_seconds"]
     if seconds is None:

@@ -16,6 +16,7 @@ from mdtui.bench.requests import parse_size
 from mdtui.cli.common import confirm
 from mdtui.cli.experiment_context import ExperimentContext
 from mdtui.errors import MdtuiError, PlanError
+from mdtui.execute.presets import PRESETS
 from mdtui.format import iec_bytes
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
@@ -23,7 +24,6 @@ from mdtui.model.job import RwMode
 from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live
-from mdtui.run.jobs import PRESETS
 from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
 from mdtui.tune.catalogue import KNOBS, Knob, Workload, knob_named
 from mdtui.tune.journal import KnobChanger, journal_dir

@@ -1,7 +1,7 @@
 """One fio job on one remote host through `fio --client`: the job file, the argv, and its figures.
 
 fio's client/server mode takes jobs only from a job file (options on the client's command line are not
-sent), so a JobSpec becomes the same options as mdtui.run.jobs.fio_argv gives a local fio, one per
+sent), so a JobSpec becomes the same options as mdtui.execute.argv.fio_argv gives a local fio, one per
 line. ``--readonly`` must follow ``--client=``: placed before it, it binds the client only and the
 server writes anyway (fio 3.33, checked with a write job). The server's final JSON comes back in
 ``client_stats`` (one entry per job, with ``hostname`` and ``port``); a server reports no status
@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mdtui.errors import PlanError
+from mdtui.execute import fio as fio_parse
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.process import ProcessRun, run_streaming
 from mdtui.fleet.hosts import Host
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Tool
-from mdtui.rootsafe import open_directory, scratch_directory, write_file
-from mdtui.run import fio as fio_parse
-from mdtui.run.jobs import fio_argv
-from mdtui.run.process import ProcessRun, run_streaming
+from mdtui.rootsafe import open_directory
+from mdtui.rootwrite import scratch_directory, write_file
 from mdtui.text import clean_line
 
 # Seconds a host may take beyond a job's runtime (connecting, laying out a file, sending the figures)
@@ -57,7 +58,7 @@ def job_file(spec: JobSpec) -> str:
     lines: list[str] = []
     for arg in fio_argv(spec)[1:]:
         if arg.startswith("--name="):
-            # Each job of the argv its own section: a confirmed write step has two (run.jobs._confirmation).
+            # Each job of the argv its own section: a confirmed write step has two (execute.argv._confirmation).
             lines.append(f"[{arg.removeprefix('--name=')}]")
             continue
         if arg.startswith(_CLIENT_ONLY):
@@ -125,7 +126,7 @@ def client_sandbox(spec: JobSpec) -> Iterator[tuple[list[str], str]]:
     job but can neither change it nor create anything there, so an IOLOG it is told to write fails.
     """
     ids = sandbox_ids()
-    # In a place no other user can change (rootsafe.scratch_base), never a $TMPDIR another user's environment kept.
+    # In a place no other user can change (rootwrite.scratch_base), never a $TMPDIR another user's environment kept.
     with scratch_directory("mdtui-fio-client-") as directory:
         path = write_file(directory / "job.fio", job_file(spec).encode("utf-8"), replace=False, mode=0o444)
         if ids is not None:

@@ -15,7 +15,8 @@ from typing import Any
 
 from mdtui import jsondoc
 from mdtui.errors import MdtuiError
-from mdtui.store.export import format_metric, markdown_table, unit_text
+from mdtui.store.cells import format_metric, unit_text
+from mdtui.store.export import markdown_table
 from mdtui.store.records import MetricInfo, RunRecord, RunStatus, metric_info
 
 FLEET_FORMATS = ("md", "csv", "json")

@@ -11,13 +11,13 @@ from typing import Any
 from mdtui.bench.plan import members_presets, preset_steps
 from mdtui.bench.requests import BenchRequest
 from mdtui.errors import PlanError, SafetyError
+from mdtui.execute.presets import PRESETS, PresetTarget, Step
+from mdtui.execute.presets import preset as find_preset
+from mdtui.execute.record import step_title
 from mdtui.fleet.client import client_argv, job_file, sandbox_ids
 from mdtui.fleet.hosts import Host
 from mdtui.fleet.remote import RemoteCheck, RemoteInventory, check_target, remote_path, remote_scan
 from mdtui.format import plural
-from mdtui.run.jobs import PRESETS, PresetTarget, Step
-from mdtui.run.jobs import preset as find_preset
-from mdtui.run.record import step_title
 
 # What fio's server can run: the registry's presets but those it marks local_only.
 FLEET_PRESETS = tuple(sorted(p.key for p in PRESETS if not p.local_only))

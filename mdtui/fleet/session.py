@@ -19,15 +19,15 @@ from typing import Any
 
 from mdtui.bench.progress import run_status, step_status
 from mdtui.confirmation import require_confirmed
+from mdtui.execute import record
+from mdtui.execute.record import step_title
 from mdtui.fleet.client import host_timeout_s, run_on_host
 from mdtui.fleet.plan import FleetPlan, HostPlan, host_context
 from mdtui.format import plural
 from mdtui.model.job import JobResult, JobStatus
-from mdtui.run import record
-from mdtui.run.record import step_title
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog
 from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import (
     ConfEdit,
@@ -31,8 +32,8 @@ from mdtui.keep.conf import (
 )
 from mdtui.keep.persist import write_planned_conf
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import UnsafePathError, locate, scratch_directory, write_file
-from mdtui.run.state import ActionLog
+from mdtui.rootsafe import UnsafePathError, locate
+from mdtui.rootwrite import scratch_directory, write_file
 
 MONITOR_UNIT = "mdmonitor.service"  # the unit's name on Debian, Ubuntu, RHEL, Fedora, SUSE and Arch
 SYSTEMD_RUNNING = "/run/systemd/system"  # exists when systemd is PID 1 (sd_booted)

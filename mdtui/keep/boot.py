@@ -88,7 +88,7 @@ class BootState:
 def _uuid_of(root: SystemRoot, array: MdArray) -> str | None:
     uuid = normalize_uuid(array.uuid) or normalize_uuid(root.read_text(f"/sys/block/{array.name}/md/uuid"))
     if uuid is None and root.is_live and array.metadata not in (None, "none"):
-        from mdtui.run.mdadm import array_uuid
+        from mdtui.execute.mdadm import array_uuid
 
         uuid = normalize_uuid(array_uuid(array.dev_path))
     return uuid

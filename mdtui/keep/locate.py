@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog
 from mdtui.model.disk import Disk
 from mdtui.probe.enclosure import EnclosureSlot, enclosure_slot
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 from mdtui.tune.journal import write_sysfs
 
 

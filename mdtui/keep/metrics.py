@@ -21,7 +21,7 @@ from mdtui.keep.boot import BootState, read_boot_state
 from mdtui.keep.health import Health, read_health
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import write_file
+from mdtui.rootwrite import write_file
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.tune.read import read_knobs
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.mdadm import find_array
+from mdtui.execute.process import run_streaming
+from mdtui.execute.state import ActionLog
 from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.udev import UdevReader
-from mdtui.rootsafe import write_file
-from mdtui.run.mdadm import find_array
-from mdtui.run.process import run_streaming
-from mdtui.run.state import ActionLog
+from mdtui.rootwrite import write_file
 
 # update-initramfs takes ~10-30 s on a real machine and minutes under emulation; dracut similar.
 INITRAMFS_TIMEOUT_S = 900.0

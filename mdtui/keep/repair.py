@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import SafetyError
+from mdtui.execute.mdadm import array_uuid, find_array, resolve_member
+from mdtui.execute.state import ActionLog
 from mdtui.format import plural
 from mdtui.keep.locate import Identity
 from mdtui.model.array import ArrayMember, MdArray
@@ -18,11 +20,10 @@ from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
 from mdtui.plan.describe import step_lines
 from mdtui.plan.rejected import PlanRejected
-from mdtui.plan.sync_time import SyncTime, prediction_words
+from mdtui.plan.sync_time import SyncTime
+from mdtui.plan.sync_words import prediction_words
 from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import array_uuid, find_array, resolve_member
-from mdtui.run.state import ActionLog
 
 ACTIONS = ("fail", "remove", "add", "replace", "re-add")
 # Members an array of each level can lose and still serve all data (raid10 near=2: one for sure).

@@ -22,14 +22,14 @@ from pathlib import Path
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.state import ActionLog
 from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR
 from mdtui.model.array import MdArray
 from mdtui.probe.kernel_log import kernel_messages
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import scratch_directory, write_file
-from mdtui.run.state import ActionLog
+from mdtui.rootwrite import scratch_directory, write_file
 
 TIMER = "mdcheck_start.timer"
 DROP_IN = f"/etc/systemd/system/{TIMER}.d/mdtui-schedule.conf"

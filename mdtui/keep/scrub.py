@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.model.array import MdArray
-from mdtui.plan.sync_time import SyncTime, prediction_words
+from mdtui.plan.sync_time import SyncTime
+from mdtui.plan.sync_words import prediction_words
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 from mdtui.tune.journal import write_sysfs
 
 SCRUB_ACTIONS = ("check", "repair")

@@ -26,7 +26,7 @@ from mdtui.keep.schedule import LastScrub
 from mdtui.model.array import MdArray
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, same_uuid, uuid_text
+from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, same_uuid, uuid_text
 
 log = logging.getLogger(__name__)
 

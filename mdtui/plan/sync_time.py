@@ -26,7 +26,8 @@ counter's rate and so the time, the way md spends it:
 Each answer is a ``SyncTime``: ``predicted_seconds`` idle and under load, the bound that sets each, and the
 basis of the figures. ``sync_time`` covers resync, recover, check and repair; ``reshape_time`` a geometry
 change (more or fewer members, another level, chunk or layout); ``create_sync_action`` names the pass
-``mdadm --create`` starts.
+``mdadm --create`` starts. What the model is told (limits, members, a geometry change) is plan/sync_inputs;
+its answers in words, and what holds a pass running now, plan/sync_words.
 """
 
 from __future__ import annotations
@@ -37,14 +38,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from mdtui.errors import PlanError
+from mdtui.format import about
 from mdtui.plan.levels import LINEAR, RAID1, RAID10, RaidLevel
 from mdtui.plan.md_model import FIELD, MdCeilings, MemberFigures
-
-KIB = 1024
-# md's own defaults (drivers/md/md.c: sysctl_speed_limit_min, sysctl_speed_limit_max), in KiB/s: used
-# only where the running kernel's /proc/sys/dev/raid values could not be read.
-KERNEL_SPEED_LIMIT_MIN_KIB = 1000
-KERNEL_SPEED_LIMIT_MAX_KIB = 200000
+from mdtui.plan.sync_inputs import GeometryChange, SyncLimits, SyncMember
 
 # md's sync_action words for the passes this model times.
 RESYNC = "resync"
@@ -61,94 +58,6 @@ ACTION_WORDS = {
     REPAIR: "repair",
     RESHAPE: "reshape",
 }
-
-BASIS_READ = "md's limit as read"
-BASIS_DEFAULT = "md's default limit (not read from this host)"
-
-
-@dataclass(frozen=True)
-class SyncLimits:
-    """md's sync speed limits in KiB/s: the system's and, where set, the array's own (None: "system")."""
-
-    system_min_kib_s: int = KERNEL_SPEED_LIMIT_MIN_KIB
-    system_max_kib_s: int = KERNEL_SPEED_LIMIT_MAX_KIB
-    array_min_kib_s: int | None = None
-    array_max_kib_s: int | None = None
-    array: str = ""  # the array the limits were read for ("md0"), for naming the bound
-    read: bool = True  # False: md's defaults stand in for values that could not be read
-
-    @property
-    def min_kib_s(self) -> int:
-        return self.system_min_kib_s if self.array_min_kib_s is None else self.array_min_kib_s
-
-    @property
-    def max_kib_s(self) -> int:
-        return self.system_max_kib_s if self.array_max_kib_s is None else self.array_max_kib_s
-
-    @property
-    def min_name(self) -> str:
-        """The limit that sets the minimum: "speed_limit_min (1,000 KiB/s)" or "md0's sync_speed_min (...)"."""
-        if self.array_min_kib_s is None:
-            return f"speed_limit_min ({self.system_min_kib_s:,} KiB/s)"
-        return f"{self._whose}sync_speed_min ({self.array_min_kib_s:,} KiB/s)"
-
-    @property
-    def max_name(self) -> str:
-        if self.array_max_kib_s is None:
-            return f"speed_limit_max ({self.system_max_kib_s:,} KiB/s)"
-        return f"{self._whose}sync_speed_max ({self.array_max_kib_s:,} KiB/s)"
-
-    @property
-    def _whose(self) -> str:
-        return f"{self.array}'s " if self.array else "the array's "
-
-    def cap(self) -> tuple[float, str]:
-        """The most md lets a sync run at, bytes of progress per second, and which limit that is.
-
-        md compares the rate with the minimum first and sleeps above the maximum only past it, so the higher
-        of the two is the cap.
-        """
-        if self.min_kib_s > self.max_kib_s:
-            return self.min_kib_s * KIB, f"{self.min_name}, above {self.max_name}"
-        return self.max_kib_s * KIB, self.max_name
-
-    def floor(self) -> tuple[float, str]:
-        """What md keeps while other I/O runs (bytes/s), and which limit that is."""
-        return self.min_kib_s * KIB, self.min_name
-
-    @property
-    def basis(self) -> str:
-        return BASIS_READ if self.read else BASIS_DEFAULT
-
-
-@dataclass(frozen=True)
-class SyncMember:
-    """One member taking part in a pass: its name and its figures (None: nothing known about it)."""
-
-    name: str
-    figures: MemberFigures | None
-
-
-@dataclass(frozen=True)
-class GeometryChange:
-    """A reshape: the array's geometry now and after (``mdadm --grow``).
-
-    ``component_bytes`` is each member's data area in use now (md's component_size), ``new_component_bytes``
-    the same after (None: unchanged). Chunk and layout changes move every stripe as a member-count change
-    does; they are kept for the words.
-    """
-
-    old_level: RaidLevel
-    old_members: int
-    new_level: RaidLevel
-    new_members: int
-    component_bytes: int
-    new_component_bytes: int | None = None
-    old_layout: str | None = None
-    new_layout: str | None = None
-    old_chunk_bytes: int | None = None
-    new_chunk_bytes: int | None = None
-    backup_file: bool = False  # mdadm keeps a backup file for the whole reshape (no space added)
 
 
 @dataclass(frozen=True)
@@ -336,20 +245,6 @@ def _answer(
 
 def _seconds_words(seconds: float | None) -> str:
     return "an unknown time" if seconds is None else about(seconds)
-
-
-def about(seconds: float) -> str:
-    """A predicted time in words, two significant figures: "about 2.5 h", "about 40 min", "about 12 s"."""
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= 2 * size:
-            return f"about {_two_figures(seconds / size)} {unit}"
-    return f"about {_two_figures(max(seconds, 1.0))} s"
-
-
-def _two_figures(value: float) -> str:
-    if value >= 10:
-        return f"{round(value, -math.floor(math.log10(value)) + 1):,.0f}"
-    return f"{value:.2g}"
 
 
 # --- the passes ---------------------------------------------------------------------------------------
@@ -576,72 +471,3 @@ def create_sync_time(
         array_bytes=array_bytes,
         ceilings=ceilings,
     )
-
-
-# --- a pass that runs now ----------------------------------------------------------------------------------
-
-# A running rate this close to md's cap is held by the cap (md sleeps whenever it passes it).
-AT_CAP_RATIO = 0.9
-# Within this of md's minimum, with other I/O on the array, md is yielding to it.
-NEAR_FLOOR_RATIO = 1.5
-# At this share of what the members allow, or more, the members set the pace.
-AT_MEMBERS_RATIO = 0.8
-
-
-def bound_now(
-    rate_bytes_per_s: float | None,
-    limits: SyncLimits,
-    predicted: SyncTime | None = None,
-    *,
-    foreground_io: bool | None = None,
-) -> str:
-    """What holds a running pass at ``rate_bytes_per_s`` (md's sync_speed) now: md's cap, other I/O holding it
-    near the minimum, the members (the prediction's bound), or something the model does not know.
-
-    ``foreground_io``: whether other I/O runs on the array now (None: not known, as without a sampler).
-    """
-    if not rate_bytes_per_s:
-        return "not known yet (md reports no speed)"
-    cap, cap_name = limits.cap()
-    floor, floor_name = limits.floor()
-    if rate_bytes_per_s >= AT_CAP_RATIO * cap:
-        return cap_name
-    free = predicted.free_rate_bytes_per_s if predicted is not None else None
-    if free and rate_bytes_per_s >= AT_MEMBERS_RATIO * free:
-        return predicted.bound if predicted is not None and predicted.bound.startswith("members") else "the members"
-    if floor < cap and rate_bytes_per_s <= NEAR_FLOOR_RATIO * floor:
-        if foreground_io:
-            return f"foreground I/O: md yields to it and keeps the pass near {floor_name}"
-        if foreground_io is None:
-            return f"near {floor_name}: md yields to other I/O above it"
-    if free:
-        return f"below what the members allow ({rate_bytes_per_s / free:.0%} of {free / 1e6:,.3g} MB/s): not known why"
-    return "not known: the members' figures are missing"
-
-
-def remaining_seconds(predicted: SyncTime | None, done_fraction: float | None) -> float | None:
-    """The prediction for what is left of a pass ``done_fraction`` through (md's counter)."""
-    if predicted is None or predicted.predicted_seconds is None or done_fraction is None:
-        return None
-    return max(0.0, 1.0 - done_fraction) * predicted.predicted_seconds
-
-
-def prediction_words(answer: SyncTime | None, what: str | None = "") -> str:
-    """ "rebuild: about 2.5 h idle (bound: ...); about 9 d while other I/O runs (...)" for plans and details;
-    ``what`` names it (the pass's own word when empty, nothing when None)."""
-    if answer is None:
-        return ""
-    head = "" if what is None else f"{what or answer.words}: "
-    if answer.predicted_seconds is None:
-        return head + f"not predicted ({answer.bound})"
-    text = head + f"{about(answer.predicted_seconds)} idle (bound: {answer.bound})"
-    if answer.under_load_seconds is not None and answer.under_load_seconds > answer.predicted_seconds * 1.05:
-        text += f"; {about(answer.under_load_seconds)} while other I/O runs ({answer.under_load_bound})"
-    return text
-
-
-def initial_sync_line(answer: SyncTime | None) -> str | None:
-    """The create plan's line for the pass mdadm starts (None when it starts none)."""
-    if answer is None:
-        return None
-    return "initial sync      " + prediction_words(answer, f"{answer.words} after the create")

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mdtui.errors import MdtuiError, ProbeError
+from mdtui.output_file import parent_problem
 from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot
-from mdtui.rootsafe import locate, trusted_uids, write_in
-from mdtui.safefile import parent_problem
+from mdtui.rootsafe import locate, trusted_uids
+from mdtui.rootwrite import write_in
 
 _BLOCK_FILES = (
     "dev",

@@ -22,7 +22,7 @@ from mdtui.errors import MdtuiError
 from mdtui.probe.cpu import cpufreq_dirs
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import SystemRoot
-from mdtui.safefile import path_problem
+from mdtui.rootsafe import path_problem
 
 VERSION_TIMEOUT_S = 5.0
 

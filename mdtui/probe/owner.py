@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from mdtui.probe.root import read_attribute
-from mdtui.safefile import env_location, home_dir
+from mdtui.state_dir import env_location, home_dir
 
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _PID_MAX = 1 << 22  # the kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit)
@@ -72,7 +72,7 @@ def state_dir() -> Path:
     """$MDTUI_STATE_DIR, else $XDG_STATE_HOME/mdtui, else ~/.local/state/mdtui.
 
     In another user's environment (sudo, su, doas, pkexec) a location from it is used only when root owns it
-    (safefile.env_location: UnsafeStateError naming the variable otherwise), and ~ is the effective user's home.
+    (state_dir.env_location: UnsafeStateError naming the variable otherwise), and ~ is the effective user's home.
     """
     override = env_location("MDTUI_STATE_DIR")
     if override:

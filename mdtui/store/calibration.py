@@ -1,6 +1,6 @@
 """md's own ceilings as `mdtui calibrate` measured them on this host, stored in mdtui's state directory.
 
-The file is read as every state file is (safefile.StateDir: no links followed, a regular file of this
+The file is read as every state file is (state_dir.StateDir: no links followed, a regular file of this
 user no one else may write). It names the host it was measured on; a prediction uses it only on that
 host (same CPU model, CPU count and kernel), since md's stripe thread and parity routines are CPU and
 kernel work. Anything wrong with the file costs one line and the field figures, never a traceback.
@@ -22,7 +22,7 @@ from mdtui.plan.md_model import FIELD_CEILINGS, MdCeilings
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, kernel_release
-from mdtui.safefile import StateDir
+from mdtui.state_dir import StateDir
 
 CALIBRATION_FILE = "md-calibration.json"
 # Version 2 adds every level's reads (and raid0/1/10's writes, md's Q1 write share); a version 1 file (raid5 and

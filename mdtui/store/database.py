@@ -17,7 +17,7 @@ from mdtui.errors import MdtuiError
 from mdtui.invoker import foreign_environment
 from mdtui.probe.owner import current_owner, owner_alive
 from mdtui.rootsafe import open_directory
-from mdtui.safefile import env_location, home_dir
+from mdtui.state_dir import env_location, home_dir
 from mdtui.store.errors import StoreBusyError, StoreError, StoreMissingError
 from mdtui.store.records import RunStatus
 from mdtui.store.schema import APPLICATION_ID, LATEST_VERSION, MIGRATIONS, Migration
@@ -39,7 +39,7 @@ def default_db_path() -> Path:
 
 
 def checked_default_db_path() -> Path:
-    """default_db_path, with a location from the environment checked as safefile.env_location says."""
+    """default_db_path, with a location from the environment checked as state_dir.env_location says."""
     return _default_db(env_location)
 
 

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from mdtui.format import duration
+from mdtui.store.cells import format_metric, format_setting
 from mdtui.store.compare import run_settings
-from mdtui.store.export import format_metric, format_setting
 from mdtui.store.records import METRICS, RunRecord, RunStatus
 
 MISSING = "-"

@@ -12,7 +12,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
 from mdtui.store.fio_read import (
     PERCENTILES,
@@ -25,6 +24,7 @@ from mdtui.store.fio_read import (
     read_direction,
 )
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.store.spool import MAX_SPOOL_BYTES, SpooledRun, is_spooled, parse_spooled, read_bounded_text
 from mdtui.text import clean_strings, clean_text
 

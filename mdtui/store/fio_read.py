@@ -229,7 +229,7 @@ def job_direction(job: Mapping[str, Any], name: str) -> DirectionFigures:
 
 def fold_confirmations(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Job entries with each confirmed write step (a job followed by its ``<name>-confirm``, see
-    mdtui.run.jobs) read as one entry, as every other reading of fio's jobs then takes it.
+    mdtui.execute.argv) read as one entry, as every other reading of fio's jobs then takes it.
 
     The folded entry's figures are the confirmation's, never the first part's: the confirmation's steady
     window where it reached steady state, else its own mean. Volumes and runtimes are both parts' sums. Its

@@ -20,7 +20,7 @@ from typing import Any
 
 from mdtui.errors import MdtuiError
 from mdtui.probe.root import RefusedFileError, open_regular, read_descriptor
-from mdtui.rootsafe import write_file
+from mdtui.rootwrite import write_file
 from mdtui.store.errors import FioImportError
 from mdtui.store.fio_read import fio_documents
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunSetup, RunStatus, SamplePoint

@@ -16,9 +16,10 @@ import math
 from dataclasses import dataclass, field
 
 from mdtui.errors import MdtuiError
-from mdtui.format import rate_mb_s
+from mdtui.format import about, rate_mb_s
 from mdtui.model.array import MdArray
-from mdtui.plan.sync_time import KIB, SyncLimits, SyncTime, about
+from mdtui.plan.sync_inputs import KIB, SyncLimits
+from mdtui.plan.sync_time import SyncTime
 from mdtui.probe.root import SystemRoot
 from mdtui.tune.catalogue import KNOBS_BY_NAME, SPEED_MAX
 from mdtui.tune.journal import KnobChanger, Restored

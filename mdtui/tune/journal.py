@@ -26,7 +26,7 @@ from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
-from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
+from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
 from mdtui.tune.catalogue import KNOBS_BY_NAME, Knob, Scope, knob_named
 from mdtui.tune.read import parse_value, read_value
 

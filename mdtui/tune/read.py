@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from mdtui.ascii_numbers import parse_int
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
-from mdtui.plan.sync_time import SyncLimits
+from mdtui.plan.sync_inputs import SyncLimits
 from mdtui.probe.root import SystemRoot
 from mdtui.tune.catalogue import KNOBS, KNOBS_BY_NAME, SPEED_MAX, ArrayShape, Knob, Scope, Suggestion, Workload
 

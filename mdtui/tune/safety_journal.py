@@ -28,7 +28,7 @@ from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
-from mdtui.safefile import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
+from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
 from mdtui.tune.journal import recover_at_start
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 One file, ``90-mdtui-tune.rules`` in /etc/udev/rules.d ($MDTUI_UDEV_RULES_DIR for tests), one rule per
 array and knob, matched on the array's UUID as mdadm's own rules export it (ENV{MD_UUID}, set by
 63-md-raid-arrays.rules, which runs first), or on the kernel name for an array without a UUID. Every
-change is shown as a diff before it is written; the file is written whole through mdtui.safefile and
+change is shown as a diff before it is written; the file is written whole through mdtui.output_file and
 removed when its last rule goes.
 """
 
@@ -21,9 +21,10 @@ from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.model.array import MdArray
+from mdtui.output_file import write_text
 from mdtui.probe.root import SystemRoot
-from mdtui.rootsafe import remove_file
-from mdtui.safefile import env_location, write_text
+from mdtui.rootwrite import remove_file
+from mdtui.state_dir import env_location
 from mdtui.tune.catalogue import Knob, Scope
 
 RULES_DIR = "/etc/udev/rules.d"
@@ -209,7 +210,7 @@ def plan_remove(array: MdArray, knob: Knob, path: Path | None = None, root: Syst
 
 
 def write_plan(plan: RulePlan) -> None:
-    """Write the planned file whole (through mdtui.safefile), or remove it when no rule is left; either is
+    """Write the planned file whole (through mdtui.output_file), or remove it when no rule is left; either is
     recorded in the action log and the system journal with its diff."""
     started = time.monotonic()
     failure: MdtuiError | None = None

@@ -115,7 +115,7 @@ class MdtuiApp(App[None]):
         self._start_screen = start_screen
         # The guided flow opens by itself on a first run (run_app decides); g opens it any time.
         self._show_guide = show_guide
-        # Said once at the start: arrays a killed experiment left behind (mdtui.run.leftovers).
+        # Said once at the start: arrays a killed experiment left behind (mdtui.execute.leftovers).
         self._notices = tuple(notices)
         # The inventory's first scan, begun before the app was loaded (mdtui.__main__); its screen takes it.
         self._scan_ahead = scan_ahead
@@ -128,7 +128,7 @@ class MdtuiApp(App[None]):
     def db_path(self) -> Path:
         """The results database; found when first asked (the store's module is not loaded at launch)."""
         if self._db_path is None:
-            from mdtui.store.db import default_db_path
+            from mdtui.store.database import default_db_path
 
             self._db_path = default_db_path()
         return self._db_path
@@ -242,7 +242,7 @@ class MdtuiApp(App[None]):
         """Highlight the preset ``key`` on a bench screen just opened (once it has laid out its list)."""
         from textual.widgets import OptionList
 
-        from mdtui.run.jobs import PRESETS
+        from mdtui.execute.presets import PRESETS
 
         def choose() -> None:
             keys = [preset.key for preset in PRESETS]
@@ -338,8 +338,8 @@ def run_app(
     notices: list[str] = []
     if SystemRoot(root).is_live:  # a captured tree (--root) has no results of its own, nor knobs to put back
         from mdtui.advise.guide import should_show_guide
-        from mdtui.run.leftovers import leftover_notices
-        from mdtui.store.db import default_db_path
+        from mdtui.execute.leftovers import leftover_notices
+        from mdtui.store.database import default_db_path
         from mdtui.tune.journal import knobs_at_start
         from mdtui.tune.safety_journal import safety_at_start
 

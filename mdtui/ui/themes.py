@@ -15,7 +15,7 @@ from typing import Literal, TypedDict, get_args
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from mdtui.safefile import StateDir, UnsafeStateError, env_location, home_dir
+from mdtui.state_dir import StateDir, UnsafeStateError, env_location, home_dir
 
 DEFAULT_THEME = "mdtui-dark"
 FALLBACK_THEME = "textual-dark"

@@ -254,7 +254,7 @@ def test_write_safety_costs_measured_against_the_model(standard_guest: Guest) ->
         code = (
             "from mdtui.probe.inventory import scan; from mdtui.probe.root import SystemRoot; "
             "from mdtui.plan.write_safety import SafetyChoice as C; "
-            "from mdtui.run.write_safety import plan_safety_change as p, execute_safety_change as x; "
+            "from mdtui.execute.write_safety import plan_safety_change as p, execute_safety_change as x; "
             "r = SystemRoot('/'); a = scan(r).array('md100'); "
             "x(p(r, a, C('none')), confirmed='md100', root=r); "
             "print(open('/sys/block/md100/md/bitmap/location').read()); "
@@ -300,7 +300,7 @@ def test_write_safety_costs_measured_against_the_model(standard_guest: Guest) ->
 def _stored(guest: Guest, env: dict[str, str], ids: list[int]) -> list[dict[str, Any]]:
     """The stored runs' labels and write IOPS, read from the guest's results database."""
     code = (
-        "import json, sys; from mdtui.store.db import ResultsStore; "
+        "import json, sys; from mdtui.store.runs import ResultsStore; "
         f"s = ResultsStore('{env['MDTUI_DB']}'); "
         f"runs = s.get_runs({ids}); "
         "print(json.dumps([{'label': r.label, 'write_iops': r.metrics.get('write_iops')} for r in runs]))"

@@ -160,8 +160,8 @@ from mdtui.plan import CreateRequest, plan_create
 from mdtui.plan.forecast import MemberSource
 from mdtui.plan.md_model import MemberFigures
 from mdtui.probe.inventory import scan
-from mdtui.run.mdadm import execute_create
-from mdtui.run.runners import run_fio
+from mdtui.execute.mdadm import execute_create
+from mdtui.execute.runners import run_fio
 
 MIB = 1024 * 1024
 def read_job(name, target, numjobs):

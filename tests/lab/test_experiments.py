@@ -15,7 +15,7 @@ import json, sys
 from mdtui.advise.experiments import chunk_sweep
 from mdtui.advise.runner import BenchRunner
 from mdtui.probe.inventory import scan
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 
 names = sys.argv[1:]
 inventory = scan("/")
@@ -94,7 +94,7 @@ def test_chunk_sweep_from_the_cli(standard_guest: Guest) -> None:
     labels = [point["label"] for point in report["points"]]
     assert labels == [f"raw member {names[0]}", "raid0 chunk 64 KiB", "raid0 chunk 512 KiB"]
     assert all(len(point["run_ids"]) == 1 for point in report["points"])
-    listing = ("import json; from mdtui.store.db import ResultsStore; "
+    listing = ("import json; from mdtui.store.runs import ResultsStore; "
                f"print(json.dumps([[r.label, r.status.value] for r in ResultsStore({db!r}).list_runs()]))")
     stored = json.loads(guest.run([guest.python_exe, "-c", listing], env=STATE_ENV).stdout)
     assert sorted(stored) == sorted([label, "complete"] for label in labels)

@@ -82,7 +82,7 @@ def fio_on_md9(guest: Guest) -> str:
 
 LIST_RUNS = """
 import json, sys
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 store = ResultsStore(sys.argv[1], create=False)
 print(json.dumps([
     {"id": r.id, "label": r.label, "status": r.status.value, "target": r.target, "error": r.error,

@@ -60,9 +60,9 @@ MEASURE = """
 import asyncio, json, sys
 from datetime import UTC, datetime
 from mdtui.model.job import MIB, JobSpec, RwMode
-from mdtui.run.jobs import member_matrix
-from mdtui.run.runners import run_fio
-from mdtui.store.db import ResultsStore
+from mdtui.execute.presets import member_matrix
+from mdtui.execute.runners import run_fio
+from mdtui.store.runs import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 
 devices = json.loads(sys.argv[1])

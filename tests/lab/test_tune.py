@@ -52,7 +52,7 @@ def sweep_argv(guest: Guest, name: str, values: str, runtime_s: int) -> list[str
 
 RUNS = """
 import json, sys
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 store = ResultsStore(sys.argv[1], create=False)
 print(json.dumps([
     {"id": r.id, "label": r.label, "status": r.status.value, "knobs": r.context.get("knobs", {}),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mdtui.run.fio import parse_fio_output
+from mdtui.execute.fio import parse_fio_output
 
 from .harness import Guest, record_timing
 from .machines import STANDARD_NVME

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.fio_import import read_fio_file_runs, store_fio_run
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.results.render import chunk_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "store"

@@ -19,12 +19,13 @@ from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 
 from mdtui.bench import session
+from mdtui.execute.argv import job_argv
+from mdtui.execute.fio import document_stats
+from mdtui.execute.presets import Step
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
-from mdtui.run.fio import document_stats
-from mdtui.run.jobs import Step, job_argv
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.bench.widgets import BenchChart

@@ -14,14 +14,14 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, Input, ProgressBar, Select, Static
 
 from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.execute import mdadm
+from mdtui.execute.mdadm import CreateOutcome
 from mdtui.model.array import MdArray, SyncStatus
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.levels import level_from_name
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm
-from mdtui.run.mdadm import CreateOutcome
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.create import resync

@@ -21,12 +21,12 @@ from textual.widgets import RadioButton, RadioSet, SelectionList, Static
 
 from mdtui.advise import guide as guide_core
 from mdtui.advise.guide import GuideState, should_show_guide
+from mdtui.execute import mdadm
+from mdtui.execute.mdadm import CreateOutcome
 from mdtui.plan.create import CreatePlan
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm
-from mdtui.run.mdadm import CreateOutcome
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.create.resync import ResyncScreen

@@ -22,9 +22,9 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 import mdtui.ui
+from mdtui.execute.mdadm import CreateOutcome
 from mdtui.probe.inventory import scan
-from mdtui.run.mdadm import CreateOutcome
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.bench.screen import BenchScreen
 from mdtui.ui.common.screen import JobQuestion

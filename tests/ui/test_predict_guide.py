@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mdtui.run.jobs import member_matrix
-from mdtui.store.db import ResultsStore
+from mdtui.execute.presets import member_matrix
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.guide.steps import PlanStep
 
 from .test_guide import Recorder, make_app, open_guide, pick_disks, recorder, settle, text_of, tree

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.results import render_run
-from mdtui.store.db import ResultsStore
 from mdtui.store.describe import describe_run
+from mdtui.store.runs import ResultsStore
 
 from .results_data import fill, utc_clock
 

@@ -14,8 +14,8 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, RadioSet, Static
 from textual.widgets.data_table import ColumnKey
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.render import Palette
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.results.compare import CompareScreen
@@ -28,10 +28,10 @@ from .results_data import CONTEXT, START, utc_clock
 from .test_results_screen import history, make_app, mark, open_history, row_text, select, static_text
 
 # A disk-mark preset of five steps on a loop device backed by a file, as `mdtui bench` records it
-# (params from run.record.step_params plus the session's step_index, steps and quick).
+# (params from execute.record.step_params plus the session's step_index, steps and quick).
 FILE_TARGET = "/var/tmp/mdtui-bench-loops/target.bin"
 STEPS = ("seq read 1M", "seq write 1M", "rand read 4K QD32", "rand write 4K QD32", "rand read 4K QD1")
-# The disk-mark preset's ten step titles (run.jobs.DISK_MARK_TESTS, each read then write).
+# The disk-mark preset's ten step titles (execute.presets.DISK_MARK_TESTS, each read then write).
 DISK_MARK_STEPS = tuple(
     f"{test} {direction}"
     for test in ("SEQ1MQ8T8", "SEQ1MQ8T1", "RND4KQ32T8", "RND4KQ32T1", "RND4KQ1T1")

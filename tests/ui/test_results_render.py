@@ -13,18 +13,9 @@ from mdtui.store.compare import ConfigDifference, compare
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.ui.common.render import Palette
 from mdtui.ui.results.base import export_stem
+from mdtui.ui.results.compare_render import bar_text, metric_table, shown_differences
 from mdtui.ui.results.dialogs import device_option_text, export_path_problem, resolve_export_path
-from mdtui.ui.results.render import (
-    bar_text,
-    chunk_text,
-    display_path,
-    filter_runs,
-    geometry_text,
-    metric_table,
-    parse_filter,
-    read_write_text,
-    shown_differences,
-)
+from mdtui.ui.results.render import chunk_text, display_path, filter_runs, geometry_text, parse_filter, read_write_text
 
 MOMENT = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
 

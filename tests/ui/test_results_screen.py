@@ -11,11 +11,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Static
 
+from mdtui.store.cells import format_ratio
 from mdtui.store.compare import compare, normalise
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import UnknownRunError
-from mdtui.store.export import export_comparison, export_normalised, export_runs, format_ratio
+from mdtui.store.export import export_comparison, export_normalised, export_runs
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen

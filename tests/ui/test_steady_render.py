@@ -11,7 +11,8 @@ from mdtui.model.job import SteadyOutcome
 from mdtui.store.compare import compare
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 from mdtui.ui.common.render import Palette
-from mdtui.ui.results.render import comparison_renderable, history_cells, run_summary
+from mdtui.ui.results.compare_render import comparison_renderable
+from mdtui.ui.results.render import history_cells, run_summary
 
 PALETTE = Palette(good="#00ff00", error="#ff0000")
 

@@ -12,7 +12,7 @@ from mdtui.keep.scrub_history import ScrubPass
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.render import Palette
-from mdtui.ui.inventory.screen import keep_rows
+from mdtui.ui.inventory.array_readings import keep_rows
 from mdtui.ui.watch.render import summary
 
 from .conftest import plain
@@ -36,7 +36,8 @@ def test_the_detail_shows_the_forecast_the_rebuild_the_check_and_the_scrubs() ->
 
 @pytest.mark.parametrize("width", [80, 200])
 def test_the_dashboard_puts_the_prediction_under_the_sync_bar(width: int) -> None:
-    from mdtui.sample.dashboard import Series, TargetView
+    from mdtui.sample.dashboard import TargetView
+    from mdtui.sample.series import Series
 
     inventory = scan(SystemRoot(str(TREE)))
     md0 = inventory.array("md0")

@@ -14,8 +14,9 @@ from textual.pilot import Pilot
 
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.dashboard import ALL_DISKS, PastSnapshot, WholeDisks
+from mdtui.sample.dashboard import WholeDisks
 from mdtui.sample.sampler import Sampler
+from mdtui.sample.series import ALL_DISKS, PastSnapshot
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.render import palette_from_variables
 from mdtui.ui.inventory.screen import InventoryScreen

@@ -10,8 +10,8 @@ import pytest
 
 from mdtui.advise.findings import Finding, Severity, short_title
 from mdtui.cli.main import main
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = str(REPO / "tests" / "fixtures" / "trees" / "real-links")

@@ -16,8 +16,8 @@ from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 
 BASE = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 SEQ_READ = {"step": "seq read", "tool": "fio", "rw": "read", "bs": "1M", "iodepth": 16, "numjobs": 1}

@@ -34,8 +34,8 @@ from mdtui.probe.inventory import scan
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"
@@ -427,7 +427,7 @@ def test_bitmap_on_write_heavy_workloads(real_links: Inventory) -> None:
 
 def _member_matrix_runs(tmp_path: Path, names: tuple[str, ...]) -> tuple[RunRecord, ...]:
     """Every member-matrix step of each disk, as the bench engine stores them (fast flash, 20 µs Q1 writes)."""
-    from mdtui.run.jobs import member_matrix
+    from mdtui.execute.presets import member_matrix
 
     figures = (
         Metrics(read_bw_bytes_per_s=3e9),

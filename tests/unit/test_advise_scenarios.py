@@ -20,8 +20,8 @@ from mdtui.keep.boot import read_boot_state
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"

@@ -22,7 +22,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan.levels import RAID0
 from mdtui.plan.member_verdict import Stripe, judge
 from mdtui.probe.inventory import scan
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 
 # The lab's run: three healthy members scattered 3.25× and the throttled nvme4n1.
 LAB_RUN = {"nvme1n1": 4292.6 * MB, "nvme3n1": 3019.6 * MB, "nvme2n1": 1320.8 * MB, "nvme4n1": 20.6 * MB}

@@ -10,10 +10,10 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.state import ActionLog
 from mdtui.keep import alerts
 from mdtui.keep.conf import parse_conf, read_conf
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 CONF = "/etc/mdadm/mdadm.conf"

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from unprivileged import NOBODY, Attacker, give_to_nobody
 
+from mdtui.execute.state import ActionLog
 from mdtui.keep import metrics
 from mdtui.keep.conf import ConfEdit
 from mdtui.keep.persist import write_planned_conf
 from mdtui.model.array import MdArray
+from mdtui.output_file import write_text
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
-from mdtui.safefile import write_text
 from mdtui.tune.catalogue import knob_named
 from mdtui.tune.udev import plan_apply, write_plan
 

@@ -19,8 +19,8 @@ from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import IoEngine, RwMode
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 # A stopped run must end well before its runtime: the stop, not the ceiling, ended it. The runtime is long
 # against fio's start-up on a loaded 2-core host (a second or two); the bound is a share of it.

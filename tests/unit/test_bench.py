@@ -27,15 +27,16 @@ from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
 from mdtui.bench.session import run_bench
 from mdtui.bench.targets import TargetKind, resolve_target
 from mdtui.errors import PlanError, SafetyError
+from mdtui.execute.argv import job_argv
+from mdtui.execute.fio import document_stats
+from mdtui.execute.presets import Step
+from mdtui.execute.record import metrics_from_results
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import MIB, IoEngine, JobResult, JobSpec, JobStatus, Progress, RwMode, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.fio import document_stats
-from mdtui.run.jobs import Step, job_argv
-from mdtui.run.record import metrics_from_results
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 MB = 1_000_000
@@ -96,7 +97,7 @@ def canned(spec: JobSpec, read_bps: float, write_bps: float = 0.0, status: JobSt
 
 
 class FakeRunner:
-    """Stands in for mdtui.run.runners.run_step: canned figures per job target, one progress report each."""
+    """Stands in for mdtui.execute.runners.run_step: canned figures per job target, one progress report each."""
 
     def __init__(self, rates: Callable[[JobSpec], tuple[float, float]], fail_step: int | None = None) -> None:
         self.rates = rates

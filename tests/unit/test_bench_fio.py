@@ -22,8 +22,8 @@ from mdtui.cli.main import main
 from mdtui.model.job import MIB, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 TREE = REPO / "tests" / "fixtures" / "trees" / "real-links"

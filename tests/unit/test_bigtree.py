@@ -17,8 +17,10 @@ from mdtui.probe.arrays import ArrayReader, read_arrays
 from mdtui.probe.diskstats import parse_diskstats_line, parse_diskstats_lines
 from mdtui.probe.inventory import scan, scan_in_steps
 from mdtui.probe.root import SystemRoot
-from mdtui.sample.dashboard import ALL_DISKS, DiskTotals, MemberSort, WholeDisks, build_view, member_page
+from mdtui.sample.dashboard import WholeDisks, build_view
+from mdtui.sample.members import MemberSort, member_page
 from mdtui.sample.sampler import Sampler
+from mdtui.sample.series import ALL_DISKS, DiskTotals
 from mdtui.ui.common.render import Palette
 from mdtui.ui.watch.render import members_table
 

@@ -22,7 +22,8 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.plan.levels import RAID5
 from mdtui.plan.md_model import MemberFigures
-from mdtui.plan.sync_time import RECOVER, SyncLimits, SyncMember, sync_time
+from mdtui.plan.sync_inputs import SyncLimits, SyncMember
+from mdtui.plan.sync_time import RECOVER, sync_time
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.root import SystemRoot
 from mdtui.tune.boost import UNKNOWN_MEMBERS_KIB_S, SyncBoost, plan_boost

@@ -12,19 +12,21 @@ from typing import Any
 
 import pytest
 
-import mdtui.run.calibrate as calibrate
+import mdtui.execute.calibrate as calibrate
+import mdtui.execute.null_blk as null_blk
 from mdtui import actionlog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.calibrate import layer_latency, parity_speeds, plan_calibration
+from mdtui.execute.null_blk import Paths, remove_devices
+from mdtui.execute.record import system_context
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, parse_cpu_model
-from mdtui.run.calibrate import Paths, layer_latency, parity_speeds, plan_calibration, remove_devices
-from mdtui.run.jobs import fio_argv
-from mdtui.run.record import system_context
 from mdtui.store.calibration import (
     CALIBRATION_FILE,
     Calibration,
@@ -316,7 +318,7 @@ def test_plan_names_only_our_own_devices_and_the_predictions_jobs(tmp_path: Path
     assert "--chunk=512" not in plan.create_argv("raid1", ["/dev/a", "/dev/b", "/dev/c", "/dev/d"])
     seq = found["raid5 seq write"]
     seq_argv = fio_argv(seq)
-    # SEQ1MQ8T8 with each job in its own region, as run.jobs builds it for the predictions.
+    # SEQ1MQ8T8 with each job in its own region, as execute.argv builds it for the predictions.
     assert {"--bs=1m", "--iodepth=8", "--numjobs=8", "--rw=write", "--offset_increment=12%"} <= set(seq_argv)
     text = "\n".join(plan.lines())
     assert "mdadm --create" in text and "fio" in text and "nullb0" not in text
@@ -383,11 +385,11 @@ def test_the_device_is_named_after_its_directory_on_new_kernels(tmp_path: Path) 
     (ours / "power").write_text("1\n")
     (ours / "index").write_text("0\n")
     # 4.x-5.18: nullb<index>; 6.1 (the lab's): the directory's name ("null_blk: disk x created").
-    assert calibrate._device_of(paths, "mdtui-cal-7-0") == "/dev/nullb0"
+    assert null_blk.device_of(paths, "mdtui-cal-7-0") == "/dev/nullb0"
     (paths.sys_block / "mdtui-cal-7-0").mkdir()
-    assert calibrate._device_of(paths, "mdtui-cal-7-0") == "/dev/mdtui-cal-7-0"
+    assert null_blk.device_of(paths, "mdtui-cal-7-0") == "/dev/mdtui-cal-7-0"
     (ours / "power").write_text("0\n")
-    assert calibrate._device_of(paths, "mdtui-cal-7-0") is None
+    assert null_blk.device_of(paths, "mdtui-cal-7-0") is None
 
 
 @pytest.mark.parametrize("how", ["error", "sigterm"])
@@ -399,7 +401,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
     paths = fake_kernel(tmp_path)
     theirs = paths.nullb / "nullb0"
     theirs.mkdir()
-    real_write = calibrate._write
+    real_write = null_blk._write
 
     def kernel_write(path: Path, value: str) -> None:
         real_write(path, value)
@@ -416,7 +418,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
             raise calibrate.MdtuiError("mdadm exited with code 1")
         return CommandResult(tuple(argv), 0, "", "", 0.0)
 
-    monkeypatch.setattr(calibrate, "_write", kernel_write)
+    monkeypatch.setattr(null_blk, "_write", kernel_write)
     monkeypatch.setattr(calibrate, "run_command", fake_run)
     monkeypatch.setattr(actionlog, "run_command", fake_run)  # the commands that change things are logged
     real_rmdir = os.rmdir
@@ -428,7 +430,7 @@ def test_everything_made_is_removed_on_error_and_on_sigterm(
         real_rmdir(path)
 
     monkeypatch.setattr(calibrate.os, "rmdir", configfs_rmdir)
-    monkeypatch.setattr(calibrate.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(null_blk.time, "sleep", lambda seconds: None)
     plan = plan_calibration(paths, pid=4242)
     lines: list[str] = []
     with pytest.raises(calibrate.MdtuiError, match="SIGTERM" if how == "sigterm" else "mdadm exited"):

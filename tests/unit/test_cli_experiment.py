@@ -19,10 +19,10 @@ import pytest
 import mdtui.cli.experiment_context as experiment_context
 from mdtui.advise.experiments import ExperimentCancelled
 from mdtui.cli.main import main
+from mdtui.execute import mdadm
 from mdtui.plan.create import CreatePlan
-from mdtui.run import mdadm
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = str(Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links")
 # The tree stands for a live host here: mdadm's create and every runner are recorders that touch nothing.

@@ -18,6 +18,8 @@ import mdtui
 from mdtui.advise.experiments import ArrayTools, temporary_array
 from mdtui.confirmation import confirms, require_confirmed
 from mdtui.errors import SafetyError
+from mdtui.execute import calibrate, mdadm
+from mdtui.execute.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.keep import alerts, persist, repair, schedule, scrub
 from mdtui.keep.conf import ConfEdit, Distribution
 from mdtui.model.array import ArrayMember, MdArray
@@ -26,8 +28,6 @@ from mdtui.plan.create import plan_create
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.request import CreateRequest
 from mdtui.probe.root import SystemRoot
-from mdtui.run import calibrate, mdadm
-from mdtui.run.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
 from mdtui.tune.apply import apply_knob, plan_knob_apply, plan_knob_remove, remove_knob_rule
 from mdtui.tune.catalogue import knob_named
 

@@ -13,16 +13,8 @@ import random
 from itertools import pairwise
 
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, Snapshot
-from mdtui.sample.dashboard import (
-    ALL_DISKS,
-    CoreFrequencies,
-    DiskTotals,
-    PastSnapshot,
-    build_view,
-    frequency_series,
-    past,
-    target_series,
-)
+from mdtui.sample.dashboard import CoreFrequencies, build_view, frequency_series
+from mdtui.sample.series import ALL_DISKS, DiskTotals, PastSnapshot, past, target_series
 
 
 def _rates(name: str, rng: random.Random) -> DeviceRates:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from whole_parse import parse_dd_stderr
 
-from mdtui.run.dd import DdStreamParser
+from mdtui.execute.dd import DdStreamParser
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dd"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.main import main
-from mdtui.store.db import ResultsStore
 from mdtui.store.describe import describe_run, device_words, words
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 START = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
 # Step 2 of a five-step disk-mark on a 1 GiB loop device, as `mdtui bench` records it (params from the step

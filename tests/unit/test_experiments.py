@@ -31,6 +31,8 @@ from mdtui.advise.experiments import (
 from mdtui.advise.governor import GovernorError, governor_switched, read_governors
 from mdtui.advise.runner import BenchRunner
 from mdtui.errors import PlanError, SafetyError
+from mdtui.execute.mdadm import CreateOutcome
+from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -39,10 +41,8 @@ from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.mdadm import CreateOutcome
-from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LINKS = REPO / "tests" / "fixtures" / "trees" / "real-links"

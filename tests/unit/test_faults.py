@@ -27,8 +27,8 @@ from typing import Any
 import psutil
 import pytest
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_BYTES = 64 << 20
@@ -343,8 +343,8 @@ MDSTAT_MD9 = (
 # journals the array, begins its run on it, and never finishes either.
 KILLED_SWEEP = r"""
 import os, signal, sys
-from mdtui.run.state import TemporaryArrayJournal
-from mdtui.store.db import ResultsStore
+from mdtui.execute.state import TemporaryArrayJournal
+from mdtui.store.runs import ResultsStore
 from mdtui.store.records import RunSetup
 
 journal_dir, db = sys.argv[1:]
@@ -367,9 +367,9 @@ def md9_root(tmp_path: Path) -> Path:
 
 
 def test_the_journal_names_the_array_a_killed_sweep_left_and_its_run(md9_root: Path, tmp_path: Path) -> None:
+    from mdtui.execute.leftovers import find_leftovers
+    from mdtui.execute.state import TemporaryArrayJournal
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.leftovers import find_leftovers
-    from mdtui.run.state import TemporaryArrayJournal
 
     journal = TemporaryArrayJournal(tmp_path / "journal")
     db = tmp_path / "results.db"
@@ -408,9 +408,9 @@ def test_the_journal_names_the_array_a_killed_sweep_left_and_its_run(md9_root: P
 def test_a_leftover_entry_for_another_array_on_that_device_is_dropped(md9_root: Path, tmp_path: Path) -> None:
     from dataclasses import replace
 
+    from mdtui.execute.leftovers import find_leftovers
+    from mdtui.execute.state import TemporaryArrayJournal
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.leftovers import find_leftovers
-    from mdtui.run.state import TemporaryArrayJournal
 
     journal = TemporaryArrayJournal(tmp_path / "journal")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -437,12 +437,12 @@ def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardo
 ) -> None:
     from mdtui.advise.experiments import ArrayTools, sweep_request, temporary_array
     from mdtui.errors import MdtuiError
+    from mdtui.execute.mdadm import CreateOutcome
+    from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
     from mdtui.model.disk import Disk, Transport
     from mdtui.plan.create import plan_create
     from mdtui.plan.levels import level_from_name
     from mdtui.probe.root import SystemRoot
-    from mdtui.run.mdadm import CreateOutcome
-    from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 
     (md9_root / "proc" / "mdstat").write_text("Personalities : [raid0]\nunused devices: <none>\n")
     journal = TemporaryArrayJournal(tmp_path / "journal")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from whole_parse import progress_series
 
-from mdtui.run.fio import (
+from mdtui.execute.fio import (
     FioProgressTracker,
     FioStreamDecoder,
     document_elapsed_s,

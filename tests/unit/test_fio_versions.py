@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.main import main
-from mdtui.run.fio import document_stats
-from mdtui.store.db import ResultsStore
+from mdtui.execute.fio import document_stats
 from mdtui.store.errors import FioImportError
 from mdtui.store.export import export_runs
 from mdtui.store.fio_import import read_fio_output, read_fio_runs, store_fio_run
+from mdtui.store.runs import ResultsStore
 
 VERSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "fio" / "versions"
 

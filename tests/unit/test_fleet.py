@@ -29,8 +29,8 @@ from mdtui.fleet.plan import plan_fleet
 from mdtui.fleet.remote import RemoteInventory, check_target
 from mdtui.fleet.session import FleetResult, run_fleet
 from mdtui.model.job import IoEngine, JobSpec, RwMode
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_BYTES = 32 << 20

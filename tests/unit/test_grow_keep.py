@@ -18,10 +18,10 @@ import pytest
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
-from mdtui.keep.grow import backup_place, parse_examine
+from mdtui.execute.state import ReshapeEntry, ReshapeJournal
+from mdtui.keep.grow_facts import backup_place, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ReshapeEntry, ReshapeJournal
 
 MIB = 1 << 20
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "lab-standard"
@@ -214,14 +214,14 @@ def journal_with(tmp_path: Path, backup: Path | None) -> ReshapeJournal:
 def test_an_interrupted_reshape_held_inactive_is_stopped_and_assembled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.keep.grow import plan_resume, reshape_line, reshape_states
+    from mdtui.keep.grow_resume import plan_resume, reshape_line, reshape_states
     from mdtui.probe.arrays import read_arrays
 
     backup = tmp_path / "md0.backup"
     backup.write_bytes(b"\0" * 4096)
     journal = journal_with(tmp_path, backup)
-    monkeypatch.setattr("mdtui.keep.grow.resolve_member", lambda system, path: "nvme0n1")
-    monkeypatch.setattr("mdtui.keep.grow.ReshapeJournal", lambda: journal)
+    monkeypatch.setattr("mdtui.keep.grow_resume.resolve_member", lambda system, path: "nvme0n1")
+    monkeypatch.setattr("mdtui.keep.grow_resume.ReshapeJournal", lambda: journal)
     # What the lab's guest showed after the power cut of a reshape with a backup file: md0 inactive, members (S).
     system = reshape_tree(tmp_path, "md0 : inactive nvme0n1[0](S) nvme1n1[1](S)\n      79872 blocks super 1.2\n\n")
     states = reshape_states(system, read_arrays(system), journal)
@@ -241,11 +241,11 @@ def test_an_interrupted_reshape_held_inactive_is_stopped_and_assembled(
 def test_a_pending_reshape_of_a_read_only_array_resumes_with_its_first_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.keep.grow import plan_resume, reshape_states
+    from mdtui.keep.grow_resume import plan_resume, reshape_states
     from mdtui.probe.arrays import read_arrays
 
     journal = journal_with(tmp_path, None)
-    monkeypatch.setattr("mdtui.keep.grow.ReshapeJournal", lambda: journal)
+    monkeypatch.setattr("mdtui.keep.grow_resume.ReshapeJournal", lambda: journal)
     system = reshape_tree(
         tmp_path,
         "md0 : active (auto-read-only) raid6 nvme0n1[0] nvme1n1[1] nvme2n1[2] nvme3n1[3] nvme4n1[5]\n"
@@ -287,7 +287,7 @@ def test_advise_says_a_reshape_is_pending_and_what_it_needs() -> None:
     from mdtui.advise.findings import Severity
     from mdtui.advise.rules import advise
     from mdtui.advise.rules.inputs import AdviceInput
-    from mdtui.keep.grow import ReshapeState
+    from mdtui.keep.grow_resume import ReshapeState
 
     pending = ReshapeState("/dev/md0", "not assembled", "`mdtui grow /dev/md0 --resume`", "/mnt/keep/md0.backup")
     running = ReshapeState("/dev/md1", "running", "nothing: md is reshaping it", None, 0.4)
@@ -300,7 +300,8 @@ def test_advise_says_a_reshape_is_pending_and_what_it_needs() -> None:
 def test_following_a_stalled_pass_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     from mdtui.keep.grow import follow_grow
     from mdtui.model.array import MdArray, SyncStatus
-    from mdtui.plan.grow import GrowFacts, GrowRequest, MemberSpace, plan_grow
+    from mdtui.plan.grow import plan_grow
+    from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace
 
     stuck = MdArray("md0", "clean", "raid5", raid_disks=3, component_bytes=40 * MIB, chunk_bytes=65536,
                     layout="left-symmetric", metadata="1.2",

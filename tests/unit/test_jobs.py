@@ -10,22 +10,20 @@ import pytest
 
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.errors import PlanError
-from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
-from mdtui.run.jobs import (
+from mdtui.execute.argv import dd_argv, fio_argv, job_argv
+from mdtui.execute.presets import (
     PRESETS,
     PresetTarget,
     Step,
     custom,
-    dd_argv,
     disk_mark,
-    fio_argv,
-    job_argv,
     offset_sweep,
     parity_cost,
     preset,
     sync_random,
     weakest_link,
 )
+from mdtui.model.job import GIB, KIB, MIB, IoEngine, JobSpec, RwMode, Tool
 
 MEMBERS = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"]
 
@@ -278,7 +276,7 @@ def test_a_multi_job_sequential_step_gives_each_job_its_own_region(tmp_path: Pat
 def test_a_target_too_small_to_split_keeps_one_region(tmp_path: Path) -> None:
     # fio refuses a region smaller than a block ("blocksize is larger than data set range"): the parallelism
     # sweep's 4 MiB reads with 4 jobs on an 8 MiB file failed so.
-    from mdtui.run.runners import target_size
+    from mdtui.execute.runners import target_size
 
     small = tmp_path / "small.img"
     small.write_bytes(b"\0" * (8 * MIB))
@@ -302,7 +300,7 @@ def test_a_target_too_small_to_split_keeps_one_region(tmp_path: Path) -> None:
 def test_this_host_and_the_fleet_build_a_preset_s_steps_from_one_registry(
     key: str, options: JobOptions, tmp_path: Path
 ) -> None:
-    """plan_bench and plan_fleet pick and build presets through run.jobs.PRESETS and bench.plan.preset_steps:
+    """plan_bench and plan_fleet pick and build presets through execute.presets.PRESETS and bench.plan.preset_steps:
     the same request gives the same steps (the fleet's are fixed-time, as `--fixed-time` here)."""
     from mdtui.bench.plan import plan_bench
     from mdtui.fleet.hosts import Host

@@ -42,11 +42,11 @@ NOT_AT_LAUNCH = (
     "mdtui.ui.results.screen",
     "mdtui.ui.dialogs.detail",
     "mdtui.ui.dialogs.confirm",
-    "mdtui.store.db",
+    "mdtui.store.runs",
     "sqlite3",
     "mdtui.keep.summary",
     "mdtui.tune.journal",
-    "mdtui.run.leftovers",
+    "mdtui.execute.leftovers",
     "mdtui.advise.guide",
     "mdtui.probe.smart",
 )

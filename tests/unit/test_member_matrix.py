@@ -12,10 +12,10 @@ import pytest
 from mdtui.bench.member_figures import age_text, stored_member
 from mdtui.cli.main import main
 from mdtui.errors import PlanError
+from mdtui.execute.presets import member_matrix, preset
 from mdtui.model.job import KIB, MIB, RwMode
-from mdtui.run.jobs import member_matrix, preset
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 
 def test_the_preset_is_each_workload_at_its_saturating_depth() -> None:

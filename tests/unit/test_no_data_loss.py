@@ -18,9 +18,10 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError
-from mdtui.safefile import OutputExistsError, output_problem, write_text
-from mdtui.store.db import ResultsStore
+from mdtui.output_file import output_problem, write_text
+from mdtui.rootwrite import OutputExistsError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "trees"
 LAB = TREES / "lab-standard"

@@ -25,6 +25,8 @@ from whole_parse import parse_dd_stderr, progress_series
 
 from mdtui.ascii_numbers import MAX_DIGITS, parse_counters, parse_float, parse_int
 from mdtui.errors import MdtuiError, ParseError
+from mdtui.execute.dd import DdStreamParser
+from mdtui.execute.fio import FioStreamDecoder, document_error, document_stats, parse_fio_output
 from mdtui.model.link import Link, LinkKind
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.cpu import CpufreqReader, parse_proc_stat
@@ -36,8 +38,6 @@ from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts
 from mdtui.probe.procstat import parse_pid_stat
 from mdtui.probe.root import ATTRIBUTE_LIMIT, RefusedFileError, SystemRoot, read_attribute, read_table_file
 from mdtui.probe.udev import parse_udev_database
-from mdtui.run.dd import DdStreamParser
-from mdtui.run.fio import FioStreamDecoder, document_error, document_stats, parse_fio_output
 from mdtui.store.fio_import import metrics_from_fio, read_fio_output, samples_from_fio
 from mdtui.store.fio_import import parse_fio_output as parse_fio_import
 

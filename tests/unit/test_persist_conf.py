@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog
 from mdtui.keep import persist
 from mdtui.keep.conf import Distribution, add_array_line, parse_conf, read_conf, strip_comment
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 
 BRIEF = "ARRAY /dev/md0 metadata=1.2 UUID=d4d41c85:895e5776:71782047:35012576"
 OLD = "# mdadm.conf\nMAILADDR root\n"

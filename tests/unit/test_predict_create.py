@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.main import main
+from mdtui.execute.presets import member_matrix
 from mdtui.plan.forecast import MemberSource, forecast_lines, shown, significant
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_model import MEASURED, Figure, MemberFigures
-from mdtui.run.jobs import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 # Uneven figures on purpose: a prediction printed with all its digits would show them (2 × 1,113 = 2,226).

@@ -12,12 +12,12 @@ from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.predicted import rule_below_prediction
 from mdtui.bench.predicted import predicted_entry, prediction_lines, ratio_of, workload_of
 from mdtui.cli.main import main
+from mdtui.execute.presets import member_matrix
 from mdtui.model.job import KIB, MIB, JobSpec, RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 MEMBER = (
@@ -131,7 +131,7 @@ def test_a_benchmark_step_on_an_array_is_stored_with_its_prediction(tmp_path: Pa
     member_runs(tmp_path / "r.db", ["sdd", "vda"])
     with ResultsStore(tmp_path / "r.db") as store:
         sess = session._Session(planned, inventory, root, store, {}, None, asyncio.Event(), None)
-        setups = {step.label: sess._setup(step, index) for index, step in enumerate(planned.steps)}
+        setups = {step.label: sess.setups.setup(step, index) for index, step in enumerate(planned.steps)}
     seq_read = setups["SEQ1MQ8T8 read"].params["predicted"]
     assert seq_read["metric"] == "read_bw_bytes_per_s" and seq_read["value"] == 2.2e9  # both copies read
     assert setups["RND4KQ32T8 write"].params["predicted"]["value"] == 170e3  # two copies over two members

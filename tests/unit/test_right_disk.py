@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog
 from mdtui.format import distinct_serials, ident_text
 from mdtui.keep.locate import Locating, identify, plan_locate
 from mdtui.model.disk import Disk, Transport
 from mdtui.probe.enclosure import enclosure_slot
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 
 HBA = "sys/devices/pci0000:00/0000:00:04.0/host0/port-0:0/expander-0:0"
 DISK = Disk(

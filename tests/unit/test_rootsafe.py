@@ -1,5 +1,6 @@
-"""mdtui.rootsafe, the one way root finds and writes a file: which links it follows, what it replaces, where a
-captured tree's reads may lead (the kernel's openat2 and the walk by hand, the same answers), scratch space."""
+"""mdtui.rootsafe and mdtui.rootwrite, the one way root finds and writes a file: which links it follows, what it
+replaces, where a captured tree's reads may lead (the kernel's openat2 and the walk by hand, the same answers),
+scratch space."""
 
 from __future__ import annotations
 
@@ -11,15 +12,8 @@ import pytest
 from unprivileged import give_to_nobody
 
 from mdtui.errors import MdtuiError
-from mdtui.rootsafe import (
-    OutputExistsError,
-    UnsafePathError,
-    locate,
-    open_beneath,
-    scratch_base,
-    scratch_directory,
-    write_file,
-)
+from mdtui.rootsafe import UnsafePathError, locate, open_beneath
+from mdtui.rootwrite import OutputExistsError, scratch_base, scratch_directory, write_file
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="another user's links and directories need chown")
 

@@ -11,9 +11,9 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.state import ActionLog
 from mdtui.keep import schedule
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 # Debian's own line (mdadm 4.2 package): the first Sunday of the month at 00:57.

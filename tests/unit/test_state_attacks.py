@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.probe.owner import boot_id, current_owner
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 from mdtui.tune.journal import load_journals, recover_dead
 
 UUID = "d4d41c85-895e-5776-7178-204735012576"
@@ -277,7 +277,7 @@ def test_under_sudo_a_state_location_of_the_invoking_user_is_refused(
 def test_under_sudo_a_results_database_of_the_invoking_user_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     users = _users_dir(tmp_path, "users")
     monkeypatch.setenv("SUDO_UID", str(NOBODY))
@@ -294,7 +294,7 @@ def test_under_sudo_a_results_database_of_the_invoking_user_is_refused(
 
 def test_under_sudo_root_s_own_locations_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mdtui.probe.owner import state_dir
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     roots = tmp_path / "roots"
     roots.mkdir(mode=0o755)
@@ -361,9 +361,9 @@ def test_a_built_array_is_known_by_its_boot_and_its_members(tmp_path: Path) -> N
 def test_destroy_dry_run_does_not_plan_wiping_a_real_array_over_a_null_uuid_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from mdtui.execute import mdadm as md_run
     from mdtui.plan.destroy import plan_destroy
     from mdtui.plan.rejected import PlanRejected
-    from mdtui.run import mdadm as md_run
 
     registry = ArrayRegistry(_state(tmp_path) / "created-arrays.json")
     registry.add(CreatedArray("/dev/md2", None, (), ("/dev/sdb",), 1.0, ("sdb",)))

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mdtui.safefile import BadEntry, load_json_entries
+from mdtui.state_dir import BadEntry, load_json_entries
 
 
 def parse(raw: Any, path: Path) -> str:

@@ -18,11 +18,12 @@ import pytest
 from mdtui.bench.plan import plan_bench
 from mdtui.bench.requests import BenchRequest, JobOptions
 from mdtui.errors import PlanError
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.fio import document_stats, parse_fio_output
+from mdtui.execute.presets import READ_STEADY_BW, WRITE_CEILING_S, disk_mark, weakest_link
 from mdtui.model.job import JobSpec, RwMode, SteadyState, Tool
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.fio import document_stats, parse_fio_output
-from mdtui.run.jobs import READ_STEADY_BW, WRITE_CEILING_S, disk_mark, fio_argv, weakest_link
 from mdtui.store.describe import describe_run
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 

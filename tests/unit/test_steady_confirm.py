@@ -19,11 +19,12 @@ import pytest
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.steady import rule_unsteady_steps
 from mdtui.bench.progress import StepOutcome, StepProgress, steady_note
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.fio import FioProgressTracker, document_stats, parse_fio_output
+from mdtui.execute.presets import READ_STEADY_BW, WRITE_CEILING_S, WRITE_STEADY_BW, Step, parity_cost
 from mdtui.model.job import CONFIRM_SUFFIX, JobResult, JobSpec, JobStatus, Progress, RwMode, SteadyState
-from mdtui.run.fio import FioProgressTracker, document_stats, parse_fio_output
-from mdtui.run.jobs import READ_STEADY_BW, WRITE_CEILING_S, WRITE_STEADY_BW, Step, fio_argv, parity_cost
+from mdtui.store.cells import steady_words
 from mdtui.store.describe import describe_run
-from mdtui.store.export import steady_words
 from mdtui.store.fio_import import metrics_from_fio
 from mdtui.store.records import Metrics, RunRecord, RunStatus
 

@@ -24,13 +24,13 @@ from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.steady import _movement
 from mdtui.cli.main import main
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.fio import parse_fio_output
+from mdtui.execute.record import job_params
 from mdtui.model.job import JobSpec, RwMode, SteadyState
-from mdtui.run.fio import parse_fio_output
-from mdtui.run.jobs import fio_argv
-from mdtui.run.record import job_params
-from mdtui.store.db import ResultsStore
 from mdtui.store.fio_read import number, text_steady
 from mdtui.store.records import Metrics, RunSetup, RunStatus, Steadiness
+from mdtui.store.runs import ResultsStore
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 

@@ -17,6 +17,8 @@ import pytest
 
 from mdtui.bench.progress import StepFinished, StepOutcome, StepProgress, StepUpdate, steady_note, window_movement
 from mdtui.cli.bench import ProgressPrinter, step_update_line
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.presets import Step
 from mdtui.model.job import (
     DirectionStats,
     JobResult,
@@ -28,7 +30,6 @@ from mdtui.model.job import (
     SteadyOutcome,
     SteadyState,
 )
-from mdtui.run.jobs import Step, fio_argv
 
 MB = 1_000_000
 WRITES = SteadyState("bw", "slope", 1.0, window_s=10, ramp_s=5)

@@ -18,8 +18,8 @@ import pytest
 from mdtui.advise.experiments import parallelism_sweep
 from mdtui.advise.sweep_stop import SWEEP_STOP_RULE, point_figure, sweep_stop_reason
 from mdtui.cli.main import build_parser
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 LABELS = ("numjobs 1", "numjobs 4", "numjobs 16", "numjobs 64", "numjobs 128")
 

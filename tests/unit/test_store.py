@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
 from mdtui.store.errors import StoreBusyError, StoreError, StoreMissingError, UnknownRunError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.store.schema import LATEST_VERSION
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -214,7 +215,7 @@ def test_recording_ends_the_run_whatever_happens(store):
 
 CRASHING_RUN = """
 import os, sys
-from mdtui.store.db import ResultsStore
+from mdtui.store.runs import ResultsStore
 from mdtui.store.records import RunSetup, SamplePoint
 store = ResultsStore(sys.argv[1])
 run_id = store.begin_run(RunSetup(preset="SEQ1MQ8T8", target="/dev/md0"))

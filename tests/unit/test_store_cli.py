@@ -13,8 +13,8 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.cli.results import add_results_parser, run_results
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "store"
 READ = FIXTURES / "fio-3.33-read.json"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import FioImportError
 from mdtui.store.fio_import import (
     metrics_from_fio,
@@ -18,6 +17,7 @@ from mdtui.store.fio_import import (
     store_fio_run,
 )
 from mdtui.store.records import Metrics, RunStatus
+from mdtui.store.runs import ResultsStore
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "store"
 READ = FIXTURES / "fio-3.33-read.json"

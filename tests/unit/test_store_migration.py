@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import mdtui.store.database as db_module
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreError
 from mdtui.store.records import Metrics, RunSetup, RunStatus, SamplePoint
+from mdtui.store.runs import ResultsStore
 from mdtui.store.schema import LATEST_VERSION, MIGRATIONS, Migration
 
 V1_SQL = Path(__file__).parents[1] / "fixtures" / "store" / "schema-v1.sql"

@@ -18,14 +18,15 @@ from mdtui.bench.sync_forecast import (
     running_pass_time,
     scrub_time,
 )
+from mdtui.execute.presets import member_matrix
 from mdtui.plan import CreateRequest, plan_create
 from mdtui.plan.md_model import LINK, MEASURED
-from mdtui.plan.sync_time import BASIS_DEFAULT, CHECK, RECOVER
+from mdtui.plan.sync_inputs import BASIS_DEFAULT
+from mdtui.plan.sync_time import CHECK, RECOVER
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import member_matrix
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunRecord, RunSetup, RunStatus
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.read import read_sync_limits
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"

@@ -5,26 +5,23 @@ from __future__ import annotations
 import pytest
 
 from mdtui.errors import PlanError
+from mdtui.format import about
 from mdtui.plan.levels import RAID0, RAID1, RAID5, RAID6, RAID10
 from mdtui.plan.md_model import GIVEN, LINK, MEASURED, MdCeilings, MemberFigures
+from mdtui.plan.sync_inputs import GeometryChange, SyncLimits, SyncMember
 from mdtui.plan.sync_time import (
     CHECK,
     RECOVER,
     REPAIR,
     RESHAPE,
     RESYNC,
-    GeometryChange,
-    SyncLimits,
-    SyncMember,
-    about,
-    bound_now,
     create_sync_action,
     create_sync_time,
-    remaining_seconds,
     reshape_time,
     sync_span_bytes,
     sync_time,
 )
+from mdtui.plan.sync_words import bound_now, remaining_seconds
 
 MB = 1e6
 MIB = 1 << 20

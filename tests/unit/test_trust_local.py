@@ -20,10 +20,10 @@ import pytest
 
 from mdtui.bench.targets import canonical_path, resolve_target
 from mdtui.errors import CommandError, PlanError
+from mdtui.execute.argv import fio_filename
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, live_refusal
-from mdtui.run.jobs import fio_filename
 from mdtui.text import REPLACEMENT, clean_text
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
@@ -231,7 +231,7 @@ def _users_dir(tmp_path: Path) -> Path:
 def test_under_sudo_root_writes_no_udev_rules_where_the_user_chose(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.safefile import UnsafeStateError
+    from mdtui.state_dir import UnsafeStateError
     from mdtui.tune.udev import rules_path
 
     place = _users_dir(tmp_path)
@@ -245,7 +245,7 @@ def test_under_sudo_root_writes_no_udev_rules_where_the_user_chose(
 def test_under_sudo_themes_come_from_roots_config_not_the_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mdtui.safefile import home_dir
+    from mdtui.state_dir import home_dir
     from mdtui.ui.themes import user_themes_dir
 
     place = _users_dir(tmp_path)

@@ -272,8 +272,8 @@ def test_a_finished_sweep_is_the_advisor_s_evidence(tmp_path: Path) -> None:
     from mdtui.advise.findings import Severity
     from mdtui.advise.rules.inputs import AdviceInput
     from mdtui.advise.rules.knobs import rule_knob_sweep
-    from mdtui.store.db import ResultsStore
     from mdtui.store.records import Metrics, RunSetup, RunStatus
+    from mdtui.store.runs import ResultsStore
 
     moment = datetime(2026, 5, 1, tzinfo=UTC)
     with ResultsStore(tmp_path / "results.db") as store:
@@ -304,8 +304,8 @@ def test_the_sweep_sees_each_value_and_puts_the_original_back_when_a_run_fails(t
 
     from mdtui.advise.experiments import ExperimentCancelled
     from mdtui.advise.knob_sweep import knob_sweep
-    from mdtui.store.db import ResultsStore
     from mdtui.store.records import Metrics, RunSetup, RunStatus
+    from mdtui.store.runs import ResultsStore
 
     root, array = _tree(tmp_path / "root")
     journals = tmp_path / "journal"
@@ -345,8 +345,8 @@ def test_a_sweep_of_a_speed_knob_is_evidence_too(tmp_path: Path) -> None:
     from mdtui.advise.findings import Severity
     from mdtui.advise.rules.inputs import AdviceInput
     from mdtui.advise.rules.knobs import rule_knob_sweep
-    from mdtui.store.db import ResultsStore
     from mdtui.store.records import Metrics, RunSetup, RunStatus
+    from mdtui.store.runs import ResultsStore
 
     moment = datetime(2026, 5, 1, tzinfo=UTC)
     with ResultsStore(tmp_path / "results.db") as store:

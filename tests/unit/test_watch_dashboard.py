@@ -10,20 +10,16 @@ from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.snapshot import CoreState, CpuState, DeviceRates, MdThreadCpu, Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
-    ALL_DISKS,
     CoreFrequencies,
-    DiskTotals,
-    MemberLoad,
     WholeDisks,
     build_view,
     frequency_series,
     next_target,
-    past,
     pick_target,
-    standouts,
-    target_series,
     traffic_factors,
 )
+from mdtui.sample.members import MemberLoad, standouts
+from mdtui.sample.series import ALL_DISKS, DiskTotals, past, target_series
 
 
 def rates(name: str, busy: float = 40.0, read_ms: float | None = 2.0, iops: float = 100.0, mb: float = 100.0):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from mdtui.advise.findings import Workload
 from mdtui.format import rate_mb_s
 from mdtui.keep.boot import BootState
-from mdtui.keep.grow import ReshapeState
+from mdtui.keep.grow_resume import ReshapeState
 from mdtui.keep.health import Health
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk

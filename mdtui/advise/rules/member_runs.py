@@ -20,7 +20,7 @@ from mdtui.advise.rules.resync import device_name, resync_run_ids
 from mdtui.advise.rules.spread import own_figures, ratios_text, spread_title
 from mdtui.model.array import MdArray
 from mdtui.plan.member_verdict import Judged, judge, member_link, slower_than_peers
-from mdtui.sample.dashboard import BUSY_MARGIN_PERCENT, BUSY_MIN_PERCENT, MemberLoad, standouts
+from mdtui.sample.members import BUSY_MARGIN_PERCENT, BUSY_MIN_PERCENT, MemberLoad, standouts
 from mdtui.store.records import RunRecord, RunStatus
 
 WEAKEST_LINK_PRESET = "weakest-link"

@@ -83,7 +83,7 @@ def runs_during_resync(inp: AdviceInput) -> list[tuple[RunRecord, list[MdArray],
             for s in inp.snapshots
             if start <= s.timestamp <= end and (array := s.array(name)) is not None and array.sync is not None
         ]
-        # The benchmark engine records a sync running when the run began (mdtui.run.record.array_config).
+        # The benchmark engine records a sync running when the run began (mdtui.execute.record.array_config).
         recorded = run.array.get("sync") if run.array else None
         if seen or recorded:
             found.append((run, seen, recorded))

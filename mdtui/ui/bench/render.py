@@ -7,7 +7,7 @@ from rich.text import Text
 
 from mdtui.bench.plan import BenchPlan
 from mdtui.bench.progress import StepUpdate
-from mdtui.bench.session import BenchResult
+from mdtui.bench.result import BenchResult
 from mdtui.format import duration, plural, rate_mb_s
 from mdtui.store.records import RunStatus
 from mdtui.ui.common.render import Palette

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import (
     Button,
@@ -31,114 +28,37 @@ from mdtui.bench.check import CheckUpdate
 from mdtui.bench.output import RESULT_COLUMNS, result_rows
 from mdtui.bench.plan import BenchPlan, plan_bench
 from mdtui.bench.progress import BenchEvent, StepFinished, StepStarted, StepUpdate
-from mdtui.bench.requests import BenchRequest, JobOptions, parse_size
-from mdtui.bench.session import BenchResult
+from mdtui.bench.requests import BenchRequest, JobOptions
+from mdtui.bench.result import BenchResult
 from mdtui.errors import MdtuiError
-from mdtui.format import duration, iec_bytes, rate_mb_s
+from mdtui.execute.presets import CUSTOM_WRITE_NOTE, PRESETS, preset
+from mdtui.format import duration, rate_mb_s
 from mdtui.model.inventory import Inventory
-from mdtui.model.job import IoEngine, JobStatus, RwMode
+from mdtui.model.job import JobStatus, RwMode
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import CUSTOM_WRITE_NOTE, PRESETS, preset
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunStatus
+from mdtui.store.runs import ResultsStore
+from mdtui.ui.bench.form import (
+    CUSTOM_FIELDS,
+    OTHER_TARGET,
+    CustomFields,
+    active_members,
+    custom_options,
+    is_array,
+    target_options,
+)
 from mdtui.ui.bench.render import ended_line, findings_renderable, plan_text, status_line
 from mdtui.ui.bench.widgets import BenchChart
 from mdtui.ui.common.live import refused_on_tree
-from mdtui.ui.common.messages import failure_reason
+from mdtui.ui.common.messages import BenchEnded, BenchEventPosted, BenchRefused, failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
-CUSTOM_FIELDS = ("bs", "iodepth", "numjobs", "runtime")
-# The target list's last choice: a path typed in (a file, as `mdtui bench --target FILE` takes, or a device not
-# listed). Not a path itself, so it never stands for one.
-OTHER_TARGET = "other: a path"
 # Presets that measure an md array (its members, its kernel thread and check pass): offered on arrays only.
 ARRAY_ONLY = " (arrays only)"
-
-
-class BenchEventPosted(Message, bubble=False):
-    """An event of the running benchmark. None is dropped: each report is a point on the chart, and they
-    come once a second per job, which no UI falls behind."""
-
-    def __init__(self, event: BenchEvent) -> None:
-        super().__init__()
-        self.event = event
-
-
-class BenchEnded(Message, bubble=False):
-    """The run ended (complete, cancelled or failed) with its result."""
-
-    def __init__(self, result: BenchResult) -> None:
-        super().__init__()
-        self.result = result
-
-
-class BenchRefused(Message, bubble=False):
-    """The run could not start or broke: a refusal, a failed re-check, a missing tool. For the user."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class CustomFields:
-    """The custom job's fields as typed; parsed into JobOptions by custom_options()."""
-
-    rw: str = RwMode.READ.value
-    bs: str = "4k"
-    iodepth: str = "1"
-    numjobs: str = "1"
-    runtime: str = "30"
-
-
-def custom_options(fields: CustomFields) -> JobOptions:
-    """JobOptions from the typed fields; MdtuiError naming the field that is not a number or size."""
-
-    def whole(text: str, what: str) -> int:
-        if not text.strip().isdigit() or int(text) < 1:
-            raise MdtuiError(f"{what} must be a whole number of at least 1, not {text!r}")
-        return int(text)
-
-    return JobOptions(
-        rw=RwMode(fields.rw),
-        block_size_bytes=parse_size(fields.bs, "block size"),
-        iodepth=whole(fields.iodepth, "iodepth"),
-        numjobs=whole(fields.numjobs, "numjobs"),
-        runtime_s=whole(fields.runtime, "runtime"),
-        ioengine=IoEngine.LIBAIO,
-    )
-
-
-def active_members(inventory: Inventory, target: str | None) -> tuple[str, ...]:
-    """The active members of the array at target (a /dev path), () when the target is not an array."""
-    array = inventory.array(target.removeprefix("/dev/")) if target else None
-    if array is None:
-        return ()
-    return tuple(m.name for m in array.members if not m.spare and not m.faulty)
-
-
-def is_array(inventory: Inventory, target: str | None) -> bool:
-    return bool(target) and inventory.array((target or "").removeprefix("/dev/")) is not None
-
-
-def target_options(inventory: Inventory) -> list[tuple[str, str]]:
-    """Arrays first, then disks, each with what decides whether it may be written."""
-    options = []
-    for array in inventory.arrays:
-        if array.level is None:
-            continue
-        members = sum(1 for m in array.members if not m.spare and not m.faulty)
-        label = f"{array.name}  {array.level}, {members} members, {iec_bytes(array.size_bytes)}"
-        options.append((label, array.dev_path))
-    for disk in inventory.disks:
-        state = "free" if disk.available else f"in use: {disk.in_use[0].kind.value}" if disk.in_use else "unknown"
-        options.append((f"{disk.name}  {disk.transport.value}, {iec_bytes(disk.size_bytes)}, {state}", disk.dev_path))
-    options.append(("a file or another path… (type it below)", OTHER_TARGET))
-    return options
 
 
 class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmark", job_stop="cancel_run"):

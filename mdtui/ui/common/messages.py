@@ -10,13 +10,15 @@ from mdtui.errors import MdtuiError
 from mdtui.text import clean_text
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not import the planner and runner
+    from mdtui.bench.progress import BenchEvent
+    from mdtui.bench.result import BenchResult
     from mdtui.bench.sync_forecast import SyncView
+    from mdtui.execute.mdadm import CreateOutcome
     from mdtui.model.array import MdArray
     from mdtui.model.inventory import Inventory
     from mdtui.plan.create import CreatePlan
     from mdtui.plan.destroy import DestroyPlan
     from mdtui.probe.smart import SmartHealth
-    from mdtui.run.mdadm import CreateOutcome
     from mdtui.tune.boost import BoostPlan
 
 
@@ -135,3 +137,28 @@ class SmartRead(Message, bubble=False):
         super().__init__()
         self.name = name
         self.health = health
+
+
+class BenchEventPosted(Message, bubble=False):
+    """An event of the running benchmark. None is dropped: each report is a point on the chart, and they
+    come once a second per job, which no UI falls behind."""
+
+    def __init__(self, event: BenchEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class BenchEnded(Message, bubble=False):
+    """The run ended (complete, cancelled or failed) with its result."""
+
+    def __init__(self, result: BenchResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+class BenchRefused(Message, bubble=False):
+    """The run could not start or broke: a refusal, a failed re-check, a missing tool. For the user."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason

@@ -21,7 +21,7 @@ class PaletteCommand:
 
 def mdtui_commands(app: Any) -> list[PaletteCommand]:
     """The commands as the app offers them now (background jobs change)."""
-    from mdtui.run.jobs import PRESETS
+    from mdtui.execute.presets import PRESETS
 
     go = app.palette_go
     commands = [

@@ -22,7 +22,7 @@ def calibrate_report(root: str) -> tuple[str, RenderableType]:
     """What predictions use for md's own ceilings now, and what `mdtui calibrate` would do (or why it cannot)."""
     import os
 
-    from mdtui.run.calibrate import plan_calibration
+    from mdtui.execute.calibrate import plan_calibration
     from mdtui.store.calibration import host_ceilings
 
     choice = host_ceilings()

@@ -15,13 +15,13 @@ from textual.worker import get_current_worker
 from mdtui.bench.member_figures import load_member_runs
 from mdtui.bench.sync_forecast import create_time, sync_view
 from mdtui.errors import MdtuiError
+from mdtui.execute import mdadm as md_run
+from mdtui.execute.mdadm import CreateOutcome
 from mdtui.format import duration, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import MdArray
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.sync_time import SyncTime
 from mdtui.probe.root import SystemRoot
-from mdtui.run import mdadm as md_run
-from mdtui.run.mdadm import CreateOutcome
 from mdtui.tune.boost import BoostPlan, SyncBoost
 from mdtui.tune.boost import plan_boost as boost_plan
 from mdtui.tune.read import read_sync_limits

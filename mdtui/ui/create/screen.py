@@ -17,16 +17,17 @@ from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Sele
 from mdtui.bench.member_figures import load_member_runs
 from mdtui.bench.sync_forecast import create_time
 from mdtui.errors import MdtuiError
+from mdtui.execute import mdadm as md_run
+from mdtui.execute.mdadm import CreateOutcome
+from mdtui.execute.record import kernel_release
 from mdtui.format import iec_bytes
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.describe import describe_create
-from mdtui.plan.sync_time import SyncTime, initial_sync_line
+from mdtui.plan.sync_time import SyncTime
+from mdtui.plan.sync_words import initial_sync_line
 from mdtui.probe.mdstat import parse_personalities
 from mdtui.probe.root import RefusedFileError, SystemRoot
-from mdtui.run import mdadm as md_run
-from mdtui.run.mdadm import CreateOutcome
-from mdtui.run.record import kernel_release
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker

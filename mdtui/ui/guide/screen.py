@@ -24,8 +24,8 @@ from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, VerticalScroll
+from textual.containers import Container
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Header, Static
@@ -22,86 +21,29 @@ from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe import inventory as core_inventory
 from mdtui.probe.inventory import ScanAhead, scan, screenful
-from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.messages import (
     InventoryScanned,
     ScanFailed,
 )
-from mdtui.ui.common.render import Palette, array_detail, disk_detail, palette_from_variables
+from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen
-from mdtui.ui.findings.render import FINDINGS_KEY, array_rows
+from mdtui.ui.findings.render import FINDINGS_KEY
+from mdtui.ui.inventory.detail_pane import DetailPane, Pane, Selection
 from mdtui.ui.inventory.lifecycle import ARRAY_KEYS, Lifecycle
-from mdtui.ui.inventory.smart import SmartReader
 from mdtui.ui.inventory.teardown import Teardown
-from mdtui.ui.inventory.widgets import ArrayTable, DetailBody, DiskTable, InventoryTable, SteadyFooter
+from mdtui.ui.inventory.widgets import ArrayTable, DiskTable, InventoryTable, SteadyFooter
 
 if TYPE_CHECKING:
-    from mdtui.advise.findings import Finding
-    from mdtui.bench.sync_forecast import ArrayForecast
-    from mdtui.keep.schedule import LastScrub
-    from mdtui.keep.scrub_history import ScrubPass
     from mdtui.ui.create.screen import Created
 
 # The screens and dialogs this one opens (create, bench, watch, knobs, resync, details, the teardown's
 # confirmation), the teardown's planner and runner, the boot/monitor rows of an array's detail and
 # smartctl are imported when first used: the first screen needs none of them.
 
-Pane = Literal["disks", "arrays"]
 # Actions on the highlighted array, offered in the footer only while one is.
 ARRAY_ACTIONS = tuple(key.action for key in ARRAY_KEYS)
 # The knobs of the selected array (not k: the tables move up with it).
 TUNE_KEY = "u"
-
-
-def keep_rows(
-    root: str,
-    array: MdArray,
-    scrubs: Mapping[str, LastScrub] | None = None,
-    forecast: ArrayForecast | None = None,
-    history: Sequence[ScrubPass] = (),
-) -> list[tuple[str, str, bool]]:
-    """The array's lifecycle line (persisted · monitored · last scrub · metrics), the running pass beside its
-    prediction, how long a rebuild and a check take, the kept checks and what their count means, the keys that
-    keep it, and a live system's failed members; nothing for what cannot be read."""
-    from mdtui.bench.sync_forecast import sync_view
-    from mdtui.keep.health import array_health
-    from mdtui.keep.scrub_history import mismatch_meaning, trend
-    from mdtui.keep.summary import lifecycle
-    from mdtui.plan.sync_time import prediction_words
-    from mdtui.ui.inventory.lifecycle import keys_line
-
-    system = SystemRoot(root)
-    rows: list[tuple[str, str, bool]] = []
-    try:
-        rows.append(("Kept", lifecycle(system, array, scrubs=scrubs).line, False))
-        health = array_health(system, array)
-        if health.failed:
-            rows.append(("Failed", ", ".join(health.failed) + " (f repair: remove, then add a disk)", True))
-        if array.sync is not None and forecast is not None:
-            view = sync_view(system, array, None, [], predicted=forecast.running)
-            if view is not None:
-                rows.append(("Forecast", view.prediction_line(), False))
-        if forecast is not None and forecast.rebuild is not None:
-            rows.append(("Rebuild", prediction_words(forecast.rebuild, "if a member fails now"), False))
-        if forecast is not None and forecast.check is not None:
-            rows.append(("Check", prediction_words(forecast.check, None), False))
-        if history:
-            counted = health.mismatch_sectors if health.last_check in ("check", "repair") else None
-            rows.append((
-                "Scrubs",
-                f"{len(history)} kept, {trend(history)}; mismatch_cnt: {mismatch_meaning(array.level, counted)}",
-                bool(counted),
-            ))  # fmt: skip
-        if system.is_live:
-            from mdtui.keep.grow import reshape_line, reshape_states
-
-            for state in reshape_states(system, [array]):
-                if state.name == array.name and state.state != "finished":
-                    rows.append(("Reshape", reshape_line(state), state.state != "running"))
-    except (MdtuiError, OSError):
-        pass
-    rows.append(("Keys", keys_line() + f" · {FINDINGS_KEY} findings", False))
-    return rows
 
 
 def scan_steps(
@@ -129,33 +71,6 @@ class InventoryProbing(Message, bubble=False):
         super().__init__()
         self.inventory = inventory
         self.pending = pending
-
-
-class ScrubsRead(Message, bubble=False):
-    """The kernel log's last scrubs (read_scrubs), for the lifecycle line, and each array's kept passes."""
-
-    def __init__(
-        self, scrubs: Mapping[str, LastScrub] | None, history: Mapping[str, Sequence[ScrubPass]]
-    ) -> None:
-        super().__init__()
-        self.scrubs = scrubs
-        self.history = history
-
-
-class FindingsRead(Message, bubble=False):
-    """The advisor's findings of a scan (read_findings), for the arrays' details."""
-
-    def __init__(self, findings: tuple[Finding, ...]) -> None:
-        super().__init__()
-        self.findings = findings
-
-
-class ForecastsRead(Message, bubble=False):
-    """Each array's sync-time forecast (read_forecasts), for the array's detail."""
-
-    def __init__(self, forecasts: Mapping[str, ArrayForecast]) -> None:
-        super().__init__()
-        self.forecasts = forecasts
 
 
 class InventoryScreen(MdtuiScreen[None]):
@@ -203,25 +118,7 @@ class InventoryScreen(MdtuiScreen[None]):
         # Disks the first scan has not probed yet: rows with their name only, no detail, no actions on them.
         self._pending: tuple[str, ...] = ()
         self._detail_due = False  # the detail is to follow the cursor once the queued moves are handled
-        # What the detail was drawn from (_detail_source), and from which scan.
-        self._detail_shown: tuple[object, ...] | None = None
-        self._detail_inventory: Inventory | None = None
         self._palette: tuple[str, Palette] | None = None  # (theme, its palette)
-        self._detail_title = "Detail"  # the detail pane's border title, as last set
-        # The last check or repair of each array from the kernel log, read once per complete scan of a live
-        # system (journalctl takes too long for every highlight); None until read.
-        self._scrubs: Mapping[str, LastScrub] | None = None
-        self._scrubs_read_for: Inventory | None = None  # the scan they were last read after
-        # Each array's kept check/repair passes (keep.scrub_history), read with the kernel log's.
-        self._history: Mapping[str, Sequence[ScrubPass]] = {}
-        # The sync-time model's forecast of each array (a rebuild if a member failed now, a check, the pass
-        # running), from the stored member figures: read once per complete scan, in a worker.
-        self._forecasts: Mapping[str, ArrayForecast] = {}
-        self._forecasts_for: Inventory | None = None
-        # What `mdtui advise` finds about this root, read once per complete scan when an array is first shown
-        # (its detail names its own findings and what limits it); None until read, or when it could not be.
-        self._findings: tuple[Finding, ...] | None = None
-        self._findings_for: Inventory | None = None  # the scan they were read after
 
     def compose(self) -> ComposeResult:
         # The layout's class for the terminal's width from the start, as Textual's breakpoints set it at
@@ -235,11 +132,9 @@ class InventoryScreen(MdtuiScreen[None]):
         with Container(id="tables"):
             yield DiskTable(id="disks")
             yield ArrayTable(id="arrays")
-        with VerticalScroll(id="detail"):
-            yield DetailBody(Text("Scanning…"), id="detail-body")
+        yield DetailPane(self.root, self.privileged, self.palette, self.selection)
         yield Teardown(self.root, self.palette, self.action_rescan)
         yield Lifecycle(self.root, self.palette, self.action_rescan)
-        yield SmartReader(self.root, self._smart_read)
         if self._scan_ahead is None:
             yield SteadyFooter(show_command_palette=False)
         else:
@@ -255,7 +150,6 @@ class InventoryScreen(MdtuiScreen[None]):
             self.call_after_refresh(self._take_scan_ahead, self._scan_ahead)
         self.query_one("#disks").border_title = "Disks"
         self.query_one("#arrays").border_title = "Arrays"
-        self.query_one("#detail").border_title = self._detail_title
         self.query_one("#disks", DiskTable).focus()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         if self._scan_ahead is None:
@@ -359,8 +253,7 @@ class InventoryScreen(MdtuiScreen[None]):
         self._update_banner()
         self._update_title()
         if self.inventory is None:
-            self._detail_shown = None
-            self.query_one("#detail-body", DetailBody).show(Text(self.scan_error or ""))
+            self.query_one(DetailPane).say(self.scan_error or "")
 
     def watch_scanning(self) -> None:
         self._update_title()
@@ -382,7 +275,7 @@ class InventoryScreen(MdtuiScreen[None]):
         # The arrays title repeats a missing md driver where users look for arrays.
         md_missing = not inventory.md_available
         arrays.border_title = "Arrays: no md driver" if md_missing else f"Arrays ({len(inventory.arrays)})"
-        self._update_detail()
+        self.query_one(DetailPane).update()
 
     def _update_title(self) -> None:
         parts = []
@@ -430,84 +323,13 @@ class InventoryScreen(MdtuiScreen[None]):
     def _table(self, pane: Pane) -> InventoryTable:
         return self.query_one(f"#{pane}", InventoryTable)
 
-    def selected(self) -> tuple[str, RenderableType] | None:
-        """Title and renderable of the selected row of the pane the detail follows."""
-        inventory = self.inventory
-        if inventory is None:
-            return None
-        key = self._table(self._pane).selected_key
-        if key is None:
-            return None
-        palette = self.palette()
-        if self._pane == "disks":
-            if key in self._pending:
-                return f"Disk {key}", Text(f"{key}: probing… (the scan has not reached it yet)", style=palette.muted)
-            disk = inventory.disk(key)
-            if disk is None:
-                return None
-            health, pending = self.query_one(SmartReader).health_of(disk.name, inventory)
-            detail = disk_detail(disk, palette, health, health_pending=pending)
-            if disk.backing_file:  # under the grid's last row, its value in the grid's value column
-                detail = Group(detail, Text.assemble((f"{'File':<12}", palette.muted), disk.backing_file))
-            return f"Disk {disk.name}", detail
-        array = inventory.array(key)
-        if array is None:
-            return None
-        if self._scrubs_read_for is not inventory and not self._pending and SystemRoot(self.root).is_live:
-            # Read when an array is first shown after a scan, not at launch: the first screen waits for nothing.
-            self._scrubs_read_for = inventory
-            self.read_scrubs(inventory)
-        if self._forecasts_for is not inventory and not self._pending:
-            self._forecasts_for = inventory
-            self.read_forecasts(inventory)
-        if self._findings_for is not inventory and not self._pending:
-            # Read when an array is first shown after a complete scan: a live host's SMART of every member and a
-            # second of samples are paid only by someone who looks at arrays.
-            self._findings_for, self._findings = inventory, None  # the last scan's are not this one's
-            self.read_findings(inventory)
-        rows = keep_rows(
-            self.root, array, self._scrubs, self._forecasts.get(array.name), self._history.get(array.name, ())
-        )
-        # Its findings and what limits it, before the keys (the last row).
-        rows[-1:-1] = array_rows(self._findings, array)
-        return f"Array {array.name}", array_detail(array, palette, rows)
-
-    # -- SMART of the disk shown ------------------------------------------------------------------
-
-    def _smart_read(self, name: str) -> None:
-        if self._pane == "disks" and self._table("disks").selected_key == name:
-            self._update_detail()
+    def selection(self) -> Selection:
+        """What the detail pane draws: this scan, the pane it follows, that pane's row, the disks not probed yet."""
+        return Selection(self.inventory, self._pane, self._table(self._pane).selected_key, self._pending)
 
     def _follow_cursor(self) -> None:
         self._detail_due = False
-        self._update_detail()
-
-    def _detail_source(self) -> tuple[object, ...]:
-        """What the detail is drawn from, with the scan: the pane, its row, the disk's SMART reading and
-        whether it is fresh, the array's forecast, and the theme's palette."""
-        key = self._table(self._pane).selected_key if self.inventory is not None else None
-        smart, fresh = self.query_one(SmartReader).kept(key)
-        forecast = self._forecasts.get(key) if self._pane == "arrays" and key is not None else None
-        return (self._pane, key, key in self._pending, smart, fresh, forecast, self.palette())
-
-    def _update_detail(self) -> None:
-        # The same row of the same scan is not laid out again: a table fill, a focus change or a
-        # highlight of the row already shown would each have redrawn it (a layout of the whole screen).
-        source = self._detail_source()
-        if source == self._detail_shown and self.inventory is self._detail_inventory:
-            return
-        self._detail_shown, self._detail_inventory = source, self.inventory
-        detail = self.query_one("#detail", VerticalScroll)
-        body = self.query_one("#detail-body", DetailBody)
-        chosen = self.selected()
-        if chosen is None:
-            empty = "No disks found." if self._pane == "disks" else "No md arrays."
-            chosen = ("Detail", Text(empty))
-        title, renderable = chosen
-        # Set only when it changes: setting a border title repaints the whole pane, title or not.
-        if title != self._detail_title:
-            self._detail_title = detail.border_title = title
-        body.show(renderable)
+        self.query_one(DetailPane).update()
 
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -527,7 +349,7 @@ class InventoryScreen(MdtuiScreen[None]):
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
-        chosen = self.selected()
+        chosen = self.query_one(DetailPane).chosen()
         if chosen is None:
             return
         if self._pane == "arrays":
@@ -548,7 +370,7 @@ class InventoryScreen(MdtuiScreen[None]):
         widget = event.widget
         if isinstance(widget, InventoryTable) and widget.id in ("disks", "arrays") and widget.id != self._pane:
             self._pane = "disks" if widget.id == "disks" else "arrays"
-            self._update_detail()
+            self.query_one(DetailPane).update()
             self._teardown_offered = None
             self.refresh_bindings()
 
@@ -624,49 +446,6 @@ class InventoryScreen(MdtuiScreen[None]):
 
     # -- keeping the array: alerts, persist, scrub, repair (mdtui.ui.inventory.lifecycle) ------------------
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="scrubs")
-    def read_scrubs(self, inventory: Inventory) -> None:
-        """Thread worker: the kernel log's scrubs, for the lifecycle line's "last check N d ago", and the kept
-        history of each array's passes, brought up to date with what the log and md say now."""
-        from mdtui.keep.schedule import read_kernel_passes
-        from mdtui.keep.scrub_history import ScrubHistory, observe
-
-        system = SystemRoot(self.root)
-        try:
-            passes = read_kernel_passes(system)
-            history = ScrubHistory()
-            observe(system, inventory.arrays, history, passes)
-            kept = {array.name: history.passes(array) for array in inventory.arrays}
-        except (MdtuiError, OSError):
-            return
-        scrubs = None if passes is None else {scrub.array: scrub for scrub in passes}
-        self.post_message(ScrubsRead(scrubs, kept))
-
-    @on(ScrubsRead)
-    def _scrubs_read(self, message: ScrubsRead) -> None:
-        self._scrubs = message.scrubs
-        self._history = message.history
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="findings")
-    def read_findings(self, inventory: Inventory) -> None:
-        """Thread worker: the advisor's findings of this scan (a live host is sampled for a second), for the
-        arrays' details; a failure leaves them unread (the F view says why)."""
-        from mdtui.advise.host import host_findings
-
-        try:
-            db = getattr(self.app, "db_path", None)  # None: the default database, as `mdtui advise` finds it
-            found = host_findings(SystemRoot(self.root), db=db, privileged=self.privileged, inventory=inventory)
-        except (MdtuiError, OSError):
-            return
-        self.post_message(FindingsRead(found))
-
-    @on(FindingsRead)
-    def _findings_read(self, message: FindingsRead) -> None:
-        self._findings = message.findings
-        if self._pane == "arrays":  # an array's detail names them; a disk's does not change
-            self._detail_shown = None  # the same row, drawn again with them
-            self._update_detail()
-
     def action_findings(self) -> None:
         """F: the findings view, of the highlighted array (its own first) or of the whole host."""
         array = self.selected_array()
@@ -674,26 +453,7 @@ class InventoryScreen(MdtuiScreen[None]):
         if show is not None:
             show(array.name if array is not None else None)
 
-        self._detail_shown = None  # the same row, drawn again with the times
-        self._update_detail()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="forecasts")
-    def read_forecasts(self, inventory: Inventory) -> None:
-        """Thread worker: each array's forecast from the stored member figures (a database read)."""
-        from mdtui.bench.member_figures import load_member_runs
-        from mdtui.bench.sync_forecast import forecast_arrays
-
-        try:
-            forecasts = forecast_arrays(SystemRoot(self.root), inventory, load_member_runs(None))
-        except (MdtuiError, OSError) as exc:
-            self.log.warning(f"no sync-time forecasts: {exc}")
-            return
-        self.post_message(ForecastsRead(forecasts))
-
-    @on(ForecastsRead)
-    def _forecasts_read(self, message: ForecastsRead) -> None:
-        self._forecasts = message.forecasts
-        self._update_detail()  # drawn again only when the array shown now has a forecast to show
+        self.query_one(DetailPane).redraw()  # the same row, drawn again with the times
 
     def action_alerts(self) -> None:
         array = self.selected_array()

@@ -29,8 +29,8 @@ def teardown_plan(root: str, array: MdArray, inventory: Inventory) -> DestroyPla
 
     Runs `mdadm --detail` (through created_by_mdtui), so call it from a worker.
     """
+    from mdtui.execute import mdadm as md_run
     from mdtui.plan.destroy import plan_destroy
-    from mdtui.run import mdadm as md_run
 
     system = SystemRoot(root)
     names = {member.name for member in array.members}
@@ -118,7 +118,7 @@ class Teardown(Widget):
     @work(thread=True, exclusive=True, exit_on_error=False, group="teardown")
     def run_teardown(self, plan: DestroyPlan, confirmed: str) -> None:
         """Thread worker: run the confirmed teardown and post how it went."""
-        from mdtui.run import mdadm as md_run
+        from mdtui.execute import mdadm as md_run
 
         try:
             md_run.execute_destroy(plan, confirmed=confirmed, root=SystemRoot(self.root))

@@ -10,10 +10,10 @@ from textual import on, work
 from textual.message import Message
 from textual.widgets import Static
 
-from mdtui.safefile import write_text
+from mdtui.output_file import write_text
 from mdtui.store.compare import Comparison
-from mdtui.store.db import ResultsStore
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen

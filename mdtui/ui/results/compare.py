@@ -19,12 +19,9 @@ from mdtui.store.export import export_comparison, export_normalised
 from mdtui.store.records import RunRecord
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.results.base import ComparisonReady, ResultsBase, StoreFailed, export_stem, open_store
+from mdtui.ui.results.compare_render import comparison_renderable, normalised_renderable
 from mdtui.ui.results.dialogs import (
     DevicePickerScreen,
-)
-from mdtui.ui.results.render import (
-    comparison_renderable,
-    normalised_renderable,
 )
 
 

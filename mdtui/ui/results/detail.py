@@ -23,7 +23,7 @@ CHARTED = ("read_bw_bytes_per_s", "write_bw_bytes_per_s", "read_iops", "write_io
 CHART_ROWS = 6  # four of dots, the time axis and its labels
 
 
-# Each charted figure in the unit its label names (store.export.format_metric's units).
+# Each charted figure in the unit its label names (store.cells.format_metric's units).
 _DISPLAY_SCALE = {"bytes/s": 1e-6, "ns": 1e-3}
 
 

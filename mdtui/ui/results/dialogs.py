@@ -17,8 +17,10 @@ from textual.widgets import Button, Input, Label, OptionList, RadioButton, Radio
 from textual.widgets.option_list import Option
 
 from mdtui.errors import MdtuiError
-from mdtui.safefile import env_location, home_dir, output_problem
-from mdtui.store.export import FORMATS, format_metric, unit_text
+from mdtui.output_file import output_problem
+from mdtui.state_dir import env_location, home_dir
+from mdtui.store.cells import format_metric, unit_text
+from mdtui.store.export import FORMATS
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 from mdtui.ui.common.toggles import MarkRadioButton
 from mdtui.ui.results.render import geometry_text

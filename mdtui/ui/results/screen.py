@@ -14,10 +14,10 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from mdtui.fleet.compare import fleet_of, fleet_tables, fleet_text
 from mdtui.format import plural
 from mdtui.store.compare import default_baseline, in_time_order
-from mdtui.store.db import ResultsStore
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.export import export_runs
 from mdtui.store.records import RunRecord
+from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 from mdtui.ui.dialogs.detail import DetailScreen

@@ -25,7 +25,8 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import RwMode
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot
-from mdtui.store.db import ResultsStore, default_db_path
+from mdtui.store.database import default_db_path
+from mdtui.store.runs import ResultsStore
 from mdtui.tune.apply import KnobApplyPlan, apply_knob, plan_knob_apply
 from mdtui.tune.catalogue import Scope
 from mdtui.tune.journal import KnobChanger

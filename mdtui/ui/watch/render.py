@@ -8,7 +8,9 @@ from rich.text import Text
 from mdtui.format import duration, plural
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import CpuState, DeviceRates, MdThreadCpu
-from mdtui.sample.dashboard import ALL_DISKS, MemberLoad, MemberPage, MemberSort, TargetView, member_page
+from mdtui.sample.dashboard import TargetView
+from mdtui.sample.members import MemberLoad, MemberPage, MemberSort, member_page
+from mdtui.sample.series import ALL_DISKS
 from mdtui.ui.common.render import MISSING, WARNING_SIGN, Palette, array_state_text
 
 NO_CPUFREQ = "CPU frequency: not available (no cpufreq in this kernel/VM)"
@@ -188,7 +190,7 @@ def _aligned(rows: list[tuple[list[str], str]], left_columns: int) -> Text:
 def members_table(view: TargetView, palette: Palette, wide: bool, page: MemberPage | None = None) -> Text:
     """Each member's load; one that stands out from its peers is drawn in the warning colour with ⚠.
 
-    page: the rows a pane of limited height shows (sample.dashboard.member_page: standouts pinned on top,
+    page: the rows a pane of limited height shows (sample.members.member_page: standouts pinned on top,
     then a window of the others in the chosen order); None shows every member, busiest first. Only the
     rows shown are laid out, so each tick of a host with hundreds of disks lays out a screenful.
     """

@@ -29,21 +29,17 @@ from mdtui.probe.root import SystemRoot
 from mdtui.sample.dashboard import (
     DEFAULT_WINDOW_S,
     CoreFrequencies,
-    DiskTotals,
-    MemberPage,
-    MemberSort,
-    PastSnapshot,
     TargetView,
     WholeDisks,
     build_view,
     frequency_series,
-    member_page,
     next_target,
-    past,
     pick_target,
     target_names,
 )
+from mdtui.sample.members import MemberPage, MemberSort, member_page
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
+from mdtui.sample.series import DiskTotals, PastSnapshot, past
 from mdtui.ui.common.messages import failure_reason
 from mdtui.ui.common.render import Palette, palette_from_variables
 from mdtui.ui.common.screen import MdtuiScreen

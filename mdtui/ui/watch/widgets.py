@@ -25,7 +25,8 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from mdtui.sample.dashboard import DEFAULT_WINDOW_S, FrequencySeries, Series
+from mdtui.sample.dashboard import DEFAULT_WINDOW_S, FrequencySeries
+from mdtui.sample.series import Series
 from mdtui.ui.watch.chart import Row, draw, nice_ticks
 
 # nice_ticks: the bench screen's charts take their y axis from here.

@@ -6,8 +6,8 @@ on each: with members that cost nothing, what is left is md's own ceiling for ev
 (sequential and random reads and writes; for raid4/5/6 the stripe thread and its parity routine) and md's
 own latency per Q1 request (a raid0 read, a raid1 and a raid5 write, against one device alone).
 
-Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` and the md
-devices it created over them. Everything is torn down on success, on error and on SIGTERM or Ctrl-C; what
+Only what this run created is touched: configfs directories named ``mdtui-cal-<pid>-<n>`` (execute/null_blk) and
+the md devices it created over them. Everything is torn down on success, on error and on SIGTERM or Ctrl-C; what
 a killed run left (our prefix, its pid gone) is found and removed at the next start, and nothing else.
 """
 
@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -29,36 +26,30 @@ from mdtui.actionlog import ActionLog
 from mdtui.command import run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
+from mdtui.execute.argv import fio_argv
+from mdtui.execute.null_blk import (
+    LIVE_PATHS,
+    PREFIX,
+    Paths,
+    leftover_names,
+    make_devices,
+    module_available,
+    remove_devices,
+    require_configfs,
+)
+from mdtui.execute.record import tool_version
 from mdtui.model.job import KIB, MIB, IoEngine, JobSpec, RwMode
 from mdtui.probe.kernel_log import ParityRoutines, read_parity_routines
-from mdtui.probe.owner import pid_alive
 from mdtui.probe.root import SystemRoot
-from mdtui.run.jobs import fio_argv
-from mdtui.run.record import tool_version
 from mdtui.store.calibration import Calibration, HostId, LevelCeilings, this_host
 from mdtui.store.fio_read import fio_documents
 
-PREFIX = "mdtui-cal-"
 MEMBERS = 4
 LEVELS = ("raid0", "raid1", "raid10", "raid5", "raid6")
 PARITY = ("raid5", "raid6")
 CHUNK_KIB = 512
 MEMBER_MIB = 128
 RUNTIME_S = 4
-_OURS = re.compile(r"^mdtui-cal-(\d+)-(\d+)$")
-
-
-@dataclass(frozen=True)
-class Paths:
-    """Where the kernel's interfaces are; tests point these at a temporary tree."""
-
-    configfs: Path = Path("/sys/kernel/config")
-    sys_block: Path = Path("/sys/block")
-    proc: Path = Path("/proc")
-
-    @property
-    def nullb(self) -> Path:
-        return self.configfs / "nullb"
 
 
 # --- the kernel's boot benchmark of its parity routines ----------------------------------------------
@@ -145,7 +136,7 @@ def member_measurements(first_member: str, runtime_s: int = RUNTIME_S) -> list[M
 
 
 def measurements(md_device: str, first_member: str, level: str, runtime_s: int = RUNTIME_S) -> list[Measurement]:
-    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, run.jobs) and
+    """The predictions' own jobs on one level's array: SEQ1MQ8T8 (each job its own region, execute.argv) and
     RND4KQ32T8, read and write; raid0's Q1 read, raid1's and raid5's Q1 write."""
     found = [
         Measurement(
@@ -170,23 +161,6 @@ def _q1(target: str, name: str, runtime_s: int, rw: RwMode = RwMode.RANDREAD) ->
     return JobSpec(name, target, 4 * KIB, rw=rw, iodepth=1, ioengine=IoEngine.LIBAIO, runtime_s=runtime_s)
 
 
-def leftover_names(paths: Paths, own_pid: int) -> list[str]:
-    """configfs directories a killed calibration left: our prefix, and its pid no longer running."""
-    try:
-        entries = sorted(os.listdir(paths.nullb))
-    except OSError:
-        return []
-    found = []
-    for name in entries:
-        match = _OURS.match(name)
-        if match is None:
-            continue
-        pid = int(match.group(1))
-        if pid != own_pid and not pid_alive(pid):
-            found.append(name)
-    return found
-
-
 def free_md(paths: Paths) -> str:
     """/dev/mdN for the highest N below 127 no array or device uses (mdadm hands out 127 and down itself)."""
     for number in range(126, 0, -1):
@@ -197,45 +171,19 @@ def free_md(paths: Paths) -> str:
 
 
 def plan_calibration(
-    paths: Paths = Paths(), pid: int | None = None, member_mib: int = MEMBER_MIB, runtime_s: int = RUNTIME_S
+    paths: Paths = LIVE_PATHS, pid: int | None = None, member_mib: int = MEMBER_MIB, runtime_s: int = RUNTIME_S
 ) -> CalibrationPlan:
     """What `mdtui calibrate` will do; MdtuiError (one line) when it cannot run here."""
     pid = os.getpid() if pid is None else pid
     module_loaded = (paths.sys_block.parent / "module" / "null_blk").exists()
-    if not module_loaded and not _module_available():
+    if not module_loaded and not module_available():
         raise MdtuiError("null_blk is not available (no null_blk module for this kernel): calibrate needs it")
     # configfs may itself be a module null_blk pulls in: without null_blk loaded it is checked after modprobe.
     if module_loaded:
-        _require_configfs(paths)
+        require_configfs(paths)
     names = tuple(f"{PREFIX}{pid}-{i}" for i in range(MEMBERS))
     leftovers = tuple(leftover_names(paths, pid))
     return CalibrationPlan(pid, names, free_md(paths), not module_loaded, member_mib, leftovers, runtime_s)
-
-
-def _require_configfs(paths: Paths) -> None:
-    if not _configfs_mounted(paths) or not paths.nullb.is_dir():
-        raise MdtuiError(
-            f"configfs is not mounted at {paths.configfs} (mount -t configfs none {paths.configfs}): calibrate needs it"
-        )
-
-
-def _configfs_mounted(paths: Paths) -> bool:
-    try:
-        mounts = (paths.proc / "self" / "mounts").read_text(errors="replace")
-    except OSError:
-        return False
-    return any(
-        len(fields) > 2 and fields[2] == "configfs" and fields[1] == str(paths.configfs)
-        for fields in (line.split() for line in mounts.splitlines())
-    )
-
-
-def _module_available() -> bool:
-    try:
-        result = run_command(["modprobe", "-n", "null_blk"], timeout_s=20)
-    except MdtuiError:
-        return False
-    return result.ok
 
 
 # --- running it --------------------------------------------------------------------------------------
@@ -243,88 +191,6 @@ def _module_available() -> bool:
 
 class Interrupted(MdtuiError):
     pass
-
-
-# What the action log says of each RAM device made and removed.
-MAKE_NOTE = "calibrate: make a null_blk RAM device"
-REMOVE_NOTE = "calibrate: remove a null_blk RAM device"
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as handle:
-        handle.write(value)
-
-
-def _device_of(paths: Paths, name: str) -> str | None:
-    """The block device of one of our configfs directories; None when it is not powered.
-
-    Kernels since 5.19 name the disk after the directory (/dev/mdtui-cal-…, "null_blk: disk x created" on
-    the lab's 6.1); older ones nullbN after its index.
-    """
-    try:
-        power = (paths.nullb / name / "power").read_text().strip()
-        index = int((paths.nullb / name / "index").read_text().strip())
-    except (OSError, ValueError):
-        return None
-    if power != "1":
-        return None
-    return f"/dev/{name}" if (paths.sys_block / name).exists() else f"/dev/nullb{index}"
-
-
-def _arrays_over(paths: Paths, device: str) -> list[str]:
-    kernel = device.rsplit("/", 1)[-1]
-    try:
-        return sorted(
-            e
-            for e in os.listdir(paths.sys_block)
-            if e.startswith("md") and (paths.sys_block / e / "slaves" / kernel).exists()
-        )
-    except OSError:
-        return []
-
-
-def remove_devices(
-    paths: Paths, names: list[str] | tuple[str, ...], report: Callable[[str], None], log: ActionLog | None = None
-) -> list[str]:
-    """Stop the md arrays built only of these devices of ours, then power them off and remove them.
-
-    An array with any member that is not one of ``names`` is someone else's and is left alone (and so is
-    that device of ours it holds: configfs refuses to power off a device in use). The problems, as lines.
-    Each stop and removal is recorded in the action log (and so the system journal).
-    """
-    log = log or ActionLog()
-    devices = {name: _device_of(paths, name) for name in names}
-    kernels = {d.rsplit("/", 1)[-1] for d in devices.values() if d}
-    problems = []
-    arrays = sorted({a for d in devices.values() if d for a in _arrays_over(paths, d)})
-    for array in arrays:
-        try:
-            members = set(os.listdir(paths.sys_block / array / "slaves"))
-        except OSError:
-            continue
-        if not members <= kernels:
-            problems.append(f"/dev/{array} holds devices that are not ours; left running")
-            continue
-        result = log.run(["mdadm", "--stop", f"/dev/{array}"], "calibrate: stop", timeout_s=60, check=False)
-        report(f"mdadm --stop /dev/{array}")
-        if not result.ok:
-            problems.append(f"mdadm --stop /dev/{array} failed: {result.stderr.strip()[:200]}")
-    for name in names:
-        directory = paths.nullb / name
-        if not directory.is_dir():
-            continue
-        started = time.monotonic()
-        try:
-            if (directory / "power").read_text().strip() == "1":
-                _write(directory / "power", "0")
-            os.rmdir(directory)
-            report(f"rmdir {directory}")
-        except OSError as exc:
-            problems.append(f"cannot remove {directory}: {exc.strerror or exc}")
-            log.record_write(str(directory), "power 0, rmdir", REMOVE_NOTE, started=started, error=exc.strerror)
-        else:
-            log.record_write(str(directory), "power 0, rmdir", REMOVE_NOTE, started=started)
-    return problems
 
 
 @contextlib.contextmanager
@@ -414,7 +280,7 @@ def level_ceilings(
 
 def execute(
     plan: CalibrationPlan,
-    paths: Paths = Paths(),
+    paths: Paths = LIVE_PATHS,
     report: Callable[[str], None] = print,
     *,
     confirmed: str | None,
@@ -432,10 +298,10 @@ def execute(
         if plan.load_module:
             log.run(["modprobe", "null_blk", "nr_devices=0"], "calibrate: load null_blk", timeout_s=60)
             report("modprobe null_blk nr_devices=0")
-            _require_configfs(paths)
+            require_configfs(paths)
         try:
             try:
-                members = _make_devices(plan, paths, report, log)
+                members = make_devices(plan.names, plan.member_mib, paths, report, log)
             except OSError as exc:
                 raise MdtuiError(f"cannot make a null_blk device: {exc.strerror or exc}") from None
             for measurement in member_measurements(members[0], plan.runtime_s):
@@ -480,30 +346,3 @@ def _measure(measurement: Measurement, run: CalibrationRun, report: Callable[[st
 def _settle() -> None:
     with contextlib.suppress(MdtuiError):
         run_command(["udevadm", "settle", "--timeout=10"], timeout_s=20)
-
-
-def _make_devices(plan: CalibrationPlan, paths: Paths, report: Callable[[str], None], log: ActionLog) -> list[str]:
-    members = []
-    for name in plan.names:
-        directory = paths.nullb / name
-        started, made = time.monotonic(), f"null_blk {plan.member_mib} MiB"
-        try:
-            os.mkdir(directory, 0o755)  # FileExistsError if it exists: never reuse a directory we did not make
-            _write(directory / "memory_backed", "1")
-            _write(directory / "blocksize", "4096")
-            _write(directory / "size", str(plan.member_mib))
-            _write(directory / "power", "1")
-        except OSError as exc:
-            log.record_write(str(directory), made, MAKE_NOTE, started=started, error=exc.strerror or str(exc))
-            raise
-        log.record_write(str(directory), made, MAKE_NOTE, started=started)
-        device = _device_of(paths, name)
-        if device is None:
-            raise MdtuiError(f"null_blk did not power on {directory}")
-        for _ in range(50):  # udev makes the node
-            if os.path.exists(device):
-                break
-            time.sleep(0.1)
-        report(f"made {device} ({name}, {plan.member_mib} MiB in RAM)")
-        members.append(device)
-    return members

@@ -1,6 +1,6 @@
 """Arrays a killed experiment left behind: found at the next start, named with the run they were made for.
 
-An experiment writes a journal entry (mdtui.run.state.TemporaryArrayJournal) before it creates each
+An experiment writes a journal entry (mdtui.execute.state.TemporaryArrayJournal) before it creates each
 temporary array and removes it after the teardown. An entry whose owner no longer runs, for an array that
 is still there, means the experiment was killed in between (SIGKILL, the OOM killer, a power cut): every
 mdtui start says so in one line, with the command that removes the array.
@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass
 
 from mdtui.errors import MdtuiError
+from mdtui.execute.state import TemporaryArray, TemporaryArrayJournal
 from mdtui.probe.root import SystemRoot
-from mdtui.run.state import TemporaryArray, TemporaryArrayJournal
 
 # mdadm's runner and the results store are imported only when the journal names an array: every start
 # looks for leftovers and almost always finds none, so the common start pays for neither import.
@@ -47,7 +47,7 @@ def _same_uuid(a: str, b: str) -> bool:
 def _run_id(entry: TemporaryArray) -> int | None:
     if entry.db is None:
         return None
-    from mdtui.store.db import ResultsStore
+    from mdtui.store.runs import ResultsStore
 
     try:
         # Opening the store also writes "interrupted" over the runs the killed process left running.
@@ -68,7 +68,7 @@ def find_leftovers(root: SystemRoot | None = None, journal: TemporaryArrayJourna
     journal = journal or TemporaryArrayJournal()
     found = []
     for entry in journal.left_behind():
-        from mdtui.run.mdadm import find_array
+        from mdtui.execute.mdadm import find_array
 
         array = find_array(system, entry.device)
         if array is None or (entry.uuid and array.uuid and not _same_uuid(entry.uuid, array.uuid)):

@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.execute.record import kernel_release
+from mdtui.execute.state import ActionLog
 from mdtui.model.array import MdArray
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
-from mdtui.run.record import kernel_release
-from mdtui.run.state import ActionLog
-from mdtui.safefile import same_uuid
+from mdtui.state_dir import same_uuid
 
 GROW_TIMEOUT_S = 300
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from mdtui.store.database import Database, default_db_path
+from mdtui.store.database import Database
 from mdtui.store.errors import DamagedRunError, StoreError, UnknownRunError
 from mdtui.store.fio_read import text_steady
 from mdtui.store.records import FINAL_STATUSES, Metrics, RunRecord, RunSetup, RunStatus, SamplePoint
@@ -410,4 +410,4 @@ class RunHandle:
             self.finish(status, error=error)
 
 
-__all__ = ["ResultsStore", "RunHandle", "default_db_path"]
+__all__ = ["ResultsStore", "RunHandle"]

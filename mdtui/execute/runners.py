@@ -9,12 +9,13 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from mdtui.execute import dd as dd_parse
+from mdtui.execute import fio as fio_parse
+from mdtui.execute.argv import dd_argv, fio_argv
+from mdtui.execute.presets import Step
+from mdtui.execute.process import INTERRUPT_GRACE_S, TERMINATE_GRACE_S, ProcessRun, Stream, run_streaming
 from mdtui.format import plural
 from mdtui.model.job import DirectionStats, JobResult, JobSpec, JobStats, JobStatus, Progress, Tool
-from mdtui.run import dd as dd_parse
-from mdtui.run import fio as fio_parse
-from mdtui.run.jobs import Step, dd_argv, fio_argv
-from mdtui.run.process import INTERRUPT_GRACE_S, TERMINATE_GRACE_S, ProcessRun, Stream, run_streaming
 
 # fio and dd report once per status interval, even while fio lays out a file; a job silent for this many
 # intervals is stalled (stopped with SIGSTOP, or stuck) and is killed rather than waited for.

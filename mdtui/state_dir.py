@@ -1,12 +1,13 @@
-"""Writing to a path the user named: never onto a database, never over a file unasked, always whole.
+"""mdtui's own state: files in a directory no one but this user (and root) can change, and what an entry in one may
+say.
 
-Every file mdtui writes at a user's request (exports, captures) goes through here. The rules:
-- a directory, a device, a FIFO or any other non-regular file is never written;
-- an SQLite database (the results database above all) and its -wal/-shm/-journal companions are never
-  written, whatever the user confirmed;
-- an existing regular file is replaced only when the caller says the user confirmed it (``replace``);
-- the text goes to a temporary file in the same directory and is renamed into place, so a failure or a
-  crash half-way leaves either the old file or none, never a torn one.
+mdtui runs as root and re-reads its state at every start (the knob journal is written back to sysfs, the registry
+decides what may be wiped), so a state file another user could plant, replace or point elsewhere would let that
+user steer root. Every state file is therefore opened without following links and without blocking, and used only
+when it is a regular file of the effective user that no one else may write; it is replaced through a uniquely
+named temporary file in the same directory. A location from the environment ($MDTUI_STATE, $HOME) is used in
+another user's environment only when root owns it; an entry read back is validated (kernel names, /dev paths, md
+UUIDs) before anything acts on it.
 """
 
 from __future__ import annotations
@@ -17,99 +18,16 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mdtui.errors import MdtuiError
 from mdtui.invoker import foreign_environment, own_home
-from mdtui.rootsafe import OutputExistsError, open_directory, path_problem, write_file, write_in
-
-__all__ = ["OutputExistsError", "path_problem"]  # kept here for the callers that know them from this module
+from mdtui.rootsafe import open_directory, path_problem
+from mdtui.rootwrite import write_in
 
 T = TypeVar("T")
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
-
-
-def is_sqlite_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file that starts with SQLite's header."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        with open(path, "rb") as handle:
-            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def output_problem(path: Path, *, protected: Iterable[Path] = ()) -> str | None:
-    """Why ``path`` may never be written as an output file, whatever the user confirms; None if it may.
-
-    ``protected`` names files this command must not touch (the results database it reads).
-    """
-    for guarded in protected:
-        for candidate in (guarded, *(Path(f"{guarded}{suffix}") for suffix in _SQLITE_COMPANIONS)):
-            if _same_file(path, candidate):
-                return f"{path} is the results database (or its journal); mdtui never writes an export onto it"
-    for suffix in _SQLITE_COMPANIONS:
-        if path.name.endswith(suffix) and is_sqlite_file(path.with_name(path.name.removesuffix(suffix))):
-            return f"{path} belongs to the SQLite database beside it; mdtui never writes onto it"
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        return f"cannot check {path}: {exc.strerror}"
-    if mode is not None:
-        if stat.S_ISDIR(mode):
-            return f"{path} is a directory; name a file in it"
-        if not stat.S_ISREG(mode):
-            return f"{path} is not a regular file (a device, FIFO or socket); mdtui writes only regular files"
-        if is_sqlite_file(path):
-            return f"{path} is an SQLite database; mdtui never writes an export over one"
-    return parent_problem(path)
-
-
-def parent_problem(path: Path) -> str | None:
-    """Why nothing can be made at ``path`` because of the directory it would go in, or None."""
-    parent = path.parent
-    if not parent.is_dir():
-        return f"cannot write {path}: {parent} does not exist (or is not a directory)"
-    if not os.access(parent, os.W_OK):
-        return f"cannot write {path}: {parent} is not writable"
-    return None
-
-
-def write_text(path: str | os.PathLike[str], text: str, *, replace: bool, protected: Iterable[Path] = ()) -> Path:
-    """Write ``text`` to ``path`` whole, the one way root writes a file (mdtui.rootsafe); returns the path.
-
-    Raises MdtuiError when :func:`output_problem` names one, and OutputExistsError when the file exists
-    and ``replace`` is False. A new file gets the usual permissions (0666 less the umask); a replaced
-    file keeps its own.
-    """
-    target = Path(path).expanduser()
-    problem = output_problem(target, protected=protected)
-    if problem:
-        raise MdtuiError(problem)
-    return write_file(target, text.encode("utf-8"), replace=replace)
-
-
-# --- mdtui's own state: files in a directory no one but this user (and root) can change ----------------
-#
-# mdtui runs as root and re-reads its state at every start (the knob journal is written back to sysfs,
-# the registry decides what may be wiped), so a state file another user could plant, replace or point
-# elsewhere would let that user steer root. Every state file is therefore opened without following
-# links and without blocking, and used only when it is a regular file of the effective user that no
-# one else may write; it is replaced through a uniquely named temporary file in the same directory.
 
 STATE_FILE_LIMIT = 16 << 20  # the largest state file read: a journal or registry is a few KiB
 _STATE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -305,6 +223,12 @@ def load_json_entries(
     return found
 
 
+def _state_name(name: str) -> str:
+    if not _STATE_NAME.match(name) or name in (".", ".."):
+        raise UnsafeStateError(f"{name!r} is not a state file name")
+    return name
+
+
 # --- what a state entry may say ------------------------------------------------------------------------
 
 # A kernel block device name (md0, nvme0n1, sdb1, dm-0): no '/', so it can never leave /sys/block or /dev.
@@ -348,9 +272,3 @@ def same_uuid(a: str | None, b: str | None) -> bool:
         return False
     # mdadm prints 8:8:8:8 hex, sysfs 8-4-4-4-12: the same 128 bits.
     return re.sub(r"[-:]", "", a.lower()) == re.sub(r"[-:]", "", b.lower())
-
-
-def _state_name(name: str) -> str:
-    if not _STATE_NAME.match(name) or name in (".", ".."):
-        raise UnsafeStateError(f"{name!r} is not a state file name")
-    return name

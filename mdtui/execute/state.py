@@ -19,7 +19,7 @@ from mdtui.actionlog import skipped
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.probe.owner import boot_id, current_owner, owner_alive, state_dir
-from mdtui.safefile import (
+from mdtui.state_dir import (
     BadEntry,
     StateDir,
     UnsafeStateError,

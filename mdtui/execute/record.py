@@ -10,6 +10,8 @@ from typing import Any
 
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
+from mdtui.execute.argv import size_arg as size_text  # sizes spelled as fio and dd read them
+from mdtui.execute.presets import Step
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -17,8 +19,6 @@ from mdtui.model.job import JobResult, JobSpec, Tool
 from mdtui.probe.cpu import CpufreqReader
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, kernel_release
-from mdtui.run.jobs import Step
-from mdtui.run.jobs import _size_arg as size_text  # sizes spelled as fio and dd read them
 from mdtui.store.fio_import import metrics_from_fio
 from mdtui.store.records import Metrics
 
@@ -154,7 +154,7 @@ def job_params(spec: JobSpec) -> dict[str, Any]:
         params["steady_window"] = spec.steady.window_s
         params["steady_ramp"] = spec.steady.ramp_s
         if spec.runtime_s is not None and (confirm_s := spec.steady.confirm_s(spec.runtime_s)):
-            params["steady_confirm"] = confirm_s  # at most, of the ceiling: see run.jobs._confirmation
+            params["steady_confirm"] = confirm_s  # at most, of the ceiling: see execute.argv._confirmation
     return params
 
 

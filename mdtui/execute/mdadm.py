@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
+from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
 from mdtui.plan.create import CreatePlan, member_path
@@ -20,7 +21,6 @@ from mdtui.probe.disks import DiskProber
 from mdtui.probe.mounts import Mount, read_mounts, read_swaps
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems
-from mdtui.run.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def execute_destroy(
     """Stop the array and wipe its members, after checking again that nothing mounted it meanwhile.
 
     ``confirmed`` is what the user typed (plan.confirmation). A journal entry of a killed experiment for this
-    array (mdtui.run.leftovers) goes with it.
+    array (mdtui.execute.leftovers) goes with it.
     """
     require_confirmed(confirmed, plan.confirmation, f"stopping {plan.array} and wiping its members")
     system = root or SystemRoot("/")
