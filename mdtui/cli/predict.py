@@ -43,7 +43,8 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         description=(
             "Predict an md array's sequential and random throughput and Q1 latency from its members' figures, "
             "as md does the work (reads over every copy, md's small-write choice, its stripe thread, shared "
-            "links). Each figure names its bound and its basis."
+            "links). Each figure names its bound and its basis. A disk nobody measured stands in with its link "
+            "and published figures for its kind of disk (with their range); a figure a link binds reads 'at most'."
         ),
     )
     parser.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
@@ -153,7 +154,7 @@ def _value(figure: Figure, key: str) -> str:
     value = figure.rounded
     if value is None:
         return "unknown"
-    text = _unit(value, key)
+    text = ("at most " if figure.at_most else "") + _unit(value, key)
     span = figure.range_rounded
     if span is not None:
         text += f" (range {_unit(span[0], key)}-{_unit(span[1], key)})"

@@ -24,7 +24,9 @@ The model follows what md itself does, not a fixed penalty per level:
   a SAS wide port) cap the traffic they carry together.
 
 Each figure names its bound ("members", "md stripe thread", "HBA link x8 Gen3") and its basis
-("measured", "given", "field figure", "link"); it is rounded to what its basis can claim.
+("measured", "given", "field figure", "link"); it is rounded to what its basis can claim, and a figure a link
+binds is an upper bound ("at most"), rounded up. A member nobody measured has figures all the same: its link,
+and published figures for its kind of disk (``unmeasured_figures``).
 
 The workloads are the saturating jobs of the member-matrix (CrystalDiskMark's names):
 
@@ -39,10 +41,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from mdtui.errors import PlanError
+from mdtui.model.link import LinkKind
 from mdtui.plan.levels import LINEAR, RaidLevel
 
 SEQ_BLOCK_BYTES = 1 << 20
@@ -57,6 +61,7 @@ RANDOM_IN_FLIGHT = 8 * 32
 # md's default stripe_cache_size (stripe heads; one 4 KiB page per member each).
 DEFAULT_STRIPE_CACHE = 256
 RANDOM_BLOCK_BYTES = 4096
+Q1_READ = ("q1_read_latency_s",)
 # md handles a raid4/5/6 write in 4 KiB stripe units (one page per member): a 4 KiB write covers one.
 STRIPE_UNIT_BYTES = 4096
 
@@ -79,7 +84,12 @@ CONDITIONS = (OPTIMAL, DEGRADED, RESYNC)
 
 @dataclass(frozen=True)
 class MemberFigures:
-    """One member measured alone (or given for a disk not bought yet). None: not known."""
+    """One member measured alone (or given for a disk not bought yet). None: not known.
+
+    ``basis``: what the figures rest on (for a member nobody measured, what its sequential figures rest on);
+    ``bases``: (figure, basis) for each figure that rests on something else (a device class's field figure
+    beside a link); ``ranges``: (figure, low, high) for each figure known only to a range.
+    """
 
     seq_read_bytes_per_s: float | None = None
     seq_write_bytes_per_s: float | None = None
@@ -89,6 +99,20 @@ class MemberFigures:
     rotational: bool | None = None
     basis: str = MEASURED
     q1_write_latency_s: float | None = None
+    bases: tuple[tuple[str, str], ...] = ()
+    ranges: tuple[tuple[str, float, float], ...] = ()
+
+    def basis_of(self, name: str) -> str:
+        """What the figure ``name`` ("rand_read_iops") rests on."""
+        return next((basis for figure, basis in self.bases if figure == name), self.basis)
+
+    def range_of(self, name: str) -> tuple[float, float] | None:
+        return next(((low, high) for figure, low, high in self.ranges if figure == name), None)
+
+    def at_end(self, end: int) -> MemberFigures:
+        """These figures with each one known to a range at its low (0) or high (1) end."""
+        ends: dict[str, Any] = {figure: (low, high)[end] for figure, low, high in self.ranges}
+        return replace(self, ranges=(), **ends)
 
 
 @dataclass(frozen=True)
@@ -213,6 +237,77 @@ MDADM_DEFAULT_BITMAP_CHUNK = 64 << 20
 PLATTER_BYTES_PER_S = 210e6
 
 
+@dataclass(frozen=True)
+class FieldRange:
+    """A device class's figure as published sources put it: the range it may land in (the sources are named
+    beside each class below and in docs/predictions.md); the figure used is the range's geometric middle."""
+
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return math.sqrt(self.low * self.high)
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    """What a kind of disk does where nobody measured it: its random 4 KiB IOPS at the workload's depth and its
+    Q1 latencies (None: the field says nothing for it)."""
+
+    name: str  # "an NVMe SSD", as a note says it
+    rand_read_iops: FieldRange | None
+    rand_write_iops: FieldRange | None
+    q1_read_latency_s: FieldRange
+    q1_write_latency_s: FieldRange
+
+
+# Flash at Q1, whatever its link: reads 58 µs (docs/findings.md, finding 4: a SAS3 SSD did 17.3K IOPS at
+# RND4KQ1T1) to 152 µs (a SATA SSD's CrystalDiskMark 4 KiB QD1 read, 6,588.1 IOPS; superuser.com question 1108034);
+# Intel's P4500 NVMe datasheet (Lenovo's product guide) says 85-115 µs and its S4500 SATA datasheet 110 µs.
+# Writes 20 µs (the P4500's random write latency) to 52 µs (the S4500's); that SATA SSD's QD1 write did
+# 33,106 IOPS, 30 µs.
+FLASH_Q1_READ = FieldRange(1 / 17.3e3, 1 / 6588.1)
+FLASH_Q1_WRITE = FieldRange(20e-6, 52e-6)
+FLASH_Q1 = (FLASH_Q1_READ, FLASH_Q1_WRITE)
+# Random 4 KiB at depth, by the link the flash sits on (datasheets quote QD32 or deeper, as the workload's 8 x 32):
+# - NVMe: reads 279.5K (Intel P4500 1 TB, Lenovo's product guide) to 1M (Micron 7400 U.3, its launch figures);
+#   writes 30.5K (the P4500 1 TB) to 190K (the Micron 7400 U.3).
+# - SATA: reads 72K (Intel S4500/S4600 datasheet: fio, QD32, full LBA range) to 100K (Samsung 860 Pro's
+#   datasheet; KitGuru measured 97,992); writes 33K (the S4500) to 90K (the 860 Pro; measured 88,246).
+# - SAS: reads 180K (finding 4's SAS3 SSD, measured) to 400K (Samsung PM1643, Blocks & Files); writes 19K
+#   (Toshiba PX04SL, Tom's IT Pro) to 169K (finding 4, measured).
+NVME_SSD = DeviceClass("an NVMe SSD", FieldRange(279.5e3, 1e6), FieldRange(30.5e3, 190e3), *FLASH_Q1)
+SATA_SSD = DeviceClass("a SATA SSD", FieldRange(72e3, 100e3), FieldRange(33e3, 90e3), *FLASH_Q1)
+SAS_SSD = DeviceClass("a SAS SSD", FieldRange(180e3, 400e3), FieldRange(19e3, 169e3), *FLASH_Q1)
+# Flash on no link mdtui can read (virtio, a loop device): its Q1 latency is flash's; its random I/O could be
+# anything from a SATA SSD's to an NVMe's.
+FLASH = DeviceClass("flash", None, None, *FLASH_Q1)
+# A 7,200 rpm hard disk (the capacity disk md arrays are made of; 5,400 rpm and 10K/15K disks fall outside these
+# ranges). Q1 read: an average seek plus half a turn, 7.4 ms + 4.16 ms (WD Ultrastar DC HC310 specification) to
+# 8.5 ms + 4.17 ms (Hitachi Deskstar 7K1000.C); HGST's Ultrastar 7K4000 says 8.2 ms. Q1 write: 5.4 ms (a SATA
+# hard disk's CrystalDiskMark 4 KiB QD1 write, 184.9 IOPS: the disk's write cache; superuser.com 1108034) to
+# 8.2 ms + 4.16 ms (the HC310's write seek, cache off). At depth: reads from a request per seek and half turn
+# (1 / 11.56 ms, 87 IOPS: no reordering) to 386.3 IOPS (the same disk's CrystalDiskMark QD32 read, which seeks
+# over a 1 GiB file only); writes from 1 / 12.36 ms (81 IOPS) to its cache's 184.9 (171 at QD32).
+PLATTER = DeviceClass(
+    "a 7,200 rpm hard disk",
+    FieldRange(1 / 11.56e-3, 386.3),
+    FieldRange(1 / 12.36e-3, 184.9),
+    FieldRange(11.56e-3, 12.67e-3),
+    FieldRange(1 / 184.9, 12.36e-3),
+)
+_FLASH_BY_LINK = {LinkKind.PCIE: NVME_SSD, LinkKind.SATA: SATA_SSD, LinkKind.SAS: SAS_SSD}
+
+
+def device_class(rotational: bool | None, link_kind: LinkKind | None) -> DeviceClass:
+    """The kind of disk a member nobody measured is: a hard disk, or flash by the link it sits on (unknown
+    rotation is read as flash, as the link rule reads it)."""
+    if rotational:
+        return PLATTER
+    return _FLASH_BY_LINK.get(link_kind, FLASH) if link_kind is not None else FLASH
+
+
 def device_ceiling(rotational: bool | None) -> float | None:
     """What a member nobody measured can read at most by itself: a platter's field figure for a hard disk;
     None for flash, which is built to fill the link it was made for (its link's maximum is its own)."""
@@ -226,16 +321,77 @@ def link_limits(link_bytes_per_s: float | None, rotational: bool | None) -> bool
     return link_bytes_per_s is not None and (ceiling is None or link_bytes_per_s < ceiling)
 
 
-def unmeasured_figures(link_bytes_per_s: float | None, rotational: bool | None) -> MemberFigures:
-    """A member nobody measured: its sequential read and write from what bounds it, decided here once: its
-    link where the link limits the device (basis "link"), else a platter's field figure (basis "field
-    figure"). A link says nothing of random I/O or latency: those stay unknown."""
+# The figures of a member by name, in MemberFigures' order.
+MEMBER_FIGURE_NAMES = (
+    "seq_read_bytes_per_s",
+    "seq_write_bytes_per_s",
+    "rand_read_iops",
+    "rand_write_iops",
+    "q1_read_latency_s",
+    "q1_write_latency_s",
+)
+
+
+def unmeasured_figures(
+    link_bytes_per_s: float | None, rotational: bool | None, link_kind: LinkKind | None
+) -> MemberFigures:
+    """A member nobody measured: every figure from what bounds it, decided here once.
+
+    - Sequential read and write: its link where the link limits the device (basis "link": at most that), else
+      a platter's field figure; unknown for flash on no link.
+    - Random 4 KiB read and write: its device class's field figure (``device_class``), with its range, where
+      the link carries more than that; else what the link carries in 4 KiB requests (at most: basis "link").
+    - Q1 read and write latency: its device class's field figure, with its range.
+    """
     if link_limits(link_bytes_per_s, rotational):
-        value, basis = link_bytes_per_s, LINK
+        seq, seq_basis = link_bytes_per_s, LINK
     else:
-        value, basis = device_ceiling(rotational), (FIELD if rotational else LINK)
+        seq, seq_basis = device_ceiling(rotational), (FIELD if rotational else LINK)
+    kind = device_class(rotational, link_kind)
+    link_iops = None if link_bytes_per_s is None else link_bytes_per_s / RANDOM_BLOCK_BYTES
+    values: dict[str, float | None] = {}
+    bases: list[tuple[str, str]] = []
+    ranges: list[tuple[str, float, float]] = []
+    for name in MEMBER_FIGURE_NAMES[2:]:
+        found: FieldRange | None = getattr(kind, name)
+        if found is None:
+            values[name] = None
+            bases.append((name, FIELD))
+        elif name.endswith("iops") and link_iops is not None and link_iops < found.value:
+            values[name] = link_iops  # the link, not the device, is the limit: at most this
+            bases.append((name, LINK))
+        else:
+            high = found.high if not name.endswith("iops") or link_iops is None else min(found.high, link_iops)
+            values[name] = found.value
+            bases.append((name, FIELD))
+            ranges.append((name, found.low, high))
     return MemberFigures(
-        seq_read_bytes_per_s=value, seq_write_bytes_per_s=value, rotational=rotational, basis=basis
+        seq_read_bytes_per_s=seq,
+        seq_write_bytes_per_s=seq,
+        rotational=rotational,
+        basis=seq_basis,
+        bases=tuple(bases),
+        ranges=tuple(ranges),
+        **values,
+    )
+
+
+def with_unmeasured(stored: MemberFigures, bound: MemberFigures) -> MemberFigures:
+    """A member measured in part: its measured figures where it has them, each gap filled from what bounds it
+    (``unmeasured_figures``) with that figure's own basis and range."""
+    values: dict[str, float | None] = {}
+    bases: list[tuple[str, str]] = []
+    ranges: list[tuple[str, float, float]] = []
+    for name in MEMBER_FIGURE_NAMES:
+        mine: float | None = getattr(stored, name)
+        source = stored if mine is not None else bound
+        values[name] = mine if mine is not None else getattr(bound, name)
+        bases.append((name, source.basis_of(name)))
+        span = source.range_of(name)
+        if span is not None:
+            ranges.append((name, *span))
+    return MemberFigures(
+        rotational=bound.rotational, basis=stored.basis, bases=tuple(bases), ranges=tuple(ranges), **values
     )
 
 
@@ -261,26 +417,37 @@ class Figure:
     basis: str
     low: float | None = None
     high: float | None = None
+    # An upper bound rather than an estimate: a link's nominal rate binds it (the slowest member's figure is
+    # what its link carries, or a link members share caps it), and real traffic never quite reaches that.
+    at_most: bool = False
 
     @property
     def rounded(self) -> float | None:
-        """The value to the significant digits its basis allows."""
-        return _round(self.value, self.basis)
+        """The value to the significant digits its basis allows (an upper bound rounded up, so it stays one)."""
+        return _round(self.value, self.basis, self.at_most)
 
     @property
     def range_rounded(self) -> tuple[float, float] | None:
         if self.low is None or self.high is None:
             return None
-        low, high = _round(self.low, self.basis), _round(self.high, self.basis)
+        low, high = _round(self.low, self.basis, self.at_most), _round(self.high, self.basis, self.at_most)
         return None if low is None or high is None else (low, high)
 
 
-def _round(value: float | None, basis: str) -> float | None:
+def _kinds(basis: str) -> list[str]:
+    return [kind.strip() for kind in basis.split(",")]
+
+
+def _round(value: float | None, basis: str, at_most: bool = False) -> float | None:
     if value is None or value <= 0:
         return value
-    digits = _DIGITS.get(basis.split(",")[0].strip(), 2)
-    magnitude = math.floor(math.log10(value))
-    return round(value, digits - 1 - magnitude)
+    digits = _DIGITS.get(_kinds(basis)[0], 2)
+    places = digits - 1 - math.floor(math.log10(value))
+    if at_most:
+        # An upper bound: rounding it down could put it below what the link allows.
+        step = 10.0**-places
+        return round(math.ceil(value / step - 1e-9) * step, places)
+    return round(value, places)
 
 
 NOT_PREDICTED = Figure(None, "not predicted", "")
@@ -311,12 +478,14 @@ class Prediction:
     q1_write_latency_s: Figure = NOT_PREDICTED
     condition: str = OPTIMAL
 
-    def as_json(self) -> dict[str, dict[str, float | str | list[float] | None]]:
-        """The document `mdtui predict --json` prints (MB = 10^6 bytes)."""
+    def as_json(self) -> dict[str, Mapping[str, float | str | list[float] | bool | None]]:
+        """The document `mdtui predict --json` prints (MB = 10^6 bytes); ``at_most``: the figures that are upper
+        bounds (a link binds them), rounded up."""
         predicted: dict[str, float | str | list[float] | None] = {}
         bounds: dict[str, float | str | list[float] | None] = {}
         basis: dict[str, float | str | list[float] | None] = {}
         ranges: dict[str, float | str | list[float] | None] = {}
+        at_most: dict[str, bool] = {}
         for attribute, key, scale in JSON_FIGURES:
             figure: Figure = getattr(self, attribute)
             rounded = figure.rounded
@@ -325,7 +494,8 @@ class Prediction:
             basis[key] = figure.basis
             span = figure.range_rounded
             ranges[key] = None if span is None else [_tidy(span[0] * scale), _tidy(span[1] * scale)]
-        return {"predicted": predicted, "bounds": bounds, "basis": basis, "range": ranges}
+            at_most[key] = figure.at_most
+        return {"predicted": predicted, "bounds": bounds, "basis": basis, "range": ranges, "at_most": at_most}
 
 
 def _tidy(value: float) -> float:
@@ -341,8 +511,11 @@ def _largest(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else max(v for v in values if v is not None)
 
 
-def _basis(members: Sequence[MemberFigures], *extra: str) -> str:
-    kinds = list(dict.fromkeys([m.basis for m in members] + [e for e in extra if e]))
+def _basis(members: Sequence[MemberFigures], names: Sequence[str] = (), *extra: str) -> str:
+    """The bases a figure rests on: each member's for the figures ``names`` it is made of (every member's own
+    basis when none is named) and ``extra``, the weakest first."""
+    own = [m.basis_of(name) for m in members for name in names] if names else [m.basis for m in members]
+    kinds = list(dict.fromkeys(own + [e for e in extra if e]))
     # The weakest basis first: it sets the precision of the figure.
     kinds.sort(key=lambda kind: _DIGITS.get(kind, 0))
     return ", ".join(kinds)
@@ -351,15 +524,30 @@ def _basis(members: Sequence[MemberFigures], *extra: str) -> str:
 Cap = tuple[float | None, str, str]
 
 
-def _capped(value: float | None, caps: Sequence[Cap], bound: str, basis: str) -> Figure:
-    """The lowest of the members' figure and every (cap, name, basis) that applies."""
+def _capped(value: float | None, caps: Sequence[Cap], bound: str, basis: str, at_most: bool = False) -> Figure:
+    """The lowest of the members' figure (``at_most``: an upper bound, see ``_link_bound``) and every
+    (cap, name, basis) that applies; a link's cap is an upper bound too."""
     if value is None:
         return Figure(None, "unknown: a member's figure is missing", basis)
-    best, best_bound, best_basis = value, bound, basis
+    best = Figure(value, bound, basis, at_most=at_most)
     for cap, name, cap_basis in caps:
-        if cap is not None and cap < best:
-            best, best_bound, best_basis = cap, name, cap_basis
-    return Figure(best, best_bound, best_basis)
+        if cap is not None and cap < (best.value or 0.0):
+            best = Figure(cap, name, cap_basis, at_most=cap_basis == LINK)
+    return best
+
+
+def _link_bound(members: Sequence[MemberFigures], names: Sequence[str]) -> bool:
+    """Whether the slowest member's figure of any of ``names`` (IOPS or bytes/s: the lowest) is what its link
+    carries: the array's figure over it is then at most what it says."""
+    for name in names:
+        values: list[float | None] = [getattr(m, name) for m in members]
+        known = [v for v in values if v is not None]
+        if len(known) < len(values) or not known:
+            continue
+        slowest = min(known)
+        if any(v == slowest and m.basis_of(name) == LINK for m, v in zip(members, values, strict=True)):
+            return True
+    return False
 
 
 def _copies(level: RaidLevel, members: int, layout: str | None) -> int:
@@ -498,6 +686,16 @@ def predict(
     ``safety``: the bitmap and consistency policy (none and resync: md's fastest). ``jobs``: the jobs the
     field's per-job read ceilings are multiplied by (the workloads' 8; a published test's own count).
     """
+    if any(m.ranges for m in members):
+        # Members known to a range (a device class's field figures): the figure from their middles, its range
+        # from the same array with every member at its low end and at its high end.
+        def over(figures: Sequence[MemberFigures]) -> Prediction:
+            return predict(level, figures, layout=layout, chunk_bytes=chunk_bytes, ceilings=ceilings, links=links,
+                           stripe_cache_size=stripe_cache_size, condition=condition, safety=safety,
+                           jobs=jobs)  # fmt: skip
+
+        middle = over([replace(m, ranges=()) for m in members])
+        return _spread(middle, over([m.at_end(0) for m in members]), over([m.at_end(1) for m in members]))
     n = len(members)
     if n < level.min_members:
         raise PlanError(f"{level.name} needs at least {level.min_members} members; {n} given")
@@ -638,9 +836,18 @@ def predict(
         )
     else:
         rand_write_bound = members_bound(serving / (writes_f + bitmap_extra) if level is not LINEAR else n)
-    seq_read = _capped(seq_read_value, seq_read_caps + link_caps(1.0), members_bound(seq_read_factor), base)
+    # What each workload's figure rests on: the members' figures it is made of (a parity write reads first).
+    writes_read = ("rand_read_iops",) if reads_f and parity else ()
+    seq_read_basis = _basis(members, ("seq_read_bytes_per_s",))
+    seq_write_basis = _basis(members, ("seq_write_bytes_per_s",))
+    seq_read = _capped(seq_read_value, seq_read_caps + link_caps(1.0), members_bound(seq_read_factor), seq_read_basis,
+                       _link_bound(members, ("seq_read_bytes_per_s",)))  # fmt: skip
     seq_write = _capped(
-        seq_write_value, stripe_bw + journal_caps[0] + link_caps(write_traffic), members_bound(seq_write_factor), base
+        seq_write_value,
+        stripe_bw + journal_caps[0] + link_caps(write_traffic),
+        members_bound(seq_write_factor),
+        seq_write_basis,
+        _link_bound(members, ("seq_write_bytes_per_s",)),
     )
     if far_layout and rotational and seq_write.value is not None and seq_write.bound.startswith("members"):
         seq_write = _far_platter_writes(seq_write, seq_w, q1, notes)
@@ -667,20 +874,23 @@ def predict(
                 "full-stripe figure"
             )
             full = seq_write.value
-            seq_write = Figure(
-                full * fraction,
-                f"md stripe cache (stripe_cache_size {stripe_cache_size})",
-                _basis(members, LAB_FRACTION),
-                full * low,
-                full * high,
+            seq_write = replace(
+                seq_write,
+                value=full * fraction,
+                bound=f"md stripe cache (stripe_cache_size {stripe_cache_size})",
+                basis=_basis(members, ("seq_write_bytes_per_s",), LAB_FRACTION),
+                low=full * low,
+                high=full * high,
             )
     rand_read = _capped(rand_read_value, rand_read_caps + link_caps(1.0, RANDOM_BLOCK_BYTES),
-                        members_bound(rand_read_factor), base)  # fmt: skip
+                        members_bound(rand_read_factor), _basis(members, ("rand_read_iops",)),
+                        _link_bound(members, ("rand_read_iops",)))  # fmt: skip
     rand_write = _capped(
         rand_write_value,
         stripe_iops + journal_caps[1] + link_caps(write_traffic, RANDOM_BLOCK_BYTES),
         rand_write_bound,
-        base,
+        _basis(members, ("rand_write_iops", *writes_read)),
+        _link_bound(members, ("rand_write_iops", *writes_read)),
     )
     if condition == RESYNC:
         seq_read, rand_read = _resync_reads(level, n, copies, seq_read, rand_read, notes)
@@ -695,11 +905,11 @@ def predict(
                 f"array is in use: {resync_share:.1%} of each member's time"
             )
     if q1 is None:
-        latency = Figure(None, "unknown: a member's Q1 latency is missing", base)
+        latency = Figure(None, "unknown: a member's Q1 latency is missing", _basis(members, Q1_READ))
     elif ceilings.layer_latency_s is None:
-        latency = Figure(q1, "the member (md's own latency not known)", base)
+        latency = Figure(q1, "the member (md's own latency not known)", _basis(members, Q1_READ))
     else:
-        latency = Figure(q1 + ceilings.layer_latency_s, "the member plus md's layer", _basis(members, md))
+        latency = Figure(q1 + ceilings.layer_latency_s, "the member plus md's layer", _basis(members, Q1_READ, md))
     if condition == DEGRADED and parity and latency.value is not None:
         # One read in n lands on the missing member and is rebuilt from the others through the stripe thread.
         latency = replace(latency, bound=latency.bound + " (1 read in " + str(n) + " rebuilt from the others)")
@@ -724,6 +934,25 @@ def predict(
             f"{BITMAP_CLEAN_AFTER_S:g} s is marked before the data, PREFLUSH and FUA, on every member holding it)"
         )
     return prediction([seq_read, seq_write, rand_read, rand_write, latency, write_latency])
+
+
+def _spread(middle: Prediction, low: Prediction, high: Prediction) -> Prediction:
+    """``middle`` with each figure's range widened to what ``low`` and ``high`` (the same array over its members'
+    low and high ends) give."""
+    spread: dict[str, Any] = {}
+    for attribute, _, _ in JSON_FIGURES:
+        figure: Figure = getattr(middle, attribute)
+        if figure.value is None:
+            continue
+        ends = [
+            value
+            for other in (figure, getattr(low, attribute), getattr(high, attribute))
+            for value in (other.value, other.low, other.high)
+            if value is not None
+        ]
+        if min(ends) < figure.value or max(ends) > figure.value:
+            spread[attribute] = replace(figure, low=min(ends), high=max(ends))
+    return replace(middle, **spread)
 
 
 def _degraded_read_factors(
@@ -788,8 +1017,8 @@ def _far_platter_writes(figure: Figure, seq_w: float | None, q1: float | None, n
         f"raid10 far on platters: a member writes both copies half a disk apart; a seek ({q1 * 1e3:.3g} ms, the "
         f"member's Q1 latency) per {SEQ_STREAMS} writes sorted, per write at worst"
     )
-    return Figure(figure.value * sorted_share, "platter seeks between the far layout's copies", figure.basis,
-                  figure.value * worst, figure.value)  # fmt: skip
+    return replace(figure, value=figure.value * sorted_share, bound="platter seeks between the far layout's copies",
+                   low=figure.value * worst, high=figure.value)  # fmt: skip
 
 
 def _resync_reads(
@@ -810,8 +1039,8 @@ def _resync_reads(
             continue
         one_copy = figure.value / copies
         half_way = 1 / (0.5 / figure.value + 0.5 / one_copy)
-        out.append(Figure(half_way, figure.bound + ", one copy past the sync point", figure.basis, one_copy,
-                          figure.value))  # fmt: skip
+        out.append(replace(figure, value=half_way, bound=figure.bound + ", one copy past the sync point",
+                           low=one_copy, high=figure.value))  # fmt: skip
     return (out[0], out[1])
 
 
@@ -834,7 +1063,8 @@ def _resync_parity_writes(
     half_way = 1 / (0.5 / figure.value + 0.5 / forced)
     notes.append(f"resync: past the sync point a 4 KiB write reconstructs ({reads} reads); the range runs from the "
                  "sync's start to its end")  # fmt: skip
-    return Figure(half_way, figure.bound + ", reconstruct-write past the sync point", figure.basis, low, high)
+    return replace(figure, value=half_way, bound=figure.bound + ", reconstruct-write past the sync point", low=low,
+                   high=high)  # fmt: skip
 
 
 def _less(figure: Figure, share: float) -> Figure:
@@ -843,7 +1073,7 @@ def _less(figure: Figure, share: float) -> Figure:
     scale = 1 - share
     low = None if figure.low is None else figure.low * scale
     high = None if figure.high is None else figure.high * scale
-    return Figure(figure.value * scale, figure.bound, figure.basis, low, high)
+    return replace(figure, value=figure.value * scale, low=low, high=high)
 
 
 def _q1_write(
@@ -860,7 +1090,8 @@ def _q1_write(
 ) -> Figure:
     """A 4 KiB write at queue depth 1: the slowest copy's write (a parity level first reads what it needs),
     md's own share, and what the bitmap, the partial parity log or the journal put before it."""
-    base = _basis(members)
+    names = ("q1_write_latency_s", *(Q1_READ if parity and reads else ()))
+    base = _basis(members, names)
     if q1w is None:
         return Figure(None, "unknown: a member's Q1 write latency is missing (member-matrix measures it)", base)
     value = q1w
@@ -877,7 +1108,7 @@ def _q1_write(
     else:
         value += layer
         parts.append("md's layer")
-        basis = _basis(members, ceilings.basis)
+        basis = _basis(members, names, ceilings.basis)
     if safety.bitmap != "none":
         # The bitmap page (a flush, then the write with FUA) before the data, on a write to a clean chunk.
         share = bitmap_clean_share(safety, 1 / value)

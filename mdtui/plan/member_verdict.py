@@ -338,7 +338,7 @@ def slow_members(
     possible = forecast(level, raised, layout=layout, chunk_bytes=chunk_bytes)
     if now is None or possible is None:
         return None
-    found = SlowMembers(tuple(slow), now, possible, known, {s.name: s.figures.basis for s in sources})
+    found = SlowMembers(tuple(slow), now, possible, known, {s.name: s.figures.basis_of(SEQ_READ) for s in sources})
     return found if found.cost > 0 else None
 
 
