@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mdtui.model.disk import Disk
+from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
-from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
+from mdtui.plan.member_bounds import unmeasured_figures
 from mdtui.run.jobs import MEMBER_MATRIX_TESTS
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.db import ResultsStore
@@ -114,7 +115,7 @@ def stored_member(runs: Sequence[RunRecord], device: str, rotational: bool | Non
 
 
 def link_figures(disk: Disk) -> MemberFigures:
-    """A member nobody measured: what bounds it, as the model decides it once (md_model.unmeasured_figures: its
+    """A member nobody measured: what bounds it, as the model decides it once (member_bounds.unmeasured_figures: its
     link where the link limits the device, else a platter's figure; its kind of disk's field figures for random
     I/O and latency); the sequential figures stay unknown without either."""
     link = disk.link

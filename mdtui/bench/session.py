@@ -37,7 +37,7 @@ from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
-from mdtui.plan.md_model import NO_SAFETY, WriteSafety
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
 from mdtui.run import record

@@ -12,7 +12,7 @@ from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, running_level
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_time import (
     CHECK,
     RECOVER,

@@ -10,17 +10,10 @@ from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_me
 from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
+from mdtui.plan.figures import CONDITIONS, OPTIMAL, Figure, MemberFigures, Prediction, parse_member_figures
 from mdtui.plan.forecast import missing_lines, unmeasured_source
 from mdtui.plan.levels import RaidLevel, level_from_name
-from mdtui.plan.md_model import (
-    CONDITIONS,
-    OPTIMAL,
-    Figure,
-    MemberFigures,
-    Prediction,
-    parse_member_figures,
-    predict,
-)
+from mdtui.plan.md_model import predict
 from mdtui.plan.write_safety import SafetyChoice, array_bytes_of, problems, protects
 from mdtui.probe.inventory import scan
 from mdtui.store.calibration import host_ceilings
@@ -128,7 +121,7 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
                 raise MdtuiError(stored.missing_text())
             known = ", ".join(d.name for d in inventory.disks) or "none"
             raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
-        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in md_model.
+        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in plan/member_bounds.py.
         source = unmeasured_source(
             disk.name,
             disk.link,

@@ -32,7 +32,7 @@ from mdtui.plan.grow import (
     plan_grow,
     shrink_problems,
 )
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.request import member_path
 from mdtui.plan.sync_time import RESHAPE, SyncLimits, SyncMember
 from mdtui.probe.blocktree import BlockTree

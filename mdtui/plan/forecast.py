@@ -14,26 +14,12 @@ from dataclasses import dataclass, field
 from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link
+from mdtui.plan.figures import FIELD, LINK, MEMBER_FIGURE_NAMES, RANDOM_BLOCK_BYTES, Figure, MemberFigures, Prediction
 from mdtui.plan.levels import LINEAR, RaidLevel
-from mdtui.plan.md_model import (
-    DEFAULT_STRIPE_CACHE,
-    FIELD,
-    FIELD_CEILINGS,
-    LINK,
-    MEMBER_FIGURE_NAMES,
-    NO_SAFETY,
-    RANDOM_BLOCK_BYTES,
-    Figure,
-    MdCeilings,
-    MemberFigures,
-    Prediction,
-    WriteSafety,
-    device_class,
-    predict,
-    small_write_ios,
-    unmeasured_figures,
-    with_unmeasured,
-)
+from mdtui.plan.md_limits import DEFAULT_STRIPE_CACHE, FIELD_CEILINGS, MdCeilings, small_write_ios
+from mdtui.plan.md_model import predict
+from mdtui.plan.member_bounds import device_class, unmeasured_figures, with_unmeasured
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 
 # Shown predictions claim no more than this many significant figures, whatever their basis.
 SHOWN_DIGITS = 2
@@ -67,7 +53,7 @@ FIELD_CHOICE = CeilingsChoice()
 @dataclass(frozen=True)
 class MemberSource:
     """One planned member: the figures the model predicts from and where they come from. A member nobody
-    measured still has figures: what bounds it (its link, or a hard disk's platter; md_model.unmeasured_figures),
+    measured still has figures: what bounds it (its link, or a hard disk's platter; member_bounds.unmeasured_figures),
     so every prediction answers and says what it rests on."""
 
     name: str
@@ -94,7 +80,7 @@ def unmeasured_source(
     stored: MemberFigures | None = None,
     stored_note: str = "",
 ) -> MemberSource:
-    """A member without (all of) its own figures: what bounds it fills the gaps (md_model.unmeasured_figures: the
+    """A member without (all of) its own figures: what bounds it fills the gaps (member_bounds.unmeasured_figures: the
     link where it limits the device, else a platter; its kind of disk's field figures for random I/O and latency),
     and the note says which. ``stored``: the figures that were measured (``stored_note``: "measured 3 d ago"),
     kept where present."""

@@ -27,7 +27,7 @@ from mdtui.plan.levels import (
     level_from_name,
     running_level,
 )
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.request import member_path
 from mdtui.plan.sync_time import (

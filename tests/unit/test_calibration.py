@@ -16,9 +16,9 @@ import mdtui.run.calibrate as calibrate
 from mdtui import actionlog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
+from mdtui.plan.figures import FIELD, MemberFigures
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, parse_cpu_model

@@ -11,6 +11,7 @@ import pytest
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.contents import Contents
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.grow import (
     SAME_SIZE_POWER_CUT,
     GrowFacts,
@@ -26,7 +27,6 @@ from mdtui.plan.grow import (
     place_problems,
     plan_grow,
 )
-from mdtui.plan.md_model import MemberFigures
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.sync_time import SyncLimits, SyncMember
 

@@ -12,22 +12,11 @@ from pathlib import Path
 import pytest
 
 from mdtui.errors import PlanError
+from mdtui.plan.figures import FIELD, GIVEN, Figure, MemberFigures, parse_member_figures
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import (
-    FIELD,
-    FIELD_CEILINGS,
-    GIVEN,
-    Figure,
-    MdCeilings,
-    MemberFigures,
-    SharedLink,
-    WriteSafety,
-    field_read_iops,
-    kernel_version,
-    parse_member_figures,
-    predict,
-    small_write_ios,
-)
+from mdtui.plan.md_limits import FIELD_CEILINGS, MdCeilings, field_read_iops, kernel_version, small_write_ios
+from mdtui.plan.md_model import SharedLink, predict
+from mdtui.plan.safety_cost import WriteSafety
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
 KIB = 1024

@@ -8,9 +8,9 @@ from mdtui.errors import PlanError
 from mdtui.model import Disk, InUseKind, InUseReason, Link, LinkKind, Transport
 from mdtui.plan import metadata
 from mdtui.plan.create import CreateRequest, plan_create
+from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import MemberSource, link_sources
 from mdtui.plan.levels import RAID5_LAYOUTS, RAID6_LAYOUTS
-from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.plan.rejected import PlanRejected
 
 TB = 10**12

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mdtui.cli.main import main
+from mdtui.plan.figures import MEASURED, Figure, MemberFigures
 from mdtui.plan.forecast import MemberSource, forecast_lines, shown, significant
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import MEASURED, Figure, MemberFigures
 from mdtui.run.jobs import member_matrix
 from mdtui.store.db import ResultsStore
 from mdtui.store.records import Metrics, RunSetup, RunStatus

@@ -19,7 +19,7 @@ from mdtui.bench.sync_forecast import (
     scrub_time,
 )
 from mdtui.plan import CreateRequest, plan_create
-from mdtui.plan.md_model import LINK, MEASURED
+from mdtui.plan.figures import LINK, MEASURED
 from mdtui.plan.sync_time import BASIS_DEFAULT, CHECK, RECOVER
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot

@@ -1,5 +1,5 @@
 """Issue 45: a member nobody measured still gives the model every figure, each with its basis and where it may land,
-decided once (md_model.unmeasured_figures): its link where the link binds ("at most", rounded up), a device class's
+decided once (member_bounds.unmeasured_figures): its link where the link binds ("at most", rounded up), a device class's
 field figures where the device does; so an array of such members has a figure, bound and basis for every workload
 on every level."""
 
@@ -8,29 +8,20 @@ from __future__ import annotations
 import pytest
 
 from mdtui.model.link import LinkKind
+from mdtui.plan.figures import CONDITIONS, FIELD, GIVEN, JSON_FIGURES, LINK, MEASURED, OPTIMAL, Figure, MemberFigures
 from mdtui.plan.levels import LEVELS, RaidLevel, level_from_name
-from mdtui.plan.md_model import (
-    CONDITIONS,
-    FIELD,
+from mdtui.plan.md_model import SharedLink, predict
+from mdtui.plan.member_bounds import (
     FLASH,
     FLASH_Q1_READ,
     FLASH_Q1_WRITE,
-    GIVEN,
-    JSON_FIGURES,
-    LINK,
-    MEASURED,
     NVME_SSD,
-    OPTIMAL,
     PLATTER,
     PLATTER_BYTES_PER_S,
     SAS_SSD,
     SATA_SSD,
-    Figure,
-    MemberFigures,
-    SharedLink,
     device_class,
     link_limits,
-    predict,
     unmeasured_figures,
     with_unmeasured,
 )

@@ -11,7 +11,7 @@ from mdtui.errors import PlanError
 from mdtui.format import iec_bytes, times
 from mdtui.plan.forecast import forecast, significant
 from mdtui.plan.levels import RAID0, RAID10
-from mdtui.plan.md_model import small_write_ios
+from mdtui.plan.md_limits import small_write_ios
 
 # Chunk sizes the findings support (finding 5, docs/findings.md).
 SEQUENTIAL_MIN_CHUNK_KIB = 512
