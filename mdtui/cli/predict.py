@@ -147,10 +147,12 @@ def _value(figure: Figure, key: str) -> str:
     value = figure.rounded
     if value is None:
         return "unknown"
-    text = ("at most " if figure.at_most else "") + _unit(value, key)
+    text = ("at most " if figure.value_at_most else "") + _unit(value, key)
     span = figure.range_rounded
     if span is not None:
-        text += f" (range {_unit(span[0], key)}-{_unit(span[1], key)})"
+        # A link binds the range's top, not the value within it.
+        top = ("at most " if figure.at_most else "") + _unit(span[1], key)
+        text += f" (range {_unit(span[0], key)}-{top})"
     return text
 
 

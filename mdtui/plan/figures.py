@@ -108,8 +108,14 @@ class Figure:
     low: float | None = None
     high: float | None = None
     # An upper bound rather than an estimate: a link's nominal rate binds it (the slowest member's figure is
-    # what its link carries, or a link members share caps it), and real traffic never quite reaches that.
+    # what its link carries, or a link members share caps it), and real traffic never quite reaches that. Where
+    # the figure has a range (a fraction the lab measured, a resync's progress), the range's top is the bound.
     at_most: bool = False
+
+    @property
+    def value_at_most(self) -> bool:
+        """Whether the value itself is the upper bound (``at_most`` without a range): shown "at most X"."""
+        return self.at_most and (self.low is None or self.high is None)
 
     @property
     def rounded(self) -> float | None:
@@ -169,8 +175,8 @@ class Prediction:
     condition: str = OPTIMAL
 
     def as_json(self) -> dict[str, Mapping[str, float | str | list[float] | bool | None]]:
-        """The document `mdtui predict --json` prints (MB = 10^6 bytes); ``at_most``: the figures that are upper
-        bounds (a link binds them), rounded up."""
+        """The document `mdtui predict --json` prints (MB = 10^6 bytes); ``at_most``: the figures a link binds,
+        rounded up: the value is an upper bound, or where the figure has a ``range``, the range's top."""
         predicted: dict[str, float | str | list[float] | None] = {}
         bounds: dict[str, float | str | list[float] | None] = {}
         basis: dict[str, float | str | list[float] | None] = {}

@@ -148,8 +148,8 @@ def significant(value: float, digits: int = SHOWN_DIGITS) -> float:
 
 
 def shown(figure: Figure, key: str, *, compact: bool = False) -> str:
-    """A figure as shown: unit, and no more precision than its basis or SHOWN_DIGITS; "at most" before an upper
-    bound (a link's). ``compact``: for a table cell ("≤360k IOPS")."""
+    """A figure as shown: unit, and no more precision than its basis or SHOWN_DIGITS; "at most" before a value that
+    is an upper bound (a link's). ``compact``: for a table cell ("≤360k IOPS")."""
     rounded = figure.rounded
     if rounded is None:
         return "unknown"
@@ -160,7 +160,7 @@ def shown(figure: Figure, key: str, *, compact: bool = False) -> str:
         text = f"{value / 1000:,.0f}k IOPS" if compact and value >= 1000 else f"{value:,.0f} IOPS"
     else:
         text = f"{value * 1e6:,.0f} µs"
-    if not figure.at_most:
+    if not figure.value_at_most:
         return text
     return f"≤{text}" if compact else f"at most {text}"
 

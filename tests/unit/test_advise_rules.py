@@ -363,7 +363,7 @@ def test_raid5_for_a_database_fires_with_finding_4_ratio(real_links: Inventory) 
     (finding,) = rule_level_for_workload(AdviceInput(plan=plan, workload=workload("database")))
     assert finding.severity is Severity.WARNING
     assert evidence(finding)["raid5 / raid10"] == round(58_300 / 276_000, 2)
-    # md's own choice over three raid5 members: reconstruct-write reads the one other data unit (plan/md_limits.small_write_ios).
+    # md's own choice over three raid5 members: reconstruct-write reads the one other data unit (small_write_ios).
     assert evidence(finding)["member I/Os per small write"] == "1 read + 2 writes"
     assert finding.experiment == "level-compare"
 

@@ -177,6 +177,13 @@ def test_predict_cli_json_and_link_basis_on_a_captured_tree() -> None:
     # Nothing measured: the links bound the sequential figures ("at most"), flash's field figures the rest.
     assert "at most" in tree.stdout and "(link)" in tree.stdout and "(field figure)" in tree.stdout
     assert "unknown" not in tree.stdout
+    # raid5 over the same kind of link: the stripe cache's range on a link's bound ends "at most" at its top.
+    raid5 = subprocess.run(
+        [sys.executable, "-m", "mdtui", "--root", str(REAL), "predict", "--level", "5", "nvme0n1", "nvme1n1", "nvme2n1",
+         "nvme3n1"], capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    line = next(line for line in raid5.splitlines() if line.strip().startswith("sequential write"))
+    assert "430 MB/s (range 240 MB/s-at most 520 MB/s)" in line, line
 
 
 # The lab's member (bench/bench_levels.py): an NVMe throttled by QEMU to 20 MB/s and 500 IOPS, measured by

@@ -120,8 +120,8 @@ def expected_text(document: dict, key: str, *, compact: bool = False) -> str:
         text = f"{value / 1000:,.0f}k IOPS" if compact and value >= 1000 else f"{value:,.0f} IOPS"
     else:
         text = f"{value:,.0f} µs"
-    if not document["at_most"][key]:
-        return text
+    if not document["at_most"][key] or document["range"][key] is not None:
+        return text  # with a range, a link bounds the range's top, not the value
     return f"≤{text}" if compact else f"at most {text}"
 
 

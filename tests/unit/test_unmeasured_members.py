@@ -165,6 +165,12 @@ def test_at_most_only_where_a_link_binds_and_then_rounded_up() -> None:
     shared = predict(raid0, [given] * 4, links=[SharedLink("HBA link x1 Gen1", 250e6, (0, 1, 2, 3))])
     assert shared.seq_read_bytes_per_s.bound == "HBA link x1 Gen1" and shared.seq_read_bytes_per_s.at_most
     assert not predict(raid0, [given] * 4).seq_read_bytes_per_s.at_most
+    # A link-bound figure given a range on top (the stripe cache's lab fraction): the range's top is the bound,
+    # not the value within it (before: "at most 430 MB/s (range 240-520 MB/s)", the range above the "at most").
+    cached = predict(level_from_name("raid5"), MEMBER_SETS["nvme gen1 x1"]).seq_write_bytes_per_s
+    assert cached.bound.startswith("md stripe cache") and cached.at_most and not cached.value_at_most
+    assert cached.range_rounded is not None and cached.rounded is not None
+    assert cached.range_rounded[1] >= cached.rounded and cached.range_rounded[1] == 520e6  # 0.69 x 3 x 250 MB/s, up
     # The precision rule: an estimate to its nearest two figures, a bound upwards.
     assert Figure(15_400e6, "members", FIELD).rounded == 15_000e6
     assert Figure(15_400e6, "members", LINK, at_most=True).rounded == 16_000e6
