@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from mdtui.plan import md_model
+from mdtui.plan.figures import parse_member_figures
 from mdtui.plan.levels import level_from_name
 from tests.lab.harness import Guest, Machine, boot, create_md0, mdtui_json, nvme
 
@@ -138,7 +139,7 @@ def level_table(guest: Guest, title: str, serials: tuple[str, ...]) -> None:
                 step, traffic = array_step(guest, devices, WORKLOADS[1][2])
                 model = md_model.predict(
                     level_from_name(level),
-                    [md_model.parse_member_figures(member_figures)] * len(serials),
+                    [parse_member_figures(member_figures)] * len(serials),
                     stripe_cache_size=BIG_STRIPE_CACHE,
                 ).seq_write_bytes_per_s
                 value = measured(step, "seq_write_mb_s") or 0

@@ -13,8 +13,9 @@ from mdtui.advise.experiments import ExperimentResult, ExperimentRun, RunPreset,
 from mdtui.errors import PlanError
 from mdtui.model.array import MdArray
 from mdtui.model.job import KIB, RwMode
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.md_model import MdCeilings, MemberFigures
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.write_safety import SafetyChoice, costs
 from mdtui.store.records import RunRecord
 from mdtui.store.runs import ResultsStore

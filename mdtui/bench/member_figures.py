@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 from mdtui.execute.presets import MEMBER_MATRIX_TESTS
 from mdtui.model.disk import Disk
+from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
-from mdtui.plan.md_model import MEASURED, MemberFigures, unmeasured_figures
+from mdtui.plan.member_bounds import unmeasured_figures
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus
@@ -114,11 +115,12 @@ def stored_member(runs: Sequence[RunRecord], device: str, rotational: bool | Non
 
 
 def link_figures(disk: Disk) -> MemberFigures:
-    """A member nobody measured: what bounds its sequential read and write, as the model decides it once
-    (md_model.unmeasured_figures: its link where the link limits the device, else a platter's figure); the
-    figures stay unknown without either."""
-    bandwidth = disk.link.bandwidth_bytes_per_s if disk.link is not None else None
-    return unmeasured_figures(bandwidth, disk.rotational)
+    """A member nobody measured: what bounds it, as the model decides it once (member_bounds.unmeasured_figures: its
+    link where the link limits the device, else a platter's figure; its kind of disk's field figures for random
+    I/O and latency); the sequential figures stay unknown without either."""
+    link = disk.link
+    bandwidth = link.bandwidth_bytes_per_s if link is not None else None
+    return unmeasured_figures(bandwidth, disk.rotational, link.kind if link is not None else None)
 
 
 def sequential_figures(runs: Sequence[RunRecord], name: str, disk: Disk | None) -> MemberFigures | None:

@@ -18,7 +18,8 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.job import KIB, JobSpec, RwMode
 from mdtui.plan.forecast import FORECAST_NAMES, forecast, significant
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import DEFAULT_STRIPE_CACHE, NO_SAFETY, WriteSafety
+from mdtui.plan.md_limits import DEFAULT_STRIPE_CACHE
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 from mdtui.store.records import METRICS_BY_NAME, RunRecord
 
 # The model's figures are for saturating jobs (1 MiB Q8T8, 4 KiB Q32T8): a step at least this parallel is

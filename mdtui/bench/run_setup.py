@@ -15,7 +15,7 @@ from mdtui.execute import record
 from mdtui.execute.presets import Step
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
-from mdtui.plan.md_model import NO_SAFETY, WriteSafety
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
 from mdtui.store.records import RunRecord, RunSetup

@@ -13,7 +13,7 @@ from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.levels import RaidLevel, running_level
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 from mdtui.plan.sync_time import CHECK, RECOVER, REPAIR, RESHAPE, RESYNC, SyncTime, create_sync_time, sync_time
 from mdtui.plan.sync_words import bound_now, remaining_seconds

@@ -10,17 +10,10 @@ from mdtui.bench.member_figures import StoredMember, load_member_runs, stored_me
 from mdtui.cli.common import print_json
 from mdtui.errors import MdtuiError
 from mdtui.format import rate_mb_s
+from mdtui.plan.figures import CONDITIONS, OPTIMAL, Figure, MemberFigures, Prediction, parse_member_figures
 from mdtui.plan.forecast import missing_lines, unmeasured_source
 from mdtui.plan.levels import RaidLevel, level_from_name
-from mdtui.plan.md_model import (
-    CONDITIONS,
-    OPTIMAL,
-    Figure,
-    MemberFigures,
-    Prediction,
-    parse_member_figures,
-    predict,
-)
+from mdtui.plan.md_model import predict
 from mdtui.plan.write_safety import SafetyChoice, array_bytes_of, problems, protects
 from mdtui.probe.inventory import scan
 from mdtui.store.calibration import host_ceilings
@@ -43,7 +36,8 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         description=(
             "Predict an md array's sequential and random throughput and Q1 latency from its members' figures, "
             "as md does the work (reads over every copy, md's small-write choice, its stripe thread, shared "
-            "links). Each figure names its bound and its basis."
+            "links). Each figure names its bound and its basis. A disk nobody measured stands in with its link "
+            "and published figures for its kind of disk (with their range); a figure a link binds reads 'at most'."
         ),
     )
     parser.add_argument("--level", required=True, help="linear, 0, 1, 4, 5, 6 or 10")
@@ -127,7 +121,7 @@ def _members(args: argparse.Namespace) -> tuple[list[MemberFigures], list[str]]:
                 raise MdtuiError(stored.missing_text())
             known = ", ".join(d.name for d in inventory.disks) or "none"
             raise MdtuiError(f"no disk {text!r} found and no member figures stored for it (disks: {known})")
-        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in md_model.
+        # Not (fully) measured: what bounds it, its link or a hard disk's platter, decided in plan/member_bounds.py.
         source = unmeasured_source(
             disk.name,
             disk.link,
@@ -153,10 +147,12 @@ def _value(figure: Figure, key: str) -> str:
     value = figure.rounded
     if value is None:
         return "unknown"
-    text = _unit(value, key)
+    text = ("at most " if figure.value_at_most else "") + _unit(value, key)
     span = figure.range_rounded
     if span is not None:
-        text += f" (range {_unit(span[0], key)}-{_unit(span[1], key)})"
+        # A link binds the range's top, not the value within it.
+        top = ("at most " if figure.at_most else "") + _unit(span[1], key)
+        text += f" (range {_unit(span[0], key)}-{top})"
     return text
 
 

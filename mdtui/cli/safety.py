@@ -13,8 +13,9 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.job import RwMode
 from mdtui.model.safety import LiveSafety
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RaidLevel, level_from_name
-from mdtui.plan.md_model import LOCKLESS_BITMAP, MemberFigures, kernel_version
+from mdtui.plan.md_limits import LOCKLESS_BITMAP, kernel_version
 from mdtui.plan.write_safety import SafetyChoice, array_bytes_of, costs, protects
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live

@@ -24,7 +24,7 @@ from mdtui.plan.grow_backup import place_problems
 from mdtui.plan.grow_contents import shrink_problems
 from mdtui.plan.grow_request import GrowRequest
 from mdtui.plan.grow_shape import current_geometry
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.request import member_path
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 from mdtui.plan.sync_time import RESHAPE

@@ -14,7 +14,7 @@ from mdtui.errors import MdtuiError
 from mdtui.execute.mdadm import array_uuid
 from mdtui.model.array import MdArray
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.contents import read_contents

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from mdtui.plan import metadata as md_meta
+from mdtui.plan.figures import Prediction
 from mdtui.plan.forecast import MemberSource, forecast, link_sources, small_write_text
 from mdtui.plan.levels import RAID4, RaidLevel
-from mdtui.plan.md_model import Prediction, small_write_ios
+from mdtui.plan.md_limits import small_write_ios
 from mdtui.plan.member_verdict import slow_members, slow_members_warning
 from mdtui.plan.request import (
     BITMAP_CHOICES,

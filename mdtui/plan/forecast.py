@@ -14,23 +14,12 @@ from dataclasses import dataclass, field
 from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link
+from mdtui.plan.figures import FIELD, LINK, MEMBER_FIGURE_NAMES, RANDOM_BLOCK_BYTES, Figure, MemberFigures, Prediction
 from mdtui.plan.levels import LINEAR, RaidLevel
-from mdtui.plan.md_model import (
-    DEFAULT_STRIPE_CACHE,
-    FIELD,
-    FIELD_CEILINGS,
-    LINK,
-    NO_SAFETY,
-    RANDOM_BLOCK_BYTES,
-    Figure,
-    MdCeilings,
-    MemberFigures,
-    Prediction,
-    WriteSafety,
-    predict,
-    small_write_ios,
-    unmeasured_figures,
-)
+from mdtui.plan.md_limits import DEFAULT_STRIPE_CACHE, FIELD_CEILINGS, MdCeilings, small_write_ios
+from mdtui.plan.md_model import predict
+from mdtui.plan.member_bounds import device_class, unmeasured_figures, with_unmeasured
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 
 # Shown predictions claim no more than this many significant figures, whatever their basis.
 SHOWN_DIGITS = 2
@@ -64,7 +53,7 @@ FIELD_CHOICE = CeilingsChoice()
 @dataclass(frozen=True)
 class MemberSource:
     """One planned member: the figures the model predicts from and where they come from. A member nobody
-    measured still has figures: what bounds it (its link, or a hard disk's platter; md_model.unmeasured_figures),
+    measured still has figures: what bounds it (its link, or a hard disk's platter; member_bounds.unmeasured_figures),
     so every prediction answers and says what it rests on."""
 
     name: str
@@ -91,41 +80,56 @@ def unmeasured_source(
     stored: MemberFigures | None = None,
     stored_note: str = "",
 ) -> MemberSource:
-    """A member without (all of) its own figures: what bounds it fills the sequential gaps
-    (md_model.unmeasured_figures: the link where it limits the device, else a platter), and the note says which.
-    ``stored``: the figures that were measured (``stored_note``: "measured 3 d ago"), kept where present."""
+    """A member without (all of) its own figures: what bounds it fills the gaps (member_bounds.unmeasured_figures: the
+    link where it limits the device, else a platter; its kind of disk's field figures for random I/O and latency),
+    and the note says which. ``stored``: the figures that were measured (``stored_note``: "measured 3 d ago"),
+    kept where present."""
     bandwidth = link.bandwidth_bytes_per_s if link is not None else None
-    bound = unmeasured_figures(bandwidth, rotational)
+    bound = unmeasured_figures(bandwidth, rotational, link.kind if link is not None else None)
     if bound.seq_read_bytes_per_s is None:
-        bound_note = "no link speed known"
+        seq_note = "no link speed known"
     elif bound.basis == LINK and link is not None:
-        bound_note = f"its link, {link.describe_current()} ({rate_mb_s(bandwidth)})"
+        seq_note = f"its link, {link.describe_current()} ({rate_mb_s(bandwidth)})"
     else:
         carries = (
             f"; its link ({link.describe_current()}) carries {rate_mb_s(bandwidth)}"
             if link is not None and bandwidth
             else ""
         )
-        bound_note = f"a hard disk's platter ({rate_mb_s(bound.seq_read_bytes_per_s)}, {FIELD}){carries}"
+        seq_note = f"a hard disk's platter ({rate_mb_s(bound.seq_read_bytes_per_s)}, {FIELD}){carries}"
     if stored is None:
-        return MemberSource(name, bound, f"not measured: {bound_note}", missing, never_measured, md)
-    # Measured figures stay; the bound fills a sequential figure that was not measured, and then its basis
-    # (the weaker one) sets the precision.
-    filled = [
-        stored.seq_read_bytes_per_s is None and bound.seq_read_bytes_per_s is not None,
-        stored.seq_write_bytes_per_s is None and bound.seq_write_bytes_per_s is not None,
-    ]
-    figures = MemberFigures(
-        seq_read_bytes_per_s=stored.seq_read_bytes_per_s or bound.seq_read_bytes_per_s,
-        seq_write_bytes_per_s=stored.seq_write_bytes_per_s or bound.seq_write_bytes_per_s,
-        rand_read_iops=stored.rand_read_iops,
-        rand_write_iops=stored.rand_write_iops,
-        q1_read_latency_s=stored.q1_read_latency_s,
-        rotational=rotational,
-        basis=bound.basis if any(filled) else stored.basis,
-    )
-    note = f"{stored_note} in part" + (f"; the rest: {bound_note}" if any(filled) else "")
+        return MemberSource(name, bound, f"not measured: {_bound_note(seq_note, bound, rotational, link)}", missing,
+                            never_measured, md)  # fmt: skip
+    # Measured figures stay; each one not measured comes from the bound, with its own basis and range.
+    figures = with_unmeasured(stored, bound)
+    filled = [figure for figure in MEMBER_FIGURE_NAMES if getattr(stored, figure) is None]
+    note = f"{stored_note} in part"
+    if filled:
+        note += f"; the rest: {_bound_note(seq_note, bound, rotational, link, filled)}"
     return MemberSource(name, figures, note, missing, never_measured, md)
+
+
+def _bound_note(
+    seq_note: str,
+    bound: MemberFigures,
+    rotational: bool | None,
+    link: Link | None,
+    figures: Sequence[str] = MEMBER_FIGURE_NAMES,
+) -> str:
+    """What stands in for ``figures`` of a member nobody measured, in words: the sequential bound, then where its
+    random I/O and latency come from (its kind of disk's field figures, or what its link carries in 4 KiB)."""
+    parts = [seq_note] if seq_note and any(f.startswith("seq") for f in figures) else []
+    others = [f for f in figures if not f.startswith("seq") and getattr(bound, f) is not None]
+    linked = [f for f in others if bound.basis_of(f) == LINK]
+    fielded = [f for f in others if bound.basis_of(f) == FIELD]
+    if linked:
+        iops = shown(Figure(getattr(bound, linked[0]), "", LINK), linked[0])
+        parts.append(f"random I/O {iops} (its link in 4 KiB requests)")
+    if fielded:
+        kind = device_class(rotational, link.kind if link is not None else None).name
+        what = "random I/O and Q1 latency" if not linked and any(f.endswith("iops") for f in fielded) else "Q1 latency"
+        parts.append(f"{what}: {kind}'s field figures")
+    return "; ".join(parts) if parts else "nothing known"
 
 
 def link_sources(disks: Sequence[Disk], md: CeilingsChoice = FIELD_CHOICE) -> list[MemberSource]:
@@ -143,17 +147,22 @@ def significant(value: float, digits: int = SHOWN_DIGITS) -> float:
     return round(value, digits - 1 - math.floor(math.log10(value)))
 
 
-def shown(figure: Figure, key: str) -> str:
-    """A figure as shown: unit, and no more precision than its basis or SHOWN_DIGITS."""
+def shown(figure: Figure, key: str, *, compact: bool = False) -> str:
+    """A figure as shown: unit, and no more precision than its basis or SHOWN_DIGITS; "at most" before a value that
+    is an upper bound (a link's). ``compact``: for a table cell ("≤360k IOPS")."""
     rounded = figure.rounded
     if rounded is None:
         return "unknown"
     value = significant(rounded)
     if key.endswith("bytes_per_s"):
-        return rate_mb_s(value)
-    if key.endswith("iops"):
-        return f"{value:,.0f} IOPS"
-    return f"{value * 1e6:,.0f} µs"
+        text = rate_mb_s(value)
+    elif key.endswith("iops"):
+        text = f"{value / 1000:,.0f}k IOPS" if compact and value >= 1000 else f"{value:,.0f} IOPS"
+    else:
+        text = f"{value * 1e6:,.0f} µs"
+    if not figure.value_at_most:
+        return text
+    return f"≤{text}" if compact else f"at most {text}"
 
 
 def forecast(
@@ -192,10 +201,11 @@ def missing_lines(members: Sequence[MemberSource]) -> list[str]:
     lines = []
     if len(never) > 1:
         bounds = {LINK: "their links", FIELD: "a hard disk's platter"}
-        rest = " and ".join(dict.fromkeys(bounds.get(m.figures.basis, m.figures.basis) for m in never))
+        rest = ", ".join(dict.fromkeys(bounds.get(m.figures.basis, m.figures.basis) for m in never))
         lines.append(
-            f"{', '.join(m.name for m in never)} have no member figures (until measured, {rest} bound the "
-            "figures): measure each alone with `mdtui bench --preset member-matrix --target /dev/DISK`"
+            f"{', '.join(m.name for m in never)} have no member figures (until measured, {rest} and field figures "
+            "for their kind of disk stand in): measure each alone with `mdtui bench --preset member-matrix --target "
+            "/dev/DISK`"
         )
     lines += [
         f"{m.missing} (until then, {m.note.removeprefix('not measured: ')})" if m.never_measured else m.missing
@@ -272,15 +282,6 @@ class LevelRow:
     bounds: tuple[str, ...]
 
 
-def _short(figure: Figure, key: str) -> str:
-    """A table cell, compact: "2,200 MB/s", "360k IOPS", "120 µs"."""
-    text = shown(figure, key)
-    if key.endswith("iops") and figure.rounded is not None:
-        value = significant(figure.rounded)
-        return f"{value / 1000:,.0f}k IOPS" if value >= 1000 else f"{value:,.0f} IOPS"
-    return text
-
-
 def level_table(
     levels: Sequence[RaidLevel], members: Sequence[MemberSource], *, chunk_bytes: int | None = None
 ) -> list[LevelRow]:
@@ -293,7 +294,7 @@ def level_table(
         prediction = forecast(level, members, layout=None, chunk_bytes=chunk_bytes if level.uses_chunk else None)
         if prediction is None:
             continue
-        cells = tuple(_short(getattr(prediction, key), key) for _, key, _ in WORKLOADS)
+        cells = tuple(shown(getattr(prediction, key), key, compact=True) for _, key, _ in WORKLOADS)
         bounds = tuple(getattr(prediction, key).bound for _, key, _ in WORKLOADS)
         rows.append(LevelRow(level.name, cells, bounds))
     return rows

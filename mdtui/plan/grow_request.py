@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from mdtui.model.array import MdArray
 from mdtui.model.contents import Contents
 from mdtui.model.disk import Disk
-from mdtui.plan.md_model import MdCeilings
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 
 

@@ -26,9 +26,12 @@ from dataclasses import dataclass, replace
 from mdtui.errors import PlanError
 from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
+from mdtui.plan.figures import Figure, MemberFigures, Prediction
 from mdtui.plan.forecast import CeilingsChoice, MemberSource, forecast, shown
 from mdtui.plan.levels import RAID0, RaidLevel, level_from_name
-from mdtui.plan.md_model import FIELD_CEILINGS, Figure, MdCeilings, MemberFigures, Prediction, link_limits, predict
+from mdtui.plan.md_limits import FIELD_CEILINGS, MdCeilings
+from mdtui.plan.md_model import predict
+from mdtui.plan.member_bounds import link_limits
 
 # A member reading under this share of the median of the others is slower than its peers. Members of one kind
 # on equal links read within a few percent of each other alone (the lab's four NVMe throttled alike to 40 MB/s:
@@ -195,7 +198,7 @@ def at_pace(array: float, pace: float) -> bool:
 def member_link(disk: Disk | None, peers: Sequence[Disk]) -> tuple[str | None, bool]:
     """What a member's link says, and whether it explains a slow figure: a link that trained down or is slower
     than its peers' (under SLOW_RATIO × their median), where the link is what limits the device at all
-    (md_model.link_limits: never a hard disk's 3 Gbit or faster link)."""
+    (member_bounds.link_limits: never a hard disk's 3 Gbit or faster link)."""
     if disk is None or disk.link is None:
         return None, False
     link = disk.link
@@ -338,7 +341,7 @@ def slow_members(
     possible = forecast(level, raised, layout=layout, chunk_bytes=chunk_bytes)
     if now is None or possible is None:
         return None
-    found = SlowMembers(tuple(slow), now, possible, known, {s.name: s.figures.basis for s in sources})
+    found = SlowMembers(tuple(slow), now, possible, known, {s.name: s.figures.basis_of(SEQ_READ) for s in sources})
     return found if found.cost > 0 else None
 
 

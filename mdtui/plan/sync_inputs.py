@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.md_model import MemberFigures
 
 KIB = 1024
 

@@ -11,7 +11,7 @@ counter's rate and so the time, the way md spends it:
   reads the old data once and writes every stripe of the new layout (beyond the old data md writes zeroed
   stripes, so the whole new span is written). A member that both reads and writes does one after the
   other: its time per byte is read/its read figure + written/its write figure. The slowest member sets the
-  pace. Member figures are the member-matrix's sequential 1 MiB read and write (plan/md_model.MemberFigures,
+  pace. Member figures are the member-matrix's sequential 1 MiB read and write (plan/figures.MemberFigures,
   stored per disk by bench/member_figures.py, or a link's bandwidth when nothing was measured).
 - **md's limits.** md sleeps whenever the rate is above ``speed_max`` (the array's ``md/sync_speed_max``,
   or ``/proc/sys/dev/raid/speed_limit_max`` while it says "system"), so that caps the idle rate. Above
@@ -39,8 +39,9 @@ from fractions import Fraction
 
 from mdtui.errors import PlanError
 from mdtui.format import about
+from mdtui.plan.figures import FIELD, MemberFigures
 from mdtui.plan.levels import LINEAR, RAID1, RAID10, RaidLevel
-from mdtui.plan.md_model import FIELD, MdCeilings, MemberFigures
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import GeometryChange, SyncLimits, SyncMember
 
 # md's sync_action words for the passes this model times.

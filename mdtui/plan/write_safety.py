@@ -28,19 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdtui.model.safety import LiveSafety
+from mdtui.plan.figures import Figure, MemberFigures, Prediction
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.md_model import (
-    FIELD_CEILINGS,
-    LOCKLESS_BITMAP,
-    NO_SAFETY,
-    Figure,
-    MdCeilings,
-    MemberFigures,
-    Prediction,
-    WriteSafety,
-    kernel_version,
-    predict,
-)
+from mdtui.plan.md_limits import FIELD_CEILINGS, LOCKLESS_BITMAP, MdCeilings, kernel_version
+from mdtui.plan.md_model import predict
+from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 
 BITMAP_KINDS = ("none", "internal", "lockless")  # or an absolute path: a bitmap file
 POLICIES = ("resync", "ppl", "journal")

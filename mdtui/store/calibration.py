@@ -18,7 +18,7 @@ from typing import Any
 
 from mdtui.errors import MdtuiError
 from mdtui.plan.forecast import CeilingsChoice
-from mdtui.plan.md_model import FIELD_CEILINGS, MdCeilings
+from mdtui.plan.md_limits import FIELD_CEILINGS, MdCeilings
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, kernel_release

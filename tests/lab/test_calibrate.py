@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import MEASURED, MdCeilings, MemberFigures, WriteSafety, predict
+from mdtui.plan.md_limits import MdCeilings
+from mdtui.plan.md_model import predict
+from mdtui.plan.safety_cost import WriteSafety
 
 from .harness import Guest
 

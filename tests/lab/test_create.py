@@ -158,7 +158,7 @@ import asyncio, json
 from mdtui.model.job import JobSpec
 from mdtui.plan import CreateRequest, plan_create
 from mdtui.plan.forecast import MemberSource
-from mdtui.plan.md_model import MemberFigures
+from mdtui.plan.figures import MemberFigures
 from mdtui.probe.inventory import scan
 from mdtui.execute.mdadm import execute_create
 from mdtui.execute.runners import run_fio

@@ -60,7 +60,7 @@ def test_stored_runs_are_read(capsys: pytest.CaptureFixture[str], tmp_path: Path
 def test_text_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["--root", REAL_LINKS, "advise", "--db", str(tmp_path / "none.db")]) == 0
     text = capsys.readouterr().out
-    assert "⚠ WARNING: nvme2n1, nvme3n1 limit md0 to 1,000 MB/s of sequential reads" in text
+    assert "⚠ WARNING: nvme2n1, nvme3n1 limit md0 to at most 1,000 MB/s of sequential reads" in text
     assert "  why: A stripe runs at its slowest member × N (docs/findings.md, finding 1:" in text
     assert "  experiment: Find the weakest link" in text
 

@@ -363,14 +363,14 @@ def test_raid5_for_a_database_fires_with_finding_4_ratio(real_links: Inventory) 
     (finding,) = rule_level_for_workload(AdviceInput(plan=plan, workload=workload("database")))
     assert finding.severity is Severity.WARNING
     assert evidence(finding)["raid5 / raid10"] == round(58_300 / 276_000, 2)
-    # md's own choice over three raid5 members: reconstruct-write reads the one other data unit (plan/md_model).
+    # md's own choice over three raid5 members: reconstruct-write reads the one other data unit (small_write_ios).
     assert evidence(finding)["member I/Os per small write"] == "1 read + 2 writes"
     assert finding.experiment == "level-compare"
 
 
 def test_raid5_for_a_database_uses_the_models_figures_when_the_members_were_measured(real_links: Inventory) -> None:
+    from mdtui.plan.figures import MemberFigures
     from mdtui.plan.forecast import MemberSource
-    from mdtui.plan.md_model import MemberFigures
 
     members = free(real_links, "nvme0n1", "nvme2n1", "nvme3n1", "nvme4n1")
     # finding 4's SAS3 SSD class: 181K random reads, 170K random writes.

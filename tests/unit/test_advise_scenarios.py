@@ -123,7 +123,8 @@ def test_b_a_link_that_explains_the_slow_members_is_one_finding(tmp_path, real_l
     assert findings[0].id == "slow-member:md0"
     # The md model's figures, as `mdtui predict --level 6` gives them for these members (before: 2 × 250 = 500).
     assert findings[0].title == (
-        "nvme2n1, nvme3n1 limit md0 to 1,000 MB/s of sequential reads, slowest × 4 (the others allow 4,000 MB/s)"
+        "nvme2n1, nvme3n1 limit md0 to at most 1,000 MB/s of sequential reads, slowest × 4 (the others allow at "
+        "most 4,000 MB/s)"
     )
     # With a weakest-link run that shows them at their links' pace: one finding, the measured one, with the link.
     alone = {"nvme0n1": 3300 * MB, "nvme1n1": 950 * MB, "nvme2n1": 240 * MB, "nvme3n1": 245 * MB}

@@ -20,8 +20,8 @@ import pytest
 from mdtui.cli.keep import follow_pass
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RAID5
-from mdtui.plan.md_model import MemberFigures
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 from mdtui.plan.sync_time import RECOVER, sync_time
 from mdtui.probe.arrays import read_arrays

@@ -21,9 +21,9 @@ from mdtui.execute.argv import fio_argv
 from mdtui.execute.calibrate import layer_latency, parity_speeds, plan_calibration
 from mdtui.execute.null_blk import Paths, remove_devices
 from mdtui.execute.record import system_context
+from mdtui.plan.figures import FIELD, MemberFigures
 from mdtui.plan.forecast import MemberSource, forecast, forecast_lines
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import FIELD, MemberFigures
 from mdtui.probe.kernel_log import parse_kernel_log
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.system import cpu_model, parse_cpu_model

@@ -11,13 +11,13 @@ import pytest
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.contents import Contents
 from mdtui.model.disk import Disk, InUseKind, InUseReason, Transport
+from mdtui.plan.figures import MemberFigures
 from mdtui.plan.grow import SAME_SIZE_POWER_CUT, plan_grow
 from mdtui.plan.grow_backup import backup_blocks, backup_file_bytes, place_problems
 from mdtui.plan.grow_contents import followup
 from mdtui.plan.grow_describe import describe_grow, grow_plan_dict
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
 from mdtui.plan.grow_shape import current_geometry
-from mdtui.plan.md_model import MemberFigures
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
 

@@ -17,6 +17,7 @@ from mdtui.advise.rules import advise
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.bench.member_figures import load_member_runs, member_sources
 from mdtui.cli.main import main
+from mdtui.format import rate_mb_s
 from mdtui.plan.create import CreateRequest, plan_create
 from mdtui.plan.forecast import level_table, significant
 from mdtui.plan.levels import LEVELS, RaidLevel
@@ -96,6 +97,76 @@ def test_every_front_end_gives_the_models_figures(
     evidence = {e.label: e.value for e in finding.evidence}
     assert evidence["/dev/md8 (planned) sequential read now"] == significant(seq_read), finding.title
     assert finding.members == ("nvme20n1", "nvme22n1") and shown_read in finding.title
+
+
+# Members nobody measured (issue 45): four free NVMe (nvme22n1 on its x2 link) and four free 16 TB SAS hard disks.
+LINK_ONLY = {"nvme": MEMBERS, "hdd": ("sdao", "sdap", "sdaq", "sdar")}
+# The five workloads the create screen and the guide's table show, as (predict --json key, line name, scale).
+SHOWN = (
+    ("seq_read_mb_s", "sequential read", 1e6),
+    ("seq_write_mb_s", "sequential write", 1e6),
+    ("rand_read_iops", "random read", 1.0),
+    ("rand_write_iops", "random write", 1.0),
+    ("q1_read_latency_us", "Q1 read latency", 1e-6),
+)
+
+
+def expected_text(document: dict, key: str, *, compact: bool = False) -> str:
+    """What a front end must show for predict's figure ``key``: its value in its unit, "at most" before a bound."""
+    value = document["predicted"][key]
+    if key.endswith("mb_s"):
+        text = rate_mb_s(value * 1e6)
+    elif key.endswith("iops"):
+        text = f"{value / 1000:,.0f}k IOPS" if compact and value >= 1000 else f"{value:,.0f} IOPS"
+    else:
+        text = f"{value:,.0f} µs"
+    if not document["at_most"][key] or document["range"][key] is not None:
+        return text  # with a range, a link bounds the range's top, not the value
+    return f"≤{text}" if compact else f"at most {text}"
+
+
+@pytest.mark.parametrize("kind", list(LINK_ONLY))
+@pytest.mark.parametrize("level", LEVELS_OF_FOUR, ids=lambda level: level.name)
+def test_members_known_only_by_their_links_give_every_workload_the_same_everywhere(
+    host: Path, level: RaidLevel, kind: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Issue 45: nothing measured, every workload still has a figure, bound and basis (the link where it binds,
+    "at most"; the kind of disk's field figures where the device does), and every front end shows predict's."""
+    monkeypatch.setenv("MDTUI_DB", str(tmp_path / "none.db"))
+    members = LINK_ONLY[kind]
+    root = str(host)
+    predicted = cli_json(capsys, "--root", root, "predict", "--level", level.mdadm_level, *members, "--json")
+    for key, value in predicted["predicted"].items():
+        assert value is not None and value > 0, (key, predicted["bounds"][key])
+        assert not predicted["bounds"][key].startswith("unknown") and predicted["basis"][key], key
+        assert "measured" not in predicted["basis"][key]
+    planned = cli_json(capsys, "--root", root, "create", "--level", level.mdadm_level, *members, "--dry-run", "--json")
+    predicted.pop("schema_version")
+    assert planned["plan"]["prediction"] == predicted
+    inventory = scan(SystemRoot(root))
+    disks = tuple(d for name in members if (d := inventory.disk(name)) is not None)
+    # The create screen's plan preview and the guide's level table, workload by workload.
+    form = cf.CreateForm(device="/dev/md8", level=level.name, members=members)
+    preview = cf.preview(form, inventory, [])
+    assert preview.plan is not None, preview.problems
+    lines = preview_renderable(preview, Palette()).plain.splitlines()
+    rows = level_table(LEVELS, member_sources([], disks), chunk_bytes=512 * 1024)
+    row = next(r for r in rows if r.level == level.name)
+    for index, (key, name, _) in enumerate(SHOWN):
+        line = next(line for line in lines if line.strip().startswith(name))
+        assert expected_text(predicted, key) in line, (key, line)
+        assert row.cells[index] == expected_text(predicted, key, compact=True), (key, row.cells)
+    # The notes still say how to measure the members, so nobody mistakes a field figure for a measurement.
+    text = "\n".join(lines)
+    assert "have no member figures" in text and "--preset member-matrix" in text and "field figures" in text
+    if kind == "nvme" and level.name != "linear":
+        # The advisor holds the planned array to predict's figure (nvme22n1's x2 link sets its pace).
+        plan = plan_create(CreateRequest("/dev/md8", level, disks), member_sources([], disks))
+        finding = next(f for f in advise(AdviceInput(plan=plan)) if f.id.startswith("slow-member:"))
+        evidence = {e.label: e.value for e in finding.evidence}
+        assert evidence["/dev/md8 (planned) sequential read now"] == predicted["predicted"]["seq_read_mb_s"]
+        assert finding.members == ("nvme22n1",) and expected_text(predicted, "seq_read_mb_s") in finding.title
 
 
 def test_the_big_host_opens_with_data_at_risk_and_no_link_alarm_on_a_hard_disk(

@@ -8,9 +8,9 @@ from mdtui.errors import PlanError
 from mdtui.model import Disk, InUseKind, InUseReason, Link, LinkKind, Transport
 from mdtui.plan import metadata
 from mdtui.plan.create import CreateRequest, plan_create
+from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import MemberSource, link_sources
 from mdtui.plan.levels import RAID5_LAYOUTS, RAID6_LAYOUTS
-from mdtui.plan.md_model import MEASURED, MemberFigures
 from mdtui.plan.rejected import PlanRejected
 
 TB = 10**12
@@ -610,8 +610,8 @@ def test_prediction_with_a_downgraded_member():
     assert plan.seq_read_bytes_per_s == 4_000_000_000
     assert plan.seq_write_bytes_per_s == 4_000_000_000
     assert any(
-        "nvme3n1 at 1,000 MB/s (link) limits the array to 4,000 MB/s of sequential reads (members (slowest × 4)); "
-        "the others would allow 16,000 MB/s" in w
+        "nvme3n1 at 1,000 MB/s (link) limits the array to at most 4,000 MB/s of sequential reads (members "
+        "(slowest × 4)); the others would allow at most 16,000 MB/s" in w
         for w in plan.warnings
     ), plan.warnings
     assert any(w.startswith("nvme3n1: link trained at Gen1 2.5 GT/s x4") for w in plan.warnings)
@@ -638,7 +638,8 @@ def test_prediction_unknown_speed():
     assert plan.seq_read_bytes_per_s is None
     assert plan.seq_write_bytes_per_s is None
     assert plan.prediction.seq_read_bytes_per_s.bound.startswith("unknown")
-    assert plan.sources[1].note == "not measured: no link speed known"
+    # Flash on no link: nothing bounds its sequential or random figures; its Q1 latency is flash's.
+    assert plan.sources[1].note == "not measured: no link speed known; Q1 latency: flash's field figures"
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ import pytest
 
 from mdtui.cli.main import main
 from mdtui.execute.presets import member_matrix
+from mdtui.plan.figures import MEASURED, Figure, MemberFigures
 from mdtui.plan.forecast import MemberSource, forecast_lines, shown, significant
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import MEASURED, Figure, MemberFigures
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
 
@@ -129,8 +129,8 @@ def test_members_never_measured_share_one_line() -> None:
     partly = MemberSource("sdb", MemberFigures(), "measured in part", "sdb has no measured random write: ...")
     lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
     assert lines[-2].startswith(
-        "  nvme0n1, nvme1n1, nvme2n1 have no member figures (until measured, their links bound the figures): "
-        "measure each alone"
+        "  nvme0n1, nvme1n1, nvme2n1 have no member figures (until measured, their links and field figures for "
+        "their kind of disk stand in): measure each alone with `mdtui bench --preset member-matrix"
     )
     assert lines[-1] == "  sdb has no measured random write: ..."
     assert sum("have no member figures" in line or "has no" in line for line in lines) == 2

@@ -20,7 +20,7 @@ from mdtui.bench.sync_forecast import (
 )
 from mdtui.execute.presets import member_matrix
 from mdtui.plan import CreateRequest, plan_create
-from mdtui.plan.md_model import LINK, MEASURED
+from mdtui.plan.figures import LINK, MEASURED
 from mdtui.plan.sync_inputs import BASIS_DEFAULT
 from mdtui.plan.sync_time import CHECK, RECOVER
 from mdtui.probe.inventory import scan

@@ -6,8 +6,9 @@ import pytest
 
 from mdtui.errors import PlanError
 from mdtui.format import about
+from mdtui.plan.figures import GIVEN, LINK, MEASURED, MemberFigures
 from mdtui.plan.levels import RAID0, RAID1, RAID5, RAID6, RAID10
-from mdtui.plan.md_model import GIVEN, LINK, MEASURED, MdCeilings, MemberFigures
+from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import GeometryChange, SyncLimits, SyncMember
 from mdtui.plan.sync_time import (
     CHECK,

@@ -13,8 +13,8 @@ from mdtui.cli.main import main
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
 from mdtui.model.safety import LiveSafety
+from mdtui.plan.figures import GIVEN, MemberFigures
 from mdtui.plan.levels import level_from_name
-from mdtui.plan.md_model import GIVEN, MemberFigures
 from mdtui.plan.write_safety import SafetyChoice, change_steps, cost_lines, costs, live_problems, problems
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety

@@ -11,8 +11,9 @@ from mdtui.bench.member_figures import member_sources
 from mdtui.errors import PlanError
 from mdtui.model.disk import Disk
 from mdtui.model.link import LinkKind
+from mdtui.plan.figures import FIELD, GIVEN, LINK, MEASURED, Figure
 from mdtui.plan.forecast import CeilingsChoice, MemberSource, forecast, shown, significant, unmeasured_source
-from mdtui.plan.md_model import FIELD, GIVEN, LINK, MEASURED, PLATTER_BYTES_PER_S, Figure, device_ceiling, link_limits
+from mdtui.plan.member_bounds import PLATTER_BYTES_PER_S, device_ceiling, link_limits
 from mdtui.plan.member_verdict import SEQ_READ, SlowMembers, slow_members
 from mdtui.store.calibration import host_ceilings
 
@@ -144,7 +145,7 @@ def _disk_source(inp: AdviceInput, group: MemberSet, name: str, md: CeilingsChoi
 
 def rule_downgraded_links(inp: AdviceInput) -> list[Finding]:
     """Every disk whose link trained below its maximum, with what it costs the array it is in (if any): nothing
-    where the device itself is slower than the link (a hard disk's platter; md_model.link_limits decides)."""
+    where the device itself is slower than the link (a hard disk's platter; member_bounds.link_limits decides)."""
     groups = member_sets(inp)
     md = host_ceilings()
     # Members the slow-member finding already names, with what they cost.

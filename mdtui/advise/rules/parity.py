@@ -6,9 +6,9 @@ from mdtui.advise.findings import Evidence, Finding, Severity
 from mdtui.advise.rules.inputs import AdviceInput, mbps, member_sets
 from mdtui.advise.rules.resync import device_name
 from mdtui.format import iec_bytes
-from mdtui.plan.md_model import DEFAULT_STRIPE_CACHE, STRIPE_UNIT_BYTES
+from mdtui.plan.md_limits import DEFAULT_STRIPE_CACHE, STRIPE_UNIT_BYTES
 
-# md's default stripe cache (stripe heads, one 4 KiB page per member each) is the model's (plan/md_model.py).
+# md's default stripe cache (stripe heads, one 4 KiB page per member each) is the model's (plan/md_limits.py).
 DEFAULT_STRIPE_CACHE_PAGES = DEFAULT_STRIPE_CACHE
 PAGE_BYTES = STRIPE_UNIT_BYTES
 

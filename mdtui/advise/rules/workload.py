@@ -11,7 +11,7 @@ from mdtui.errors import PlanError
 from mdtui.format import iec_bytes, times
 from mdtui.plan.forecast import forecast, significant
 from mdtui.plan.levels import RAID0, RAID10
-from mdtui.plan.md_model import small_write_ios
+from mdtui.plan.md_limits import small_write_ios
 
 # Chunk sizes the findings support (finding 5, docs/findings.md).
 SEQUENTIAL_MIN_CHUNK_KIB = 512
@@ -88,10 +88,11 @@ def rule_parallelism(inp: AdviceInput) -> list[Finding]:
 
 
 def _modelled_random_writes(inp: AdviceInput, group: MemberSet) -> tuple[float, float] | None:
-    """(the group's level, raid10) random 4 KiB write IOPS the md model gives over the group's members' figures,
-    shown as `mdtui predict` shows them; None when a member's random-write figure is not known."""
+    """(the group's level, raid10) random 4 KiB write IOPS the md model gives over the group's members' own figures,
+    shown as `mdtui predict` shows them; None when a member was not measured (what stands in for it, its link or
+    its kind of disk's field figures, is no ground for this comparison: finding 4's measured matrix is)."""
     sources = group_sources(inp, group)
-    if not sources or group.member_count < RAID10.min_members:
+    if not sources or group.member_count < RAID10.min_members or not all(s.measured for s in sources):
         return None
     try:
         here = forecast(group.level, sources, layout=group.layout, chunk_bytes=group.chunk_bytes)

@@ -12,7 +12,7 @@ from mdtui.model.inventory import Inventory
 from mdtui.plan import metadata as md_meta
 from mdtui.plan.create import BITMAP_CHOICES, DEFAULT_CHUNK_KIB, MIN_CHUNK_KIB, CreatePlan, CreateRequest, plan_create
 from mdtui.plan.levels import LEVELS, LINEAR, RAID0, RAID5, RaidLevel, level_from_name
-from mdtui.plan.md_model import LOCKLESS_BITMAP, kernel_version
+from mdtui.plan.md_limits import LOCKLESS_BITMAP, kernel_version
 from mdtui.plan.rejected import PlanRejected
 from mdtui.store.records import RunRecord
 
