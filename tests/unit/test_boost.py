@@ -8,14 +8,12 @@ import argparse
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from children import killed_when_ready
 
 from mdtui.cli.keep import follow_pass
 from mdtui.errors import MdtuiError
@@ -33,8 +31,6 @@ from mdtui.tune.read import read_sync_limits
 REPO = Path(__file__).resolve().parents[2]
 TREE = REPO / "tests" / "fixtures" / "trees" / "real-links"
 MD = "sys/devices/virtual/block/md0/md"  # raid6, resyncing, sync_speed_min/max "1000/2000 (system)"
-# How long the killed child may take to boost.
-CHILD_READY_TIMEOUT_S = 20.0
 
 
 @pytest.fixture
@@ -142,36 +138,25 @@ def test_a_killed_mdtui_leaves_the_journal_and_the_next_start_puts_the_knobs_bac
     """The attack: mdtui SIGKILLed mid-pass. Nothing runs in it any more; the next start restores."""
     journals = tmp_path / "journal"
     ready = tmp_path / "ready"
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from mdtui.probe.arrays import read_arrays
-        from mdtui.probe.root import SystemRoot
-        from mdtui.tune.boost import SyncBoost, plan_boost
-        from mdtui.tune.journal import KnobChanger
-        from mdtui.tune.read import read_sync_limits
-        root = SystemRoot({str(tree)!r})
-        md0 = next(a for a in read_arrays(root) if a.name == "md0")
-        plan = plan_boost(root, md0, read_sync_limits(root, "md0"), None)
-        changer = KnobChanger(root, purpose="a sync boost of md0", directory=Path({str(journals)!r}))
-        SyncBoost(root, plan, changer).apply()
-        Path({str(ready)!r}).write_text("ready")
-        time.sleep(60)
-        """
-    )
-    child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
-    try:
-        deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
-        while not ready.exists():
-            assert child.poll() is None, f"the child exited with {child.returncode}"
-            assert time.monotonic() < deadline, "the child never boosted"
-            time.sleep(0.05)
+    code = f"""
+    import time
+    from pathlib import Path
+    from mdtui.probe.arrays import read_arrays
+    from mdtui.probe.root import SystemRoot
+    from mdtui.tune.boost import SyncBoost, plan_boost
+    from mdtui.tune.journal import KnobChanger
+    from mdtui.tune.read import read_sync_limits
+    root = SystemRoot({str(tree)!r})
+    md0 = next(a for a in read_arrays(root) if a.name == "md0")
+    plan = plan_boost(root, md0, read_sync_limits(root, "md0"), None)
+    changer = KnobChanger(root, purpose="a sync boost of md0", directory=Path({str(journals)!r}))
+    SyncBoost(root, plan, changer).apply()
+    Path({str(ready)!r}).write_text("ready")
+    time.sleep(60)
+    """
+    with killed_when_ready(code, ready, "boosted"):
         assert knobs(tree) == (str(UNKNOWN_MEMBERS_KIB_S), str(UNKNOWN_MEMBERS_KIB_S))
         assert recover_dead(SystemRoot(str(tree)), journals) == []  # alive: untouched
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
     lines = recover_dead(SystemRoot(str(tree)), journals)
     assert len(lines) == 2 and all("restored" in line and "a sync boost of md0" in line for line in lines), lines
     assert knobs(tree) == ("system", "system")

@@ -6,14 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from children import killed_when_ready
 from unprivileged import public_dir, run_as_nobody
 
 from mdtui.__main__ import main
@@ -29,8 +25,6 @@ from mdtui.tune.udev import mdadm_uuid, parse_rules, plan_apply, plan_remove, ru
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "tests" / "fixtures" / "trees" / "lab-standard"
 UUID = "d4d41c85-895e-5776-7178-204735012576"
-# How long the killed child may take to write its journal and change the knob.
-CHILD_READY_TIMEOUT_S = 20.0
 
 
 def _tree(tmp_path: Path) -> tuple[SystemRoot, MdArray]:
@@ -120,36 +114,24 @@ def test_a_bad_value_changes_nothing(tmp_path: Path) -> None:
 def _killed_child(tmp_path: Path, root: SystemRoot, journals: Path) -> None:
     """A real process that changes two knobs through KnobChanger and is then killed with SIGKILL."""
     ready = tmp_path / "ready"
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from mdtui.probe.root import SystemRoot
-        from mdtui.tune.catalogue import KNOBS_BY_NAME
-        from mdtui.tune.journal import KnobChanger
-        changer = KnobChanger(SystemRoot({str(root.root)!r}), purpose="a test sweep", directory=Path({str(journals)!r}))
-        changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid={UUID!r})
-        changer.set(KNOBS_BY_NAME["member:scheduler"], "nvme1n1", "mq-deadline", array="md0", array_uuid={UUID!r})
-        Path({str(ready)!r}).write_text("ready")
-        time.sleep(60)
-        """
-    )
-    child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
-    try:
-        deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
-        while not ready.exists():
-            assert child.poll() is None, f"the child exited with {child.returncode}"
-            assert time.monotonic() < deadline, "the child never changed its knobs"
-            time.sleep(0.05)
+    code = f"""
+    import time
+    from pathlib import Path
+    from mdtui.probe.root import SystemRoot
+    from mdtui.tune.catalogue import KNOBS_BY_NAME
+    from mdtui.tune.journal import KnobChanger
+    changer = KnobChanger(SystemRoot({str(root.root)!r}), purpose="a test sweep", directory=Path({str(journals)!r}))
+    changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid={UUID!r})
+    changer.set(KNOBS_BY_NAME["member:scheduler"], "nvme1n1", "mq-deadline", array="md0", array_uuid={UUID!r})
+    Path({str(ready)!r}).write_text("ready")
+    time.sleep(60)
+    """
+    with killed_when_ready(code, ready, "changed its knobs") as child:
         assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "4096"
         assert [journal.pid for journal in load_journals(journals)] == [child.pid]
         assert recover_dead(root, journals) == []  # its owner is alive: nothing is touched
         with KnobChanger(root, directory=journals) as rival, pytest.raises(MdtuiError, match="a test sweep"):
             rival.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "1024")
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    assert child.returncode == -signal.SIGKILL
 
 
 def test_a_killed_process_is_undone_by_the_next_start(tmp_path: Path) -> None:
