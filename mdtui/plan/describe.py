@@ -34,7 +34,7 @@ def describe_create(plan: CreatePlan) -> list[str]:
         lines.append(f"layout            {plan.layout}")
     if plan.stripe_width_bytes:
         lines.append(f"stripe width      {iec_bytes(plan.stripe_width_bytes)}")
-    lines += forecast_lines(plan.level, plan.sources, layout=plan.layout, chunk_bytes=plan.chunk_bytes)
+    lines += forecast_lines(plan.prediction, plan.sources)
     lines.append(f"small writes      {plan.small_write_text}")
     lines += _safety_lines(plan)
     if plan.mkfs_ext4_args:

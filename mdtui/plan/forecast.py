@@ -215,12 +215,9 @@ def missing_lines(members: Sequence[MemberSource]) -> list[str]:
     return lines
 
 
-def forecast_lines(
-    level: RaidLevel, members: Sequence[MemberSource], *, layout: str | None, chunk_bytes: int | None
-) -> list[str]:
-    """The prediction as lines, each figure with its bound and basis, then where each member's figures come
-    from and how to measure those that were not."""
-    prediction = forecast(level, members, layout=layout, chunk_bytes=chunk_bytes)
+def forecast_lines(prediction: Prediction | None, members: Sequence[MemberSource]) -> list[str]:
+    """``prediction`` (forecast's, over ``members``, with the plan's write safety) as lines, each figure with its
+    bound and basis, then where each member's figures come from and how to measure those that were not."""
     if prediction is None:
         return []
     lines = ["what it will do   (the members' figures through a model of md; saturating jobs)"]

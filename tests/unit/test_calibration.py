@@ -250,13 +250,13 @@ def test_a_calibration_here_caps_the_prediction_with_its_basis() -> None:
     assert raid5.q1_read_latency_s.value == pytest.approx(80e-6 + 12e-6)
     field = forecast(level_from_name("5"), [MemberSource("d", MEMBER, "given")] * 4, layout=None, chunk_bytes=None)
     assert field is not None and field.seq_write_bytes_per_s.basis == FIELD
-    lines = forecast_lines(level_from_name("5"), members, layout=None, chunk_bytes=None)
+    lines = forecast_lines(forecast(level_from_name("5"), members, layout=None, chunk_bytes=None), members)
     assert not any("field figures" in line for line in lines)
 
 
 def test_field_ceilings_say_so_in_the_forecast() -> None:
     members = [MemberSource(f"d{i}", MEMBER, "given", md=choose_ceilings(None, this_host())) for i in range(4)]
-    lines = forecast_lines(level_from_name("5"), members, layout=None, chunk_bytes=None)
+    lines = forecast_lines(forecast(level_from_name("5"), members, layout=None, chunk_bytes=None), members)
     assert "  note: md's ceilings are field figures: run `mdtui calibrate`" in lines
 
 

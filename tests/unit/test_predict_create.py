@@ -13,7 +13,7 @@ import pytest
 from mdtui.cli.main import main
 from mdtui.execute.presets import member_matrix
 from mdtui.plan.figures import MEASURED, Figure, MemberFigures
-from mdtui.plan.forecast import MemberSource, forecast_lines, shown, significant
+from mdtui.plan.forecast import MemberSource, forecast, forecast_lines, shown, significant
 from mdtui.plan.levels import level_from_name
 from mdtui.store.records import Metrics, RunSetup, RunStatus
 from mdtui.store.runs import ResultsStore
@@ -91,12 +91,8 @@ def test_never_more_precision_than_two_figures() -> None:
     assert shown(Figure(58.3e-6, "members", MEASURED), "q1_read_latency_s") == "58 µs"
     assert shown(Figure(None, "unknown", MEASURED), "rand_read_iops") == "unknown"
     member = MemberFigures(1e9, 1e9, 1e5, 1e5, 1e-4, rotational=False)
-    lines = forecast_lines(
-        level_from_name("raid5"),
-        [MemberSource(f"d{i}", member, "given") for i in range(4)],
-        layout=None,
-        chunk_bytes=None,
-    )
+    sources = [MemberSource(f"d{i}", member, "given") for i in range(4)]
+    lines = forecast_lines(forecast(level_from_name("raid5"), sources, layout=None, chunk_bytes=None), sources)
     assert any("md stripe thread" in line for line in lines)  # the bound named where md, not the members, limits
 
 
@@ -127,7 +123,8 @@ def test_members_never_measured_share_one_line() -> None:
     link = MemberFigures(basis="link")
     never = [MemberSource(f"nvme{i}n1", link, "-", f"nvme{i}n1 has no member figures", True) for i in (0, 1, 2)]
     partly = MemberSource("sdb", MemberFigures(), "measured in part", "sdb has no measured random write: ...")
-    lines = forecast_lines(level_from_name("raid6"), [*never, partly], layout=None, chunk_bytes=None)
+    members = [*never, partly]
+    lines = forecast_lines(forecast(level_from_name("raid6"), members, layout=None, chunk_bytes=None), members)
     assert lines[-2].startswith(
         "  nvme0n1, nvme1n1, nvme2n1 have no member figures (until measured, their links and field figures for "
         "their kind of disk stand in): measure each alone with `mdtui bench --preset member-matrix"
