@@ -16,7 +16,7 @@ from mdtui.model.safety import LiveSafety
 from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RaidLevel, level_from_name
 from mdtui.plan.md_limits import LOCKLESS_BITMAP, kernel_version
-from mdtui.plan.write_safety import SafetyChoice, array_bytes_of, costs, protects
+from mdtui.plan.write_safety import SafetyChoice, costs, protects
 from mdtui.probe.inventory import scan
 from mdtui.probe.root import SystemRoot, require_live
 
@@ -137,8 +137,6 @@ def cmd_safety(args: argparse.Namespace) -> int:
     lines += [f"  protects {line}" for line in protects(current, level)]
     figures, note = _member_figures(args, array, inventory)
     ceilings = host_ceilings().for_level(level.name)
-    sizes = [(d.size_bytes if (d := inventory.disk(m.name)) else None) for m in array.members if not m.spare]
-    array_bytes = array_bytes_of(sizes, level, level.normalise_layout(array.layout))
     report["choices"] = []
     if figures is None:
         lines.append(f"what each choice costs is not predicted: {note}")
@@ -147,7 +145,7 @@ def cmd_safety(args: argparse.Namespace) -> int:
         for choice in alternatives(level, now, kernel):
             found, _ = costs(
                 level, figures, choice, layout=level.normalise_layout(array.layout),
-                chunk_bytes=array.chunk_bytes, ceilings=ceilings, array_bytes=array_bytes,
+                chunk_bytes=array.chunk_bytes, ceilings=ceilings, array_bytes=array.size_bytes,
             )  # fmt: skip
             mark = " (now)" if choice == current else ""
             lines.append(f"  {choice.describe()}{mark}")
@@ -268,7 +266,6 @@ def safety_ab_cli(args: argparse.Namespace, ctx: ExperimentContext) -> Experimen
     figures, note = _member_figures(args, array, inventory)
     if figures is None:
         ctx.say(f"no predictions beside the runs: {note}")
-    sizes = [(d.size_bytes if (d := inventory.disk(m.name)) else None) for m in array.members if not m.spare]
     changer = SafetyChanger(ctx.root, purpose=f"a write safety A/B on {array.name}")
     return safety_ab(
         ctx.runner,
@@ -280,7 +277,7 @@ def safety_ab_cli(args: argparse.Namespace, ctx: ExperimentContext) -> Experimen
         kernel=kernel_release(ctx.root),
         figures=figures,
         ceilings=host_ceilings().for_level(level.name),
-        array_bytes=array_bytes_of(sizes, level, level.normalise_layout(array.layout)),
+        array_bytes=array.size_bytes,
         preset_key=args.preset,
         quick=args.quick,
         cancel=ctx.cancel,

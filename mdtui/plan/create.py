@@ -20,7 +20,7 @@ from mdtui.plan.request import (
     member_path,
 )
 from mdtui.plan.validate import request_warnings, safety_choice, validate
-from mdtui.plan.write_safety import array_bytes_of, create_options
+from mdtui.plan.write_safety import create_options
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,9 @@ def plan_create(req: CreateRequest, sources: Sequence[MemberSource] | None = Non
     resync = level.redundant and not req.assume_clean and not req.build
     reads, writes = small_write_ios(level, members, layout, 4096, chunk_bytes)
     chosen = tuple(sources) if sources is not None else tuple(link_sources(req.members))
+    usable_bytes = _usable_bytes(req, level, layout, chunk_kib, metadata)
     # The prediction with the bitmap and policy asked for: what `mdtui predict` says with the same options.
-    safety = safety_choice(req).model(array_bytes_of([d.size_bytes for d in req.members], level, layout))
+    safety = safety_choice(req).model(usable_bytes)
     prediction = forecast(level, chosen, layout=layout, chunk_bytes=chunk_bytes, safety=safety)
     assert prediction is not None  # validate() refused a request without members
 
@@ -114,7 +115,7 @@ def plan_create(req: CreateRequest, sources: Sequence[MemberSource] | None = Non
         layout=layout,
         metadata=metadata,
         data_disks=float(data_disks),
-        usable_bytes=_usable_bytes(req, level, layout, chunk_kib, metadata),
+        usable_bytes=usable_bytes,
         fault_tolerance=level.fault_tolerance(members, layout),
         fault_tolerance_text=level.fault_tolerance_text(members, layout),
         stripe_width_bytes=stripe_width,

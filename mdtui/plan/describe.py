@@ -11,7 +11,7 @@ from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.forecast import forecast_lines
 from mdtui.plan.request import member_path
 from mdtui.plan.validate import safety_choice
-from mdtui.plan.write_safety import array_bytes_of, cost_lines
+from mdtui.plan.write_safety import cost_lines
 
 
 def describe_create(plan: CreatePlan) -> list[str]:
@@ -52,7 +52,6 @@ def _safety_lines(plan: CreatePlan) -> list[str]:
     """The bitmap and consistency policy: what they protect, and what they cost over the members' figures."""
     if not plan.level.redundant or plan.request.build:
         return []
-    sizes = [d.size_bytes for d in plan.request.members]
     return cost_lines(
         plan.level,
         [source.figures for source in plan.sources],
@@ -60,7 +59,7 @@ def _safety_lines(plan: CreatePlan) -> list[str]:
         layout=plan.layout,
         chunk_bytes=plan.chunk_bytes,
         ceilings=plan.sources[0].md.for_level(plan.level.name),
-        array_bytes=array_bytes_of(sizes, plan.level, plan.layout),
+        array_bytes=plan.usable_bytes,
     )
 
 

@@ -195,11 +195,12 @@ def protects(choice: SafetyChoice, level: RaidLevel) -> list[str]:
 
 
 def array_bytes_of(member_bytes: list[int | None], level: RaidLevel, layout: str | None) -> int | None:
-    """The array's data size from its members' sizes (what the bitmap's chunks divide); None if one is unknown."""
-    if not member_bytes or any(size is None for size in member_bytes):
+    """The array's data size from its members' whole sizes, as the level lays them out (what the bitmap's chunks
+    divide, where no plan or array says its size); None if one is unknown."""
+    known = [size for size in member_bytes if size is not None]
+    if not known or len(known) != len(member_bytes):
         return None
-    smallest = min(size for size in member_bytes if size is not None)
-    return int(smallest * level.data_disks(len(member_bytes), layout))
+    return level.usable_bytes(known, layout)
 
 
 # The workloads a bitmap or a policy changes, with how a figure is shown.

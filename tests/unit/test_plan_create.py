@@ -10,7 +10,7 @@ from mdtui.plan import metadata
 from mdtui.plan.create import CreateRequest, plan_create
 from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import MemberSource, link_sources
-from mdtui.plan.levels import RAID5_LAYOUTS, RAID6_LAYOUTS
+from mdtui.plan.levels import LINEAR, RAID1, RAID5, RAID5_LAYOUTS, RAID6_LAYOUTS
 from mdtui.plan.rejected import PlanRejected
 
 TB = 10**12
@@ -728,3 +728,14 @@ def test_odd_raid10_warns():
     plan = plan_create(CreateRequest("/dev/md0", "raid10", disks(3)))
     assert any("3 members do not divide into 2 copies" in w for w in plan.warnings)
     assert plan.data_disks == 1.5
+
+
+def test_the_size_a_bitmaps_chunks_divide_is_the_levels_layout_of_the_members() -> None:
+    """write_safety.array_bytes_of once took smallest × data disks for every level: a linear array of 1 and 3 GiB
+    was 2 GiB to its bitmap. It is the level's own capacity rule now, as the plan's size is."""
+    from mdtui.plan.write_safety import array_bytes_of
+
+    gib = 1 << 30
+    assert array_bytes_of([gib, 3 * gib], LINEAR, None) == LINEAR.usable_bytes([gib, 3 * gib]) == 4 * gib
+    assert array_bytes_of([gib, 3 * gib, 2 * gib], RAID5, None) == 2 * gib
+    assert array_bytes_of([gib, None], RAID1, None) is None

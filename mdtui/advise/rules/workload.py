@@ -288,7 +288,14 @@ def bitmap_cost(inp: AdviceInput, group: MemberSet) -> tuple[float, str, list[st
         chunk_kib = inp.plan.request.bitmap_chunk_kib
     kind = "file" if (group.bitmap or "").startswith("/") else (group.bitmap or "internal")
     choice = SafetyChoice(kind if kind != "file" else group.bitmap or "file", chunk_kib)
-    array_bytes = array_bytes_of([d.size_bytes for d in group.disks], group.level, group.layout)
+    # The size the plan or the running array says (as `mdtui safety` and create cost it); else from the members.
+    array = inp.inventory.array(group.name) if inp.inventory is not None else None
+    if inp.plan is not None and group.planned:
+        array_bytes = inp.plan.usable_bytes
+    elif array is not None and array.size_bytes:
+        array_bytes = array.size_bytes
+    else:
+        array_bytes = array_bytes_of([d.size_bytes for d in group.disks], group.level, group.layout)
     ceilings = sources[0].md.for_level(group.level.name)
 
     def cost_of(option: SafetyChoice) -> list[SafetyCost]:
