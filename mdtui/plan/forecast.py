@@ -249,7 +249,7 @@ _FINDING_4_WRITES = {
 def small_write_text(level: RaidLevel, members: int, layout: str | None, chunk_bytes: int | None) -> str:
     """One 4 KiB random write's cost in words, from :func:`small_write_ios` (md's own choice)."""
     reads, writes = small_write_ios(level, members, level.effective_layout(layout), RANDOM_BLOCK_BYTES, chunk_bytes)
-    parity = 0 if not level.parity else (2 if level.name == "raid6" else 1)
+    parity = level.parity_disks
     cite = f" (docs/findings.md, finding 4: {_FINDING_4_WRITES[level.name]})" if level.name in _FINDING_4_WRITES else ""
     if level is LINEAR:
         return "each small write is one member write; members are concatenated, not striped"

@@ -250,7 +250,7 @@ def reachable_shape(before: Geometry, req: GrowRequest, spares: int) -> Shape:
                 problems.append("md cannot change the chunk while turning a raid0 into a raid10")
             action = RECOVER
         elif to in (RAID4, RAID5, RAID6):
-            parity = 2 if to is RAID6 else 1
+            parity = to.parity_disks
             after_members = members_for(n + parity)
             after_layout = new_layout or (to.default_layout if to is not RAID4 else "parity-last")
             restripe = after_members != n + parity or after_chunk != chunk or after_layout != "parity-last"

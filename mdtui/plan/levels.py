@@ -60,6 +60,11 @@ class RaidLevel:
     def parity(self) -> bool:
         return False
 
+    @property
+    def parity_disks(self) -> int:
+        """Members' worth of each stripe that holds parity (raid4/5: 1, raid6: 2; mirrors and stripes: 0)."""
+        return 0
+
     def degraded_reads_text(self) -> str:
         """What a benchmark's reads measure on this level with a member missing."""
         if self.parity:
@@ -178,6 +183,10 @@ class Raid4(RaidLevel):
     def parity(self) -> bool:
         return True
 
+    @property
+    def parity_disks(self) -> int:
+        return 1
+
     def layouts(self, members: int) -> tuple[str, ...]:
         # md raid4 keeps parity on the last member; mdadm 4.2 rejects any --layout for raid4
         # ("layout not meaningful for raid4 arrays"), so the layout is implied, never passed.
@@ -201,11 +210,15 @@ class Raid5(Raid4):
 
 @dataclass(frozen=True)
 class Raid6(Raid4):
+    @property
+    def parity_disks(self) -> int:
+        return 2
+
     def layouts(self, members: int) -> tuple[str, ...]:
         return RAID6_LAYOUTS
 
     def data_disks(self, members: int, layout: str | None = None) -> Fraction:
-        return Fraction(members - 2)
+        return Fraction(members - self.parity_disks)
 
     def fault_tolerance(self, members: int, layout: str | None = None) -> int:
         return 2
@@ -285,10 +298,6 @@ def level_from_name(text: str) -> RaidLevel:
             return level
     names = ", ".join(level.name for level in LEVELS)
     raise ValueError(f"unknown RAID level {text!r}; mdtui offers {names}")
-
-
-# mdadm --detail's raid10 layout words → mdadm --layout's (the level's own spelling): "near=2" → "n2".
-_RAID10_WORDS = {"near": "n", "far": "f", "offset": "o"}
 
 
 def running_level(level_name: str | None, layout: str | None) -> tuple[RaidLevel | None, str | None]:

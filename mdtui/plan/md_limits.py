@@ -96,16 +96,6 @@ def _before(release: str | None, version: tuple[int, int]) -> bool:
     return found is not None and found < version
 
 
-def copies_of(level: RaidLevel, members: int, layout: str | None) -> int:
-    return level.copies(members, layout)
-
-
-def parity_of(level: RaidLevel) -> int:
-    if not level.parity:
-        return 0
-    return 2 if level.name == "raid6" else 1
-
-
 def small_write_ios(
     level: RaidLevel,
     members: int,
@@ -123,8 +113,8 @@ def small_write_ios(
     whole stripe (chunk × data disks) reads nothing. ``force_rcw``: md forces reconstruct-write where the
     parity is not yet known good (a stripe past the resync point, raid5.c handle_stripe_dirtying).
     """
-    copies = copies_of(level, members, layout)
-    parity = parity_of(level)
+    copies = level.copies(members, layout)
+    parity = level.parity_disks
     if not parity:
         return (0, copies)
     data = members - parity

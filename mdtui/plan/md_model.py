@@ -79,9 +79,7 @@ from mdtui.plan.md_limits import (
     DEFAULT_STRIPE_CACHE,
     FIELD_CEILINGS,
     MdCeilings,
-    copies_of,
     field_read_iops,
-    parity_of,
     small_write_ios,
     stripe_cache_fraction,
     stripe_heads_for_full_stripes,
@@ -144,8 +142,8 @@ def predict(
     layout = level.effective_layout(layout)
     if level.uses_chunk and chunk_bytes is None:
         chunk_bytes = 512 * 1024  # mdadm's default
-    copies = copies_of(level, n, layout)
-    parity = parity_of(level)
+    copies = level.copies(n, layout)
+    parity = level.parity_disks
     data = n - parity
     base = members_basis(members)
     notes: list[str] = []

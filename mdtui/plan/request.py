@@ -27,9 +27,6 @@ MD_DEVICE = re.compile(r"^/dev/(md\d+|md/[A-Za-z0-9_.-]+)$")
 # A 1.x superblock stores at most 32 bytes of name.
 SUPERBLOCK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 
-GIB = 1024**3
-
-
 @dataclass(frozen=True)
 class CreateRequest:
     """What the user asked for. ``metadata`` None means mdadm's default 1.2 (and must stay None for
@@ -65,7 +62,6 @@ def member_path(disk: Disk) -> str:
 __all__ = [
     "BITMAP_CHOICES",
     "DEFAULT_CHUNK_KIB",
-    "GIB",
     "MIN_CHUNK_KIB",
     "CreateRequest",
     "member_path",

@@ -170,12 +170,6 @@ def _basis(figures: Sequence[MemberFigures]) -> str:
     return ", ".join(kinds) if kinds else FIELD
 
 
-def _parity_disks(level: RaidLevel) -> int:
-    if not level.parity:
-        return 0
-    return 2 if level.name == "raid6" else 1
-
-
 # --- the answer ------------------------------------------------------------------------------------------
 
 
@@ -428,7 +422,7 @@ def create_sync_action(
     """
     if not level.redundant or assume_clean or build:
         return None
-    if level.parity and _parity_disks(level) == 1 and not force:
+    if level.parity_disks == 1 and not force:
         return RECOVER
     return RESYNC
 

@@ -215,3 +215,11 @@ def test_an_existing_arrays_layout_reads_in_either_spelling():
     # sysfs and mdadm --detail say "far=2"; --layout says "f2": one reading for the model, compare and advise.
     assert RAID10.normalise_layout("far=2") == "f2" and RAID10.normalise_layout("near=3") == "n3"
     assert RAID10.copies(4, "offset=2") == 2 and RAID10.normalise_layout("ls") == "left-symmetric"
+
+
+def test_parity_disks_is_the_levels_one_answer() -> None:
+    """The model, the sync-time model, the small-write words and grow's shapes all ask the level."""
+    assert {level.name: level.parity_disks for level in LEVELS} == {
+        "linear": 0, "raid0": 0, "raid1": 0, "raid4": 1, "raid5": 1, "raid6": 2, "raid10": 0,
+    }  # fmt: skip
+    assert all(level.parity == (level.parity_disks > 0) for level in LEVELS)
