@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.figures import Figure, MemberFigures, Prediction
+from mdtui.plan.forecast import shown
 from mdtui.plan.levels import RaidLevel
 from mdtui.plan.md_limits import FIELD_CEILINGS, LOCKLESS_BITMAP, MdCeilings, kernel_version
 from mdtui.plan.md_model import predict
@@ -203,43 +204,47 @@ def array_bytes_of(member_bytes: list[int | None], level: RaidLevel, layout: str
     return level.usable_bytes(known, layout)
 
 
-# The workloads a bitmap or a policy changes, with how a figure is shown.
+# The workloads a bitmap or a policy changes: (name, the Prediction's figure).
 COSTED = (
-    ("random write", "rand_write_iops", "IOPS"),
-    ("sequential write", "seq_write_bytes_per_s", "MB/s"),
-    ("Q1 write latency", "q1_write_latency_s", "µs"),
+    ("random write", "rand_write_iops"),
+    ("sequential write", "seq_write_bytes_per_s"),
+    ("Q1 write latency", "q1_write_latency_s"),
 )
 
 
 @dataclass(frozen=True)
 class SafetyCost:
-    """One workload with and without the choice, as the model predicts it (None: not predicted)."""
+    """One workload with and without the choice, as the model predicts it (a figure's value None: not predicted)."""
 
     workload: str
-    without: float | None
-    with_choice: float | None
-    unit: str
+    key: str  # the Prediction's field: what unit it is in, and how forecast.shown words it
+    without_figure: Figure
+    with_figure: Figure
+
+    @property
+    def without(self) -> float | None:
+        return self.without_figure.value
+
+    @property
+    def with_choice(self) -> float | None:
+        return self.with_figure.value
 
     @property
     def ratio(self) -> float | None:
         """with / without, higher is better (for latency: without / with)."""
         if not self.without or not self.with_choice:
             return None
-        return self.without / self.with_choice if self.unit == "µs" else self.with_choice / self.without
+        return self.without / self.with_choice if self.key.endswith("_s") else self.with_choice / self.without
 
     def text(self) -> str:
-        def shown(value: float | None) -> str:
-            if value is None:
-                return "not predicted"
-            if self.unit == "µs":
-                return f"{value * 1e6:,.0f} µs"
-            if self.unit == "MB/s":
-                return f"{value / 1e6:,.0f} MB/s"
-            return f"{value:,.0f} IOPS"
+        """Both figures as every prediction is shown (forecast.shown: its unit, two significant figures)."""
+
+        def worded(figure: Figure) -> str:
+            return "not predicted" if figure.value is None else shown(figure, self.key)
 
         ratio = self.ratio
         keeps = "" if ratio is None else f" ({ratio:.2f}× the speed without it)"
-        return f"{self.workload}: {shown(self.with_choice)} vs {shown(self.without)} without{keeps}"
+        return f"{self.workload}: {worded(self.with_figure)} vs {worded(self.without_figure)} without{keeps}"
 
 
 def costs(
@@ -264,10 +269,8 @@ def costs(
         safety=choice.model(array_bytes, journal),
     )
     found = []
-    for name, key, unit in COSTED:
-        without: Figure = getattr(plain, key)
-        with_choice: Figure = getattr(chosen, key)
-        found.append(SafetyCost(name, without.value, with_choice.value, unit))
+    for name, key in COSTED:
+        found.append(SafetyCost(name, key, getattr(plain, key), getattr(chosen, key)))
     return found, chosen
 
 

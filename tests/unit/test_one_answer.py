@@ -209,3 +209,7 @@ def test_create_dry_run_words_the_prediction_with_the_write_safety_asked_for(
     text = capsys.readouterr().out
     line = next(line for line in text.splitlines() if line.strip().startswith("random write"))
     assert expected_text(predicted, "rand_write_iops") in line, line
+    # The costs line words the same figures the same way (it once printed 25,378 beside predict's 25,000).
+    costs = next(line for line in text.splitlines() if "costs" in line and "random write:" in line)
+    both = f"random write: {expected_text(predicted, 'rand_write_iops')} vs {expected_text(plain, 'rand_write_iops')}"
+    assert both in costs, costs
