@@ -8,6 +8,7 @@ a front end that forgot to ask, or asked for the wrong word, is refused by the c
 
 from __future__ import annotations
 
+from mdtui.columns import cut_end
 from mdtui.errors import SafetyError
 from mdtui.text import clean_line
 
@@ -33,6 +34,5 @@ def mismatch_line(typed: str, token: str) -> str:
     shown = clean_line(typed.strip())
     if not shown:
         return f"Nothing typed: type {token} to go ahead."
-    if len(shown) > 40:
-        shown = shown[:39] + "…"
+    shown = cut_end(shown, 40)
     return f'"{shown}" does not match {token}: type it exactly to go ahead.'

@@ -8,6 +8,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from mdtui.columns import ELLIPSIS, cut_end
+
 
 def iec_bytes(value: int | float | None) -> str:
     """1536 → '1.5 KiB'; None → 'unknown'."""
@@ -72,7 +74,6 @@ def _two_figures(value: float) -> str:
     return f"{value:.2g}"
 
 
-ELLIPSIS = "…"
 # A serial cut in the middle keeps at most this much of its start (a vendor prefix tells disks of one batch apart
 # least; their ends differ).
 SERIAL_HEAD_MAX = 4
@@ -107,7 +108,7 @@ def ident_text(model: str | None, serial: str | None, width: int | None = None, 
     if width is None or len(whole) <= width:
         return whole
     if not serial_text:
-        return (model or "")[: max(width - 1, 0)] + ELLIPSIS
+        return cut_end(model or "", width)
     room = width - len(serial_text) - len(" / ")
     if not model or room < 2:
         return serial_text

@@ -9,7 +9,7 @@ import textwrap
 from mdtui.cli.common import output_width, print_json
 from mdtui.columns import Column, cut_end, fit_columns, fitted_note
 from mdtui.execute.mdadm import array_in_use
-from mdtui.format import duration, iec_bytes, rate_mb_s, to_jsonable
+from mdtui.format import duration, ident_text, iec_bytes, rate_mb_s, to_jsonable
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -71,7 +71,7 @@ def render_scan(inventory: Inventory, width: int | None = None) -> str:
             ),
             Column(
                 "MODEL / SERIAL",
-                [" / ".join(part for part in (disk.model, disk.serial) if part) or "-" for disk in disks],
+                [ident_text(disk.model, disk.serial) for disk in disks],
                 drop=1,
             ),
             # Cut, the reasons read down to about one (40 characters); narrower, the first reason's kind.

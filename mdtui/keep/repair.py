@@ -18,7 +18,7 @@ from mdtui.keep.locate import Identity
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
 from mdtui.plan.create import member_path
-from mdtui.plan.describe import step_lines
+from mdtui.plan.describe import overwrite_line, step_lines
 from mdtui.plan.rejected import PlanRejected
 from mdtui.plan.sync_time import SyncTime
 from mdtui.plan.sync_words import prediction_words
@@ -227,8 +227,7 @@ def describe_repair(
     lines = [f"{plan.action} on {plan.array}:"]
     lines += step_lines((step.argv, step.description) for step in plan.steps)
     if plan.disk is not None and plan.action != "re-add":
-        ident = " / ".join(p for p in (plan.disk.model, plan.disk.serial) if p) or "-"
-        lines.append(f"  writes {plan.disk.name} ({ident}): everything on it is overwritten")
+        lines.append(overwrite_line(plan.disk))
     for warning in plan.warnings:
         lines.append(f"  ⚠ {warning}")
     if plan.follows_recovery:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Sequence
 
-from mdtui.format import iec_bytes, plural
+from mdtui.format import ident_text, iec_bytes, plural
+from mdtui.model.disk import Disk
 from mdtui.plan.create import CreatePlan
 from mdtui.plan.destroy import DestroyPlan
 from mdtui.plan.forecast import forecast_lines
@@ -110,6 +111,11 @@ def describe_destroy(plan: DestroyPlan) -> list[str]:
     for warning in plan.warnings:
         lines.append(f"⚠ {warning}")
     return lines
+
+
+def overwrite_line(disk: Disk) -> str:
+    """The plan line for a disk a step writes whole, named so its drive can be told apart (repair, grow)."""
+    return f"  writes {disk.name} ({ident_text(disk.model, disk.serial)}): everything on it is overwritten"
 
 
 def step_lines(steps: Iterable[tuple[Sequence[str], str]]) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mdtui.format import about, iec_bytes
-from mdtui.plan.describe import step_lines
+from mdtui.plan.describe import overwrite_line, step_lines
 from mdtui.plan.grow import GrowPlan
 from mdtui.plan.grow_shape import Geometry
 from mdtui.plan.sync_time import RECOVER, RESHAPE, RESYNC
@@ -47,9 +47,7 @@ def describe_grow(plan: GrowPlan) -> list[str]:
             f"  backup file: {plan.backup_file} ({iec_bytes(plan.backup_bytes)}); keep it until the reshape ends: "
             "an interrupted reshape needs it to assemble"
         )
-    for disk in plan.new_disks:
-        ident = " / ".join(p for p in (disk.model, disk.serial) if p) or "-"
-        lines.append(f"  writes {disk.name} ({ident}): everything on it is overwritten")
+    lines += [overwrite_line(disk) for disk in plan.new_disks]
     contents = plan.contents
     if contents.kind is not None:
         size = f", {iec_bytes(contents.size_bytes)}" if contents.size_bytes is not None else ""

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mdtui.format import duration, iec_bytes, plural, rate_mb_s
+from mdtui.format import duration, ident_text, iec_bytes, plural, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray, SyncStatus
 from mdtui.model.disk import Disk
 from mdtui.model.link import Link
@@ -110,7 +110,7 @@ def link_cell(link: Link | None, palette: Palette) -> Text:
 
 
 def disk_ident(disk: Disk) -> str:
-    return " / ".join(part for part in (disk.model, disk.serial) if part) or MISSING
+    return ident_text(disk.model, disk.serial)
 
 
 def truncate(text: str, width: int) -> str:
