@@ -92,7 +92,7 @@ def render_scan(inventory: Inventory, width: int | None = None) -> str:
             [
                 Column("ARRAY", [array.name for array in arrays]),
                 Column("LEVEL", [array.level or "-" for array in arrays]),
-                Column("STATE", [array_state(array) for array in arrays]),
+                Column("STATE", [array.state_text for array in arrays]),
                 Column("SIZE", [iec_bytes(array.size_bytes) for array in arrays], right=True),
                 Column(
                     "CHUNK", [iec_bytes(a.chunk_bytes) if a.chunk_bytes else "-" for a in arrays], right=True, drop=2
@@ -121,10 +121,6 @@ def render_scan(inventory: Inventory, width: int | None = None) -> str:
     if left_out or shortened:
         lines.append(fitted_note(width))
     return "\n".join(lines)
-
-
-def array_state(array: MdArray) -> str:
-    return array.state + (f", degraded {array.degraded}" if array.degraded else "")
 
 
 def _members(array: MdArray) -> str:

@@ -60,3 +60,8 @@ class MdArray:
     @property
     def dev_path(self) -> str:
         return f"/dev/{self.name}"
+
+    @property
+    def state_text(self) -> str:
+        """md's state with how many members are missing: "clean, degraded 1" (the scan table's and the app's)."""
+        return self.state + (f", degraded {self.degraded}" if self.degraded else "")

@@ -20,7 +20,6 @@ from mdtui.model.inventory import Inventory
 from mdtui.model.link import Link, LinkKind
 from mdtui.ui.app import MdtuiApp
 from mdtui.ui.common.messages import InventoryScanned
-from mdtui.ui.common.render import array_state
 from mdtui.ui.common.table import sort_key
 from mdtui.ui.dialogs.detail import DetailScreen
 from mdtui.ui.help.screen import HelpScreen
@@ -344,7 +343,7 @@ async def test_under_no_color_a_degraded_array_is_marked_and_never_dimmer(
 
         def state_segment(name: str) -> Segment:
             line = Monochrome().apply(list(table.render_line(1 + names.index(name))), Color(0, 0, 0))
-            return next(segment for segment in line if array_state(tree_inventory.array(name)) in segment.text)  # type: ignore[arg-type]
+            return next(segment for segment in line if tree_inventory.array(name).state_text in segment.text)  # type: ignore[union-attr]
 
         bad, good = state_segment(degraded.name), state_segment(healthy.name)
         assert bad.text.strip().startswith("✗") and bad.style is not None and bad.style.bold

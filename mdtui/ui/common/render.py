@@ -259,10 +259,6 @@ ARRAY_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def array_state(array: MdArray) -> str:
-    return array.state + (f", degraded {array.degraded}" if array.degraded else "")
-
-
 AT_RISK_SIGN = "✗"
 
 
@@ -272,8 +268,8 @@ def array_state_text(array: MdArray, palette: Palette) -> Text:
     In red alone it read as the dimmest row under NO_COLOR (a grey darker than a healthy array's): a state
     is told by its words and sign, never by colour or dimness alone."""
     if array.degraded:
-        return Text(f"{AT_RISK_SIGN} {array_state(array)}", style=f"bold {palette.error}")
-    return Text(array_state(array), style=palette.muted if array.state == "inactive" else "")
+        return Text(f"{AT_RISK_SIGN} {array.state_text}", style=f"bold {palette.error}")
+    return Text(array.state_text, style=palette.muted if array.state == "inactive" else "")
 
 
 def members_summary(array: MdArray) -> str:
