@@ -96,3 +96,16 @@ def test_mdtui_draws_no_toggle_that_reads_by_colour_alone() -> None:
                 if name in colour_only:
                     made.append(f"{path.name}:{node.lineno} {name}")
     assert not made, made
+
+
+def test_every_screen_takes_its_palette_from_the_app_so_no_color_holds_everywhere() -> None:
+    """Three screens passed the app's NO_COLOR to their palette and four did not (bench, guide, findings, watch
+    still drew their state colours): render.app_palette is the one place a screen gets its palette."""
+    package = Path(mdtui.ui.__file__).parent
+    callers = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "palette_from_variables"
+    }
+    assert callers == {"common/render.py"}

@@ -51,7 +51,7 @@ from mdtui.ui.bench.render import ended_line, findings_renderable, plan_text, st
 from mdtui.ui.bench.widgets import BenchChart
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import BenchEnded, BenchEventPosted, BenchRefused, failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.common.toggles import MarkCheckbox
@@ -214,7 +214,7 @@ class BenchScreen(MdtuiScreen[None], job_groups=("bench",), job_name="a benchmar
         return keys[0]
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
+        return app_palette(self.app)
 
     # -- choosing ----------------------------------------------------------------------------------
 

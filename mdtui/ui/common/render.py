@@ -17,6 +17,8 @@ from mdtui.model.disk import Disk
 from mdtui.model.link import Link
 
 if TYPE_CHECKING:  # only named in annotations: the first screen's launch need not load smartctl's reader
+    from textual.app import App
+
     from mdtui.probe.smart import SmartHealth
 
 WARNING_SIGN = "⚠"
@@ -37,6 +39,11 @@ class Palette:
 # Under NO_COLOR Textual draws every colour as the grey of its brightness: a degraded array's red became the
 # dimmest row of the table. There the states keep the text's own colour; their words, signs and bold tell them.
 NO_COLOR_PALETTE = Palette(good="", warning="", error="")
+
+
+def app_palette(app: App[Any]) -> Palette:
+    """The running app's palette: its theme's colours, or none under NO_COLOR (every screen asks here)."""
+    return palette_from_variables(app.get_css_variables(), no_color=app.no_color)
 
 
 def palette_from_variables(variables: Mapping[str, str], *, no_color: bool = False) -> Palette:

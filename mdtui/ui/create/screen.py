@@ -32,7 +32,7 @@ from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.create import form as cf
@@ -196,7 +196,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
         self.query_one("#members", MemberPicker).focus()
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color)
+        return app_palette(self.app)
 
     def _member_runs(self) -> list[RunRecord]:
         """The stored member-matrix runs, read once: the preview predicts from them on every change."""

@@ -23,7 +23,7 @@ from mdtui.format import plural
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
 from mdtui.ui.common.messages import ActionFailed, failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.findings.render import finding_detail, finding_line, severity_counts
 
@@ -85,7 +85,7 @@ class FindingsScreen(MdtuiScreen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"findings · root {self.root}"
-        self._palette = palette_from_variables(self.app.get_css_variables())
+        self._palette = app_palette(self.app)
         self.query_one("#findings-list").border_title = "Findings"
         self.query_one("#findings-list", OptionList).focus()
         self.action_reread()

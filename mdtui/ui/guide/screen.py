@@ -27,7 +27,7 @@ from mdtui.probe.root import SystemRoot
 from mdtui.store.records import RunRecord
 from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.messages import failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.create import form as cf
 from mdtui.ui.create.resync import ResyncScreen
@@ -154,7 +154,7 @@ class GuideScreen(
         self._show_step()
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables())
+        return app_palette(self.app)
 
     @property
     def step_key(self) -> str:

@@ -25,7 +25,7 @@ from mdtui.ui.common.messages import (
     InventoryScanned,
     ScanFailed,
 )
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.findings.render import FINDINGS_KEY
 from mdtui.ui.inventory.detail_pane import DetailPane, Pane, Selection
@@ -243,7 +243,7 @@ class InventoryScreen(MdtuiScreen[None]):
         """The theme's state colours, worked out once per theme (the detail asks at every cursor move)."""
         theme = self.app.theme
         if self._palette is None or self._palette[0] != theme:
-            self._palette = (theme, palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color))
+            self._palette = (theme, app_palette(self.app))
         return self._palette[1]
 
     def watch_inventory(self) -> None:

@@ -15,7 +15,7 @@ from mdtui.store.compare import Comparison
 from mdtui.store.records import RunRecord
 from mdtui.store.runs import ResultsStore
 from mdtui.ui.common.messages import failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.results.dialogs import (
     FORMAT_NAMES,
@@ -101,7 +101,7 @@ class ResultsBase(MdtuiScreen[None]):
         self.last_export: Path | None = None
 
     def palette(self) -> Palette:
-        return palette_from_variables(self.app.get_css_variables(), no_color=self.app.no_color)
+        return app_palette(self.app)
 
     def show_error(self, reason: str | None) -> None:
         self.error = reason

@@ -41,7 +41,7 @@ from mdtui.sample.members import MemberPage, MemberSort, member_page
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.sample.series import DiskTotals, PastSnapshot, past
 from mdtui.ui.common.messages import failure_reason
-from mdtui.ui.common.render import Palette, palette_from_variables
+from mdtui.ui.common.render import Palette, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.watch.chart import LINE_MARKS
 from mdtui.ui.watch.render import cpu_panel, members_table, members_title, summary
@@ -190,7 +190,7 @@ class WatchScreen(MdtuiScreen[None]):
 
     def _apply_theme(self) -> None:
         variables = self.app.get_css_variables()
-        self._palette = palette_from_variables(variables)
+        self._palette = app_palette(self.app)
         read, write = variables.get("primary", "blue"), variables.get("accent", "yellow")
         rate, iops = self.query_one("#rate-chart", RateChart), self.query_one("#iops-chart", RateChart)
         self._set_title(rate, _legend("MB/s", (read, write), ("read", "write")))
