@@ -10,7 +10,7 @@ from mdtui.execute.presets import MEMBER_MATRIX_TESTS
 from mdtui.model.disk import Disk
 from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
-from mdtui.plan.member_bounds import unmeasured_figures
+from mdtui.plan.member_bounds import unmeasured_figures, with_unmeasured
 from mdtui.store.calibration import host_ceilings
 from mdtui.store.errors import StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus
@@ -124,24 +124,28 @@ def link_figures(disk: Disk) -> MemberFigures:
 
 
 def sequential_figures(runs: Sequence[RunRecord], name: str, disk: Disk | None) -> MemberFigures | None:
-    """A member's sequential read and write for the sync-time model: the member-matrix's stored figures (its
-    random figures are not needed), else its link's (``link_figures``); None when neither is known.
+    """A member's sequential read and write for the sync-time model, as member_sources gives them to predict: the
+    member-matrix's stored figures, each gap filled from its link (``link_figures``, with_unmeasured); None when
+    a sequential figure stays unknown.
 
     ``name`` is the device the figures were stored under (the member, "sdb1", or its disk); ``disk`` the whole
-    disk behind it, whose link stands in."""
-    stored = stored_member(runs, name, disk.rotational if disk is not None else None).figures
-    if stored.seq_read_bytes_per_s is not None and stored.seq_write_bytes_per_s is not None:
-        return stored
+    disk behind it, whose figures and link stand in."""
+    stored = stored_member(runs, name, disk.rotational if disk is not None else None)
+    if _sequential_known(stored.figures):
+        return stored.figures
     if disk is not None and disk.name != device_name(name):
-        whole = stored_member(runs, disk.name, disk.rotational).figures
-        if whole.seq_read_bytes_per_s is not None and whole.seq_write_bytes_per_s is not None:
-            return whole
+        whole = stored_member(runs, disk.name, disk.rotational)
+        if _sequential_known(whole.figures):
+            return whole.figures
     if disk is None:
         return None
-    link = link_figures(disk)
-    if link.seq_read_bytes_per_s is None:
-        return None
-    return link
+    bound = link_figures(disk)
+    figures = with_unmeasured(stored.figures, bound) if stored.run_ids else bound
+    return figures if _sequential_known(figures) else None
+
+
+def _sequential_known(figures: MemberFigures) -> bool:
+    return figures.seq_read_bytes_per_s is not None and figures.seq_write_bytes_per_s is not None
 
 
 def stored_members(
