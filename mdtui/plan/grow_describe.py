@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from mdtui.format import about, iec_bytes
+from mdtui.format import iec_bytes
 from mdtui.plan.describe import overwrite_line, step_lines
 from mdtui.plan.grow import GrowPlan
 from mdtui.plan.grow_shape import Geometry
 from mdtui.plan.sync_time import RECOVER, RESHAPE, RESYNC
+from mdtui.plan.sync_words import prediction_words
 
 
 def describe_grow(plan: GrowPlan) -> list[str]:
@@ -27,18 +28,9 @@ def describe_grow(plan: GrowPlan) -> list[str]:
         word = {RESHAPE: "reshape", RESYNC: "resync of the new space", RECOVER: "rebuild onto the new members"}[
             plan.pass_action
         ]
-        if plan.predicted_seconds is not None:
-            lines.append(f"  time: the {word} takes {about(plan.predicted_seconds)}, bound by {plan.bound}")
-        else:
-            lines.append(f"  time: the {word} takes an unknown time ({plan.bound})")
-        if (
-            plan.time is not None
-            and plan.time.under_load_seconds is not None
-            and plan.time.under_load_seconds != plan.time.predicted_seconds
-        ):
-            lines.append(
-                f"        under other I/O {about(plan.time.under_load_seconds)} ({plan.time.under_load_bound})"
-            )
+        # Worded as repair's, scrub's and create's passes are (sync_words.prediction_words).
+        said = prediction_words(plan.time, word) if plan.time is not None else f"{word}: not predicted ({plan.bound})"
+        lines.append(f"  time: {said}")
     else:
         lines.append("  time: instant (md moves no data)")
     lines.append(f"  {plan.backup_reason}")

@@ -282,6 +282,9 @@ def test_the_time_comes_from_the_sync_time_model() -> None:
     assert grown.bound == "md0's sync_speed_max (4,000 KiB/s)"
     document = grow_plan_dict(grown)
     assert document["predicted_seconds"] == pytest.approx(9.98)
+    # Worded as every pass is (repair, scrub, create: sync_words.prediction_words), under other I/O too.
+    assert "  time: reshape: about 10 s idle (bound: md0's sync_speed_max (4,000 KiB/s)); about 40 s while other I/O " \
+        "runs (speed_limit_min (1,000 KiB/s): md yields to other I/O above it)" in describe_grow(grown)
     # Without figures the time is unknown, never zero.
     unknown = plan(GrowRequest(add=(disk("nvme3n1"),)))
     assert unknown.predicted_seconds is None and grow_plan_dict(unknown)["predicted_seconds"] is None
