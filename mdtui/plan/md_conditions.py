@@ -10,9 +10,6 @@ from mdtui.plan.figures import RANDOM_BLOCK_BYTES, SEQ_BLOCK_BYTES, SEQ_STREAMS,
 from mdtui.plan.levels import RaidLevel
 from mdtui.plan.md_limits import small_write_ios
 
-# md throttles a resync to speed_limit_min (KiB/s a member) while the array serves other I/O.
-RESYNC_MIN_KIB_S = 1000
-
 
 def degraded_read_factors(level: RaidLevel, n: int, copies: int, parity: int, seq_factor: float) -> tuple[float, float]:
     """(sequential, random) members' worth of reading with one member missing."""

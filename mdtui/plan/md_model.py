@@ -67,7 +67,6 @@ from mdtui.plan.figures import (
 )
 from mdtui.plan.levels import LINEAR, RaidLevel
 from mdtui.plan.md_conditions import (
-    RESYNC_MIN_KIB_S,
     degraded_read_factors,
     degraded_small_write,
     far_platter_writes,
@@ -93,6 +92,9 @@ from mdtui.plan.safety_cost import (
     partial_write_extra,
     q1_write,
 )
+
+# md throttles a resync to speed_limit_min (KiB/s a member) while the array serves other I/O: md's default here.
+from mdtui.plan.sync_inputs import KERNEL_SPEED_LIMIT_MIN_KIB
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ def predict(
     if condition == DEGRADED:
         seq_read_factor, rand_read_factor = degraded_read_factors(level, n, copies, parity, seq_read_factor)
     elif condition == RESYNC and seq_r is not None:
-        resync_share = min(0.5, RESYNC_MIN_KIB_S * 1024 / seq_r)
+        resync_share = min(0.5, KERNEL_SPEED_LIMIT_MIN_KIB * 1024 / seq_r)
 
     seq_write_factor = 1.0 if level is LINEAR else (n / copies if not parity else float(data))
     force_rcw = condition == RESYNC and bool(parity)
@@ -339,8 +341,8 @@ def predict(
                 less_by(f, resync_share) for f in (seq_read, seq_write, rand_read, rand_write)
             )
             notes.append(
-                f"during a resync md keeps it at speed_limit_min ({RESYNC_MIN_KIB_S:,} KiB/s a member) while the "
-                f"array is in use: {resync_share:.1%} of each member's time"
+                f"during a resync md keeps it at speed_limit_min ({KERNEL_SPEED_LIMIT_MIN_KIB:,} KiB/s a member) "
+                f"while the array is in use: {resync_share:.1%} of each member's time"
             )
     if q1 is None:
         latency = Figure(None, "unknown: a member's Q1 latency is missing", members_basis(members, Q1_READ))
