@@ -28,7 +28,7 @@ from mdtui.format import rate_mb_s
 from mdtui.model.disk import Disk
 from mdtui.plan.figures import Figure, MemberFigures, Prediction
 from mdtui.plan.forecast import CeilingsChoice, MemberSource, forecast, shown
-from mdtui.plan.levels import RAID0, RaidLevel, level_from_name
+from mdtui.plan.levels import RAID0, RaidLevel, running_level
 from mdtui.plan.md_limits import FIELD_CEILINGS, MdCeilings
 from mdtui.plan.md_model import predict
 from mdtui.plan.member_bounds import link_limits
@@ -85,11 +85,7 @@ class Stripe:
 def array_stripe(level_name: str | None, members: int, disks: Iterable[Disk | None], md: CeilingsChoice) -> Stripe:
     """The stripe of an array as md names its level ("raid6"; None or unknown: a plain stripe), over these
     member disks, with md's ceilings for the level as `mdtui predict` takes them (store.calibration.host_ceilings)."""
-    level: RaidLevel | None
-    try:
-        level = level_from_name(level_name) if level_name else None
-    except ValueError:
-        level = None
+    level = running_level(level_name, None)[0]
     known = [d for d in disks if d is not None]
     rotational = any(d.rotational for d in known) if known else None
     return Stripe(level, members, rotational=rotational, ceilings=md.for_level(level.name) if level else md.default)

@@ -19,7 +19,7 @@ from mdtui.advise.rules.members import WEAKEST_LINK_WHY
 from mdtui.advise.rules.resync import device_name, resync_run_ids
 from mdtui.advise.rules.spread import own_figures, ratios_text, spread_title
 from mdtui.model.array import MdArray
-from mdtui.plan.member_verdict import Judged, judge, member_link, slower_than_peers
+from mdtui.plan.member_verdict import Judged, judge, links_of, slower_than_peers
 from mdtui.sample.members import BUSY_MARGIN_PERCENT, BUSY_MIN_PERCENT, MemberLoad, standouts
 from mdtui.store.records import RunRecord, RunStatus
 
@@ -101,11 +101,10 @@ def rule_same_job_on_members(inp: AdviceInput) -> list[Finding]:
         for direction, runs in _same_job_groups(inp, disks):
             newest = {name: member_runs[-1] for name, member_runs in runs.items()}
             figures = {name: run.bytes_per_s for name, run in newest.items()}
-            slower = set(slower_than_peers(figures))
+            slower = slower_than_peers(figures)
             if not slower:
                 continue
-            peers = [d for name in figures if name not in slower and (d := disk_of(inp.inventory, name)) is not None]
-            links = {name: member_link(disk_of(inp.inventory, name), peers) for name in slower}
+            links = links_of(figures, {name: disk_of(inp.inventory, name) for name in figures})
             judged = judge(
                 figures,
                 stripe,
