@@ -24,9 +24,7 @@ def write_refusals(target: BenchTarget, inventory: Inventory, root: SystemRoot) 
         return ()
     if target.kind is TargetKind.DISK:
         assert target.disk is not None
-        reasons = [f"{target.name} is in use: {reason}" for reason in target.disk.in_use]
-        reasons += [f"{target.name} could not be checked: {problem}" for problem in target.disk.problems]
-        return tuple(reasons)
+        return tuple(target.disk.refusals(target.name))
     return (
         f"{target.path} is neither a whole disk nor an md array, so mdtui cannot check what uses it; "
         "write benchmarks run on free disks, unmounted arrays or files",

@@ -83,10 +83,7 @@ def recheck_disk(
         problems.append(f"{path} changed size since the plan ({current.size_bytes} vs {planned.size_bytes} bytes)")
     if name != planned.name:
         problems.append(f"{path} is now {name}, planned as {planned.name}; rescan and plan again")
-    for reason in current.in_use:
-        problems.append(f"{path} ({name}) is in use: {reason}")
-    for problem in current.problems:
-        problems.append(f"{path} ({name}) could not be checked: {problem}")
+    problems += current.refusals(f"{path} ({name})")
     return current, problems
 
 

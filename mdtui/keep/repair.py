@@ -200,12 +200,7 @@ def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int
             problems.append(f"{disk.name} is already an active member of {array.name}")
         return problems
     # A re-added member still carries this array's superblock; that is the one reason allowed.
-    allowed = {InUseKind.MD_SUPERBLOCK} if action == "re-add" else set()
-    for reason in disk.in_use:
-        if reason.kind not in allowed:
-            problems.append(f"{disk.name} is in use: {reason}")
-    for problem in disk.problems:
-        problems.append(f"{disk.name} could not be checked: {problem}")
+    problems += disk.refusals(allowed=frozenset({InUseKind.MD_SUPERBLOCK}) if action == "re-add" else frozenset())
     if action == "re-add" and not any(r.kind is InUseKind.MD_SUPERBLOCK for r in disk.in_use):
         problems.append(f"{disk.name} carries no md superblock: there is nothing to re-add; use --add")
     if component_bytes is not None and disk.size_bytes is not None and disk.size_bytes < component_bytes:

@@ -94,6 +94,13 @@ class Disk:
         """Safe to offer as a new array member: nothing uses it and everything needed was read."""
         return not self.in_use and not self.problems
 
+    def refusals(self, label: str | None = None, allowed: frozenset[InUseKind] = frozenset()) -> list[str]:
+        """Why a step may not write this disk, one line each: every in-use reason (but ``allowed`` kinds) and every
+        check that could not be made. ``label`` names it in the lines (its name by default)."""
+        name = label or self.name
+        lines = [f"{name} is in use: {reason}" for reason in self.in_use if reason.kind not in allowed]
+        return lines + [f"{name} could not be checked: {problem}" for problem in self.problems]
+
     @property
     def state_word(self) -> str:
         """'free', 'unknown', or the first in-use reason's kind with a count of the others ('md-member +1'): the

@@ -292,10 +292,7 @@ def _new_disk_problems(array: MdArray, disk: Disk, before: Geometry, spaces: Seq
     if any(m.name == disk.name for m in array.members):
         problems.append(f"{disk.name} is already a member of {array.name}")
         return problems
-    for reason in disk.in_use:
-        problems.append(f"{disk.name} is in use: {reason}")
-    for problem in disk.problems:
-        problems.append(f"{disk.name} could not be checked: {problem}")
+    problems += disk.refusals()
     offsets = [s.data_offset_sectors for s in spaces if s.data_offset_sectors is not None]
     needed = before.component_bytes + (max(offsets) * SECTOR if offsets else 0)
     if disk.size_bytes is not None and disk.size_bytes < needed:
