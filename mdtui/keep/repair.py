@@ -257,11 +257,12 @@ def recheck(plan: RepairPlan, root: SystemRoot | None = None) -> None:
                 problems.append(f"{path} now has serial {current.serial or 'unknown'}, planned {disk.serial}")
             if name != disk.name:
                 problems.append(f"{path} is now {name}, planned as {disk.name}")
+            # As at planning (_disk_problems), right before the write: a re-added disk carries the array's
+            # superblock, and a disk already in the array is its member.
             allowed = {InUseKind.MD_SUPERBLOCK} if plan.action == "re-add" else set()
-            in_array = _member(array, name) is not None
-            for reason in current.in_use:
-                if reason.kind not in allowed and not (in_array and reason.kind is InUseKind.MD_MEMBER):
-                    problems.append(f"{path} ({name}) is in use: {reason}")
+            if _member(array, name) is not None:
+                allowed.add(InUseKind.MD_MEMBER)
+            problems += current.refusals(f"{path} ({name})", frozenset(allowed))
     if problems:
         raise SafetyError(f"refusing to {plan.action} on {plan.array}:\n  - " + "\n  - ".join(problems))
 

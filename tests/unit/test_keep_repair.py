@@ -199,3 +199,29 @@ def test_a_member_udev_removed_is_named_from_the_kernel_log():
     [finding] = rule_health(AdviceInput(health=health))
     assert finding.title == "md0 is degraded: nvme1n1 failed and is gone", finding.title
     assert "mdtui repair md0 --add DISK" in finding.what_to_do
+
+
+def test_right_before_the_write_a_disk_that_cannot_be_checked_is_refused_as_at_planning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """recheck once looked only at the disk's in-use reasons: a disk whose state could no longer be read (here its
+    size) passed, though planning refuses it. Both ask Disk.refusals now. (A captured tree's by-id links point at
+    the host's /dev: the by-id path is taken to still name the disk, as it would on the live system.)"""
+    import shutil
+
+    from mdtui.errors import SafetyError
+    from mdtui.keep.repair import recheck
+    from mdtui.probe.inventory import scan
+
+    tree = tmp_path / "tree"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links", tree, symlinks=True)
+    root = SystemRoot(str(tree))
+    inventory = scan(root)
+    md1, free = inventory.array("md1"), inventory.disk("nvme4n1")
+    assert md1 is not None and md1.degraded and free is not None and free.available
+    plan = plan_repair(md1, "add", disk=free)
+    monkeypatch.setattr("mdtui.keep.repair.resolve_member", lambda system, path: "nvme4n1")
+    recheck(plan, root)  # still free: nothing to say
+    next((tree / "sys" / "devices").rglob("nvme4n1/size")).unlink()
+    with pytest.raises(SafetyError, match=r"nvme4n1\) could not be checked: size unreadable"):
+        recheck(plan, root)
