@@ -12,20 +12,47 @@ from mdtui.model.safety import LiveSafety
 from mdtui.probe.root import SystemRoot
 
 
-def read_live_safety(root: SystemRoot, array: str) -> LiveSafety | None:
+def bitmap_kind(root: SystemRoot, array: str) -> str | None:
+    """``array``'s bitmap as sysfs says it: none, internal, file (sysfs does not name it) or lockless; None
+    when sysfs does not say (no md/bitmap/location and no lockless bitmap). The one reading of these files,
+    for the scan and the safety plan alike.
+
+    md/bitmap/location is "none", "file" or the bitmap's signed offset from the superblock ("+8": internal);
+    kernel 6.18's md/bitmap_type lists the bitmap types with the array's in brackets ("none bitmap [llbitmap]").
+    """
+    base = f"/sys/block/{array}/md"
+    if _chosen(root.read_text(f"{base}/bitmap_type")) == "llbitmap":
+        return "lockless"
+    location = root.read_text(f"{base}/bitmap/location")
+    if not location:
+        return None
+    # Anything but none and file is an offset from the superblock: the bitmap lives in the metadata.
+    return location if location in ("none", "file") else "internal"
+
+
+def _chosen(types: str | None) -> str | None:
+    """The bracketed word of a sysfs choice list ("none [bitmap] llbitmap"), or the lone word written alone."""
+    words = (types or "").split()
+    chosen = [word[1:-1] for word in words if len(word) > 2 and word[0] == "[" and word[-1] == "]"]
+    if chosen:
+        return chosen[0]
+    return words[0] if len(words) == 1 else None
+
+
+def read_live_safety(root: SystemRoot, array: str, *, bitmap: str | None = None) -> LiveSafety | None:
     """``array``'s bitmap and policy from /sys/block/<array>/md; None when md does not answer for it.
 
-    md/bitmap/location is "none", "+8" (an offset from the superblock: internal) or "file"; kernel 6.18's
-    lockless bitmap reports itself in md/bitmap_type. md/consistency_policy is resync, bitmap, ppl or journal.
+    bitmap: the array's bitmap as a scan just read it (MdArray.bitmap, a file's path for a file), so the plan
+    and the scan say one thing; read here (bitmap_kind) when None. md/consistency_policy is resync, bitmap, ppl
+    or journal.
     """
     base = f"/sys/block/{array}/md"
     policy = root.read_text(f"{base}/consistency_policy")
     if policy is None:
         return None
-    location = (root.read_text(f"{base}/bitmap/location") or "none").strip()
-    kind = "none" if location == "none" else "file" if location == "file" else "internal"
-    if (root.read_text(f"{base}/bitmap_type") or "").strip() == "llbitmap":
-        kind = "lockless"
+    if bitmap is None:
+        bitmap = bitmap_kind(root, array)
+    kind = "file" if bitmap is not None and bitmap.startswith("/") else (bitmap or "none")
     chunk = parse_int((root.read_text(f"{base}/bitmap/chunksize") or "").strip(), hi=1 << 50)
     return LiveSafety(kind, chunk if kind != "none" else None, policy.strip())
 

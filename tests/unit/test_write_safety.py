@@ -16,6 +16,7 @@ from mdtui.model.safety import LiveSafety
 from mdtui.plan.figures import GIVEN, MemberFigures
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.write_safety import SafetyChoice, change_steps, cost_lines, costs, live_problems, problems
+from mdtui.probe.arrays import read_arrays
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
 from mdtui.tune import safety_journal
@@ -139,6 +140,35 @@ def test_the_live_safety_reads_sysfs() -> None:
     found = read_live_safety(root, "md0")
     assert found is not None and found.bitmap == "none" and found.choice_policy == "resync"
     assert read_live_safety(root, "md99") is None
+
+
+@pytest.mark.parametrize("types", ["llbitmap", "none bitmap [llbitmap]"])
+def test_a_lockless_bitmap_is_one_kind_to_the_scan_and_to_the_safety_plan(tmp_path: Path, types: str) -> None:
+    """md/bitmap/location and md/bitmap_type are read once (probe.safety.bitmap_kind): the scan's array and the
+    safety plan say lockless alike, whether bitmap_type is the lone word or kernel 6.18's list with the array's
+    type in brackets."""
+    files = {
+        "proc/mdstat": (
+            "md3 : active raid1 sdb[1] sda[0]\n"
+            "      1046528 blocks super 1.2 [2/2] [UU]\n"
+            "      bitmap: 0/1 pages [0KB], 65536KB chunk\n"
+        ),
+        "sys/block/md3/md/level": "raid1\n",
+        "sys/block/md3/md/array_state": "clean\n",
+        "sys/block/md3/md/consistency_policy": "bitmap\n",
+        "sys/block/md3/md/bitmap/location": "+8\n",
+        "sys/block/md3/md/bitmap_type": types + "\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    root = SystemRoot(str(tmp_path))
+    (array,) = read_arrays(root)
+    live = read_live_safety(root, "md3")
+    assert live is not None
+    assert array.bitmap == live.bitmap == "lockless"
+    scanned = read_live_safety(root, "md3", bitmap=array.bitmap)
+    assert scanned is not None and scanned.bitmap == "lockless"
 
 
 # --- the restore journal -----------------------------------------------------------------------------------------
