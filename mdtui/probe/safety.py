@@ -9,7 +9,11 @@ from collections.abc import Iterable
 
 from mdtui.ascii_numbers import parse_int
 from mdtui.model.safety import LiveSafety
+from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import path_problem
+
+_ROOT = frozenset({0})  # mdadm writes the bitmap as root: only root may own the way to it
 
 
 def bitmap_kind(root: SystemRoot, array: str) -> str | None:
@@ -57,33 +61,13 @@ def read_live_safety(root: SystemRoot, array: str, *, bitmap: str | None = None)
     return LiveSafety(kind, chunk if kind != "none" else None, policy.strip())
 
 
-def _underlying(root: SystemRoot, name: str, seen: set[str]) -> set[str]:
-    """The block device ``name`` and everything under it: its whole disk if a partition, and its slaves."""
-    if name in seen or len(seen) > 256:
-        return seen
-    seen.add(name)
-    where = root.path(f"/sys/class/block/{name}")
-    real = os.path.realpath(where)
-    parent = os.path.basename(os.path.dirname(real))
-    if os.path.exists(os.path.join(real, "partition")) and parent:
-        _underlying(root, parent, seen)
-    slaves = os.path.join(real, "slaves")
-    try:
-        entries = os.listdir(slaves)
-    except OSError:
-        entries = []
-    for entry in entries:
-        _underlying(root, entry, seen)
-    return seen
-
-
 def bitmap_file_problems(root: SystemRoot, path: str, members: Iterable[str]) -> list[str]:
     """Why mdadm must not write a bitmap file at ``path`` for an array of ``members`` (kernel names).
 
     The file must be new (mdtui never overwrites a file it did not create), in a directory no one but root can
-    write and reached through no link (else another user could plant a link between this check and mdadm's
-    write, and mdadm would follow it), and not on the array's members or any md array (the bitmap must survive
-    what it protects against).
+    write, below directories no one but root can change (rootsafe.path_problem), and reached through no link
+    (else another user could plant a link between this check and mdadm's write, and mdadm would follow it),
+    and not on the array's members or any md array (the bitmap must survive what it protects against).
     """
     found: list[str] = []
     if not root.is_live:
@@ -104,12 +88,17 @@ def bitmap_file_problems(root: SystemRoot, path: str, members: Iterable[str]) ->
             f"{directory} may be written by someone other than root (owner uid {info.st_uid}, mode "
             f"{stat.S_IMODE(info.st_mode):o}): another user could put a link where the bitmap goes"
         )
+    elif problem := path_problem(directory, owners=_ROOT):
+        # The directory is root's, but a directory above it (or where a link leads) is not: its owner could
+        # swap the way to it.
+        found.append(f"{problem}: another user could change the way to {directory} and where the bitmap goes")
     device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
-    holder = root.resolve(f"/sys/dev/block/{device}")
+    tree = BlockTree.read(root)
+    holder = tree.node_by_major_minor(device)
     if holder is not None:
-        under = _underlying(root, holder.name, set())
+        under = tree.nodes_under(holder)
         if any(name.startswith("md") for name in under):
-            found.append(f"{directory} is on an md array ({holder.name}): a bitmap must not live on an array")
+            found.append(f"{directory} is on an md array ({holder}): a bitmap must not live on an array")
         shared = sorted(under & set(members))
         if shared:
             found.append(f"{directory} is on {', '.join(shared)}, a member of this array: the bitmap must outlive it")

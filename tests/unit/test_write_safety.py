@@ -120,6 +120,25 @@ def test_a_bitmap_file_is_refused_where_it_would_overwrite_or_could_be_redirecte
     assert "--root" in bitmap_file_problems(SystemRoot(str(TREE)), "/srv/b", [])[0]
 
 
+@pytest.mark.parametrize("owner, mode", [(0, 0o777), (4242, 0o755)])
+def test_a_bitmap_file_below_a_directory_another_user_can_change_is_refused(
+    tmp_path: Path, owner: int, mode: int
+) -> None:
+    """The attack: root's own directory, inside one another user can write (or owns). That user renames root's
+    directory away and puts one of theirs, holding a link where the bitmap goes, in its place: every directory
+    on the way must be root's alone, not only the last (rootsafe.path_problem)."""
+    if os.geteuid() != 0:
+        pytest.skip("the directories must be root's and another user's")
+    parent = tmp_path / "theirs"
+    parent.mkdir()
+    inner = parent / "roots"
+    inner.mkdir(mode=0o755)
+    os.chown(parent, owner, owner)
+    parent.chmod(mode)
+    found = bitmap_file_problems(SystemRoot("/"), f"{inner}/b", [])
+    assert any("another user could change the way to" in p and str(parent) in p for p in found), found
+
+
 def test_a_bitmap_file_on_a_member_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bitmap must outlive what it protects: a directory on one of the array's members (here the filesystem
     holding tmp_path, whatever device that is) is refused, and so is one on an md array."""
