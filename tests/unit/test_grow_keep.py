@@ -21,6 +21,7 @@ from mdtui.errors import MdtuiError
 from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.keep.grow_facts import backup_place, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
+from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts
 from mdtui.probe.root import SystemRoot
 
 MIB = 1 << 20
@@ -122,6 +123,28 @@ def test_the_attacks_on_the_backup_file(tmp_path: Path) -> None:
     (tmp_path / "via").symlink_to(real)
     place = backup_place(SystemRoot("/"), str(tmp_path / "via" / "md0.backup"), chosen=True)
     assert place.path == str(real / "md0.backup")
+
+
+def test_a_read_only_mount_whose_point_has_a_space_is_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mountinfo escapes a space as \\040; the mount's options come from the one parse (probe.mounts), which
+    unescapes the mount point, so a read-only mount at "a b" is read-only."""
+    place_dir = tmp_path / "a b"
+    place_dir.mkdir(mode=0o700)
+    info = place_dir.stat()
+    escaped = str(place_dir).replace(" ", "\\040")
+    device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
+    mountinfo = f"36 25 {device} / {escaped} ro,relatime shared:1 - ext4 /dev/sdz1 rw\n"
+    system = SystemRoot("/")
+    monkeypatch.setattr(system, "read_table", lambda path, **_: mountinfo if path == "/proc/self/mountinfo" else None)
+    place = backup_place(system, str(place_dir / "md0.backup"), chosen=True)
+    assert place.mount_point == str(place_dir) and place.fs_type == "ext4"
+    assert place.read_only
+    (mount,) = parse_mountinfo(mountinfo)
+    assert mount.mount_point == str(place_dir) and mount.options == ("ro", "relatime")
+    (mount,) = parse_proc_mounts("/dev/sdz1 /mnt/a\\040b ext4 ro,relatime 0 0\n")
+    assert mount.mount_point == "/mnt/a b" and mount.options == ("ro", "relatime")
 
 
 def test_a_tmpfs_is_seen_as_one() -> None:
