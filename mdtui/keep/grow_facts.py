@@ -12,7 +12,7 @@ from mdtui.ascii_numbers import parse_int
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.execute.mdadm import array_uuid
-from mdtui.model.array import MdArray
+from mdtui.model.array import MdArray, normalize_uuid
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
 from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
@@ -74,7 +74,7 @@ def default_backup_path(name: str, uuid: str | None) -> str:
     """Where mdtui puts a backup file unless told: its state directory, named after the array and its UUID."""
     from mdtui.probe.owner import state_dir
 
-    tag = re.sub(r"[^0-9a-f]", "", (uuid or "").lower())[:8] or "nouuid"
+    tag = (normalize_uuid(uuid) or "nouuid")[:8]
     return str(state_dir() / BACKUP_DIR / f"{name}-{tag}.backup")
 
 

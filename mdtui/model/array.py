@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_HEX = re.compile(r"[0-9a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -60,3 +63,12 @@ class MdArray:
     @property
     def dev_path(self) -> str:
         return f"/dev/{self.name}"
+
+
+def normalize_uuid(text: str | None) -> str | None:
+    """An md UUID as its 32 lower-case hex digits, whatever the punctuation (mdadm's 8:8:8:8, sysfs's
+    8-4-4-4-12); None when it is not one. The one spelling for comparing UUIDs and naming files after them."""
+    if not text:
+        return None
+    digits = "".join(_HEX.findall(text)).lower()
+    return digits if len(digits) == 32 else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.execute.state import ReshapeEntry, ReshapeJournal
-from mdtui.keep.grow_facts import backup_place, parse_examine
+from mdtui.keep.grow_facts import backup_place, default_backup_path, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
 from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts
 from mdtui.probe.root import SystemRoot
@@ -95,6 +96,25 @@ def test_parse_examine() -> None:
 """
     assert parse_examine(text) == (2048, 1968, 0)
     assert parse_examine("Version : 0.90.00\n") == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    "uuid",
+    [
+        "d4d41c85:895e5776:71782047:35012576",  # mdadm --detail (MD_UUID=, UUID :)
+        "d4d41c85-895e-5776-7178-204735012576",  # md/uuid in sysfs
+        "D4D41C85:895E5776:71782047:35012576",
+    ],
+)
+def test_files_named_after_a_uuid_take_its_digits_from_normalize_uuid(uuid: str) -> None:
+    """The reshape journal's file and the default backup file take the UUID's digits from one place
+    (model.array.normalize_uuid), with the names they had from their own regexes."""
+    assert ReshapeJournal._file(uuid) == re.sub(r"[^0-9a-f]", "", uuid.lower()) + ".json"
+    assert ReshapeJournal._file(uuid) == "d4d41c85895e57767178204735012576.json"
+    assert default_backup_path("md0", uuid).endswith("/md0-d4d41c85.backup")
+    assert default_backup_path("md0", None).endswith("/md0-nouuid.backup")
+    with pytest.raises(MdtuiError, match="not an md UUID"):
+        ReshapeJournal._file("")
 
 
 def test_backup_place_on_a_real_directory(tmp_path: Path) -> None:
