@@ -32,7 +32,6 @@ T = TypeVar("T")
 STATE_FILE_LIMIT = 16 << 20  # the largest state file read: a journal or registry is a few KiB
 _STATE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafeStateError(MdtuiError):
@@ -89,9 +88,6 @@ class StateDir:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 
-    def child(self, name: str) -> StateDir:
-        return StateDir(self.path / _state_name(name))
-
     def make(self) -> Path:
         """The directory made (0700, parents too) and checked like every state directory; its path."""
         with self._open(create=True):
@@ -109,10 +105,8 @@ class StateDir:
             return
         with contextlib.ExitStack() as stack:
             try:
-                problem = None if create else path_problem(self.path)
-                if problem is None:
-                    fd = stack.enter_context(open_directory(self.path, make_mode=0o700 if create else None))
-                    problem = path_problem(self.path)
+                fd = stack.enter_context(open_directory(self.path, make_mode=0o700 if create else None))
+                problem = path_problem(self.path)
             except UnsafeStateError:
                 raise
             except (OSError, MdtuiError) as exc:

@@ -124,7 +124,11 @@ def gather(
         runs=tuple(runs),
         workload=workload,
         stripe_cache_pages=read_stripe_cache_pages(root, inventory.arrays),
-        write_safety={a.name: found for a in inventory.arrays if (found := read_live_safety(root, a.name)) is not None},
+        write_safety={
+            a.name: found
+            for a in inventory.arrays
+            if (found := read_live_safety(root, a.name, bitmap=a.bitmap)) is not None
+        },
         parity=read_parity_routines(root),
         benchmark_target=benchmark_target,
         weakest_link=weakest_link_figures(runs),

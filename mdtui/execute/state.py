@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -17,7 +16,7 @@ from typing import Any
 from mdtui.actionlog import ActionLog as ActionLog
 from mdtui.actionlog import skipped
 from mdtui.errors import MdtuiError
-from mdtui.model.array import MdArray
+from mdtui.model.array import MdArray, normalize_uuid
 from mdtui.probe.owner import boot_id, current_owner, owner_alive, state_dir
 from mdtui.state_dir import (
     BadEntry,
@@ -344,7 +343,10 @@ class ReshapeJournal:
 
     @staticmethod
     def _file(uuid: str) -> str:
-        return re.sub(r"[^0-9a-f]", "", uuid.lower()) + ".json"
+        digits = normalize_uuid(uuid)
+        if digits is None:
+            raise MdtuiError(f"{uuid!r} is not an md UUID: no reshape file is named after it")
+        return digits + ".json"
 
     def add(self, entry: ReshapeEntry) -> None:
         try:

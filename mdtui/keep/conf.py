@@ -4,10 +4,10 @@ that makes an array assemble under its name after a reboot."""
 from __future__ import annotations
 
 import difflib
-import re
 import shlex
 from dataclasses import dataclass
 
+from mdtui.model.array import normalize_uuid
 from mdtui.probe.root import SystemRoot
 
 DEBIAN_CONF = "/etc/mdadm/mdadm.conf"  # Debian, Ubuntu (initramfs-tools)
@@ -15,7 +15,6 @@ REDHAT_CONF = "/etc/mdadm.conf"  # RHEL, Fedora, SUSE, Arch (dracut, mkinitcpio)
 # mdadm.conf is a few lines; anything far larger is not one and is not parsed.
 CONF_LIMIT = 1 << 20
 _DEBIAN_IDS = {"debian", "ubuntu", "raspbian", "linuxmint", "pop", "devuan"}
-_HEX = re.compile(r"[0-9a-fA-F]")
 # mdadm's own keywords in its own order (config.c, keywords[]): a line's first word is the first keyword it
 # abbreviates, case ignored, with at least three letters (match_keyword), so "MAIL" is MAILADDR while
 # "MAILF" is MAILFROM and "PRO" is PROGRAM.
@@ -60,14 +59,6 @@ def detect_distribution(root: SystemRoot) -> Distribution:
     if debian:
         return Distribution("debian", DEBIAN_CONF, ("update-initramfs", "-u"), "update-initramfs")
     return Distribution("redhat", REDHAT_CONF, ("dracut", "-f"), "dracut")
-
-
-def normalize_uuid(text: str | None) -> str | None:
-    """32 lower-case hex digits, whatever the punctuation (mdadm's a:b:c:d, sysfs's 8-4-4-4-12); else None."""
-    if not text:
-        return None
-    digits = "".join(_HEX.findall(text)).lower()
-    return digits if len(digits) == 32 else None
 
 
 @dataclass(frozen=True)

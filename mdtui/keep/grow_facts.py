@@ -12,7 +12,7 @@ from mdtui.ascii_numbers import parse_int
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.execute.mdadm import array_uuid
-from mdtui.model.array import MdArray
+from mdtui.model.array import MdArray, normalize_uuid
 from mdtui.plan.grow_request import GrowFacts, GrowRequest, MemberSpace, PlaceFacts
 from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
@@ -74,7 +74,7 @@ def default_backup_path(name: str, uuid: str | None) -> str:
     """Where mdtui puts a backup file unless told: its state directory, named after the array and its UUID."""
     from mdtui.probe.owner import state_dir
 
-    tag = re.sub(r"[^0-9a-f]", "", (uuid or "").lower())[:8] or "nouuid"
+    tag = (normalize_uuid(uuid) or "nouuid")[:8]
     return str(state_dir() / BACKUP_DIR / f"{name}-{tag}.backup")
 
 
@@ -110,14 +110,13 @@ def backup_place(system: SystemRoot, path: str, *, chosen: bool, tree: BlockTree
     tree = tree or BlockTree.read(system)
     node = tree.node_by_major_minor(majmin)
     nodes = frozenset(tree.nodes_under(node)) if node is not None else frozenset()
-    options = _mount_options(system, mount.mount_point) if mount is not None else ()
     return PlaceFacts(
         path=resolved,
         directory_exists=True,
         exists=exists,
         fs_type=mount.fs_type if mount is not None else None,
         mount_point=mount.mount_point if mount is not None else None,
-        read_only="ro" in options,
+        read_only=mount is not None and "ro" in mount.options,
         device_nodes=nodes,
         directory_owner_uid=info.st_uid,
         directory_mode=info.st_mode,
@@ -125,15 +124,6 @@ def backup_place(system: SystemRoot, path: str, *, chosen: bool, tree: BlockTree
         free_bytes=free,
         chosen_by_user=chosen,
     )
-
-
-def _mount_options(system: SystemRoot, mount_point: str) -> tuple[str, ...]:
-    text = system.read_table("/proc/self/mountinfo") or ""
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) > 5 and fields[4] == mount_point:
-            return tuple(fields[5].split(","))
-    return ()
 
 
 def reshape_position(system: SystemRoot, name: str) -> str | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_HEX = re.compile(r"[0-9a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,12 @@ class MdArray:
     def state_text(self) -> str:
         """md's state with how many members are missing: "clean, degraded 1" (the scan table's and the app's)."""
         return self.state + (f", degraded {self.degraded}" if self.degraded else "")
+
+
+def normalize_uuid(text: str | None) -> str | None:
+    """An md UUID as its 32 lower-case hex digits, whatever the punctuation (mdadm's 8:8:8:8, sysfs's
+    8-4-4-4-12); None when it is not one. The one spelling for comparing UUIDs and naming files after them."""
+    if not text:
+        return None
+    digits = "".join(_HEX.findall(text)).lower()
+    return digits if len(digits) == 32 else None

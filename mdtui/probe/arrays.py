@@ -23,6 +23,7 @@ from mdtui.probe.mdstat import (
     raid10_layout_name,
 )
 from mdtui.probe.root import ATTRIBUTE_LIMIT, SystemRoot
+from mdtui.probe.safety import bitmap_kind
 
 MDSTAT = "/proc/mdstat"
 
@@ -365,7 +366,7 @@ def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
         changes["size_bytes"] = sectors * 512
     if component_kib := root.read_int(f"{md}/component_size", hi=MAX_SECTORS // 2):
         changes["component_bytes"] = component_kib * 1024
-    changes["bitmap"] = _bitmap(root, md, array.bitmap)
+    changes["bitmap"] = _bitmap(root, array.name, array.bitmap)
     changes["sync"] = _sync(root, md, array.sync)
     if (members := _members(root, md, array.members)) is not None:
         changes["members"] = members
@@ -375,19 +376,15 @@ def _enrich(root: SystemRoot, array: MdArray) -> MdArray:
     return dataclasses.replace(array, **changes)
 
 
-def _bitmap(root: SystemRoot, md: str, known: str | None) -> str | None:
-    location = _text(root, f"{md}/bitmap/location")
-    if location is None:
+def _bitmap(root: SystemRoot, name: str, known: str | None) -> str | None:
+    """The bitmap as probe.safety.bitmap_kind reads it; mdstat's reading (known) where sysfs is silent, and
+    its path for a file, which sysfs does not name."""
+    kind = bitmap_kind(root, name)
+    if kind is None:
         return known
-    if location == "none":
-        return "none"
-    if location[0] in "+-":
-        # The location is the bitmap's offset from the superblock, so it lives in the metadata.
-        return "internal"
-    if location == "file":
-        # sysfs does not name the file; mdstat does.
+    if kind == "file":
         return known if known and known.startswith("/") else "file"
-    return known
+    return kind
 
 
 def _sync(

@@ -21,7 +21,7 @@ from pathlib import Path
 from mdtui.errors import MdtuiError, ProbeError
 from mdtui.output_file import parent_problem
 from mdtui.probe.root import ATTRIBUTE_LIMIT, TABLE_LIMIT, RefusedFileError, SystemRoot
-from mdtui.rootsafe import locate, trusted_uids
+from mdtui.rootsafe import READ_DIR, locate, trusted_uids
 from mdtui.rootwrite import write_in
 
 _BLOCK_FILES = (
@@ -52,9 +52,6 @@ _SAS_PHY_FILES = (
     "sas_address",
 )
 _PROC_FILES = ("mdstat", "swaps", "diskstats", "stat", "cpuinfo", "loadavg", "meminfo")
-
-
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class CaptureError(ProbeError):
@@ -229,7 +226,7 @@ def capture(
         staging = f".{where.name[:200]}.{secrets.token_hex(8)}.part"
         try:
             os.mkdir(staging, 0o700, dir_fd=where.directory)
-            staged = os.open(staging, _DIRECTORY, dir_fd=where.directory)
+            staged = os.open(staging, READ_DIR, dir_fd=where.directory)
         except OSError as exc:
             raise CaptureError(f"cannot write in {where.path.parent}: {exc.strerror or exc}") from None
         try:

@@ -11,7 +11,6 @@ leads to. Names come from the enclosure's firmware: they are cleaned like any de
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from mdtui.ascii_numbers import parse_int
@@ -43,22 +42,15 @@ class EnclosureSlot:
         )
 
 
-def _real(root: SystemRoot, path: str) -> str | None:
-    try:
-        return os.path.realpath(root.path(path), strict=True)
-    except OSError:
-        return None
-
-
 def enclosure_slot(root: SystemRoot, disk: str) -> EnclosureSlot | None:
     """The enclosure slot holding ``disk`` (a kernel name, "sdc"); None when no enclosure lists it."""
-    device = _real(root, f"/sys/block/{disk}/device")
+    device = root.resolve(f"/sys/block/{disk}/device")
     if device is None:
         return None
     for enclosure in root.listdir(ENCLOSURE_CLASS):
         base = f"{ENCLOSURE_CLASS}/{enclosure}"
         for component in root.listdir(base):
-            if _real(root, f"{base}/{component}/device") != device:
+            if root.resolve(f"{base}/{component}/device") != device:
                 continue
             if clean_line(enclosure) != enclosure or clean_line(component) != component or "/" in component:
                 return None  # a name a terminal would misread is not one to show or to write under

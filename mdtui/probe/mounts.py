@@ -13,6 +13,7 @@ class Mount:
     source: str
     mount_point: str
     fs_type: str
+    options: tuple[str, ...] = ()  # the mount's own options (rw or ro, relatime, ...)
 
 
 def _unescape(field: str) -> str:
@@ -30,7 +31,8 @@ def parse_mountinfo(text: str) -> list[Mount]:
         tail = right.split()
         if not sep or len(fields) < 5 or len(tail) < 2:
             continue
-        mounts.append(Mount(fields[2], _unescape(tail[1]), _unescape(fields[4]), tail[0]))
+        options = tuple(fields[5].split(",")) if len(fields) > 5 else ()
+        mounts.append(Mount(fields[2], _unescape(tail[1]), _unescape(fields[4]), tail[0], options))
     return mounts
 
 
@@ -39,7 +41,8 @@ def parse_proc_mounts(text: str) -> list[Mount]:
     for line in text.splitlines():
         fields = line.split()
         if len(fields) >= 3:
-            mounts.append(Mount(None, _unescape(fields[0]), _unescape(fields[1]), fields[2]))
+            options = tuple(fields[3].split(",")) if len(fields) > 3 else ()
+            mounts.append(Mount(None, _unescape(fields[0]), _unescape(fields[1]), fields[2], options))
     return mounts
 
 

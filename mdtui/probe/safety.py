@@ -9,54 +9,65 @@ from collections.abc import Iterable
 
 from mdtui.ascii_numbers import parse_int
 from mdtui.model.safety import LiveSafety
+from mdtui.probe.blocktree import BlockTree
 from mdtui.probe.root import SystemRoot
+from mdtui.rootsafe import path_problem
+
+_ROOT = frozenset({0})  # mdadm writes the bitmap as root: only root may own the way to it
 
 
-def read_live_safety(root: SystemRoot, array: str) -> LiveSafety | None:
+def bitmap_kind(root: SystemRoot, array: str) -> str | None:
+    """``array``'s bitmap as sysfs says it: none, internal, file (sysfs does not name it) or lockless; None
+    when sysfs does not say (no md/bitmap/location and no lockless bitmap). The one reading of these files,
+    for the scan and the safety plan alike.
+
+    md/bitmap/location is "none", "file" or the bitmap's signed offset from the superblock ("+8": internal);
+    kernel 6.18's md/bitmap_type lists the bitmap types with the array's in brackets ("none bitmap [llbitmap]").
+    """
+    base = f"/sys/block/{array}/md"
+    if _chosen(root.read_text(f"{base}/bitmap_type")) == "llbitmap":
+        return "lockless"
+    location = root.read_text(f"{base}/bitmap/location")
+    if not location:
+        return None
+    # Anything but none and file is an offset from the superblock: the bitmap lives in the metadata.
+    return location if location in ("none", "file") else "internal"
+
+
+def _chosen(types: str | None) -> str | None:
+    """The bracketed word of a sysfs choice list ("none [bitmap] llbitmap"), or the lone word written alone."""
+    words = (types or "").split()
+    chosen = [word[1:-1] for word in words if len(word) > 2 and word[0] == "[" and word[-1] == "]"]
+    if chosen:
+        return chosen[0]
+    return words[0] if len(words) == 1 else None
+
+
+def read_live_safety(root: SystemRoot, array: str, *, bitmap: str | None = None) -> LiveSafety | None:
     """``array``'s bitmap and policy from /sys/block/<array>/md; None when md does not answer for it.
 
-    md/bitmap/location is "none", "+8" (an offset from the superblock: internal) or "file"; kernel 6.18's
-    lockless bitmap reports itself in md/bitmap_type. md/consistency_policy is resync, bitmap, ppl or journal.
+    bitmap: the array's bitmap as a scan just read it (MdArray.bitmap, a file's path for a file), so the plan
+    and the scan say one thing; read here (bitmap_kind) when None. md/consistency_policy is resync, bitmap, ppl
+    or journal.
     """
     base = f"/sys/block/{array}/md"
     policy = root.read_text(f"{base}/consistency_policy")
     if policy is None:
         return None
-    location = (root.read_text(f"{base}/bitmap/location") or "none").strip()
-    kind = "none" if location == "none" else "file" if location == "file" else "internal"
-    if (root.read_text(f"{base}/bitmap_type") or "").strip() == "llbitmap":
-        kind = "lockless"
+    if bitmap is None:
+        bitmap = bitmap_kind(root, array)
+    kind = "file" if bitmap is not None and bitmap.startswith("/") else (bitmap or "none")
     chunk = parse_int((root.read_text(f"{base}/bitmap/chunksize") or "").strip(), hi=1 << 50)
     return LiveSafety(kind, chunk if kind != "none" else None, policy.strip())
-
-
-def _underlying(root: SystemRoot, name: str, seen: set[str]) -> set[str]:
-    """The block device ``name`` and everything under it: its whole disk if a partition, and its slaves."""
-    if name in seen or len(seen) > 256:
-        return seen
-    seen.add(name)
-    where = root.path(f"/sys/class/block/{name}")
-    real = os.path.realpath(where)
-    parent = os.path.basename(os.path.dirname(real))
-    if os.path.exists(os.path.join(real, "partition")) and parent:
-        _underlying(root, parent, seen)
-    slaves = os.path.join(real, "slaves")
-    try:
-        entries = os.listdir(slaves)
-    except OSError:
-        entries = []
-    for entry in entries:
-        _underlying(root, entry, seen)
-    return seen
 
 
 def bitmap_file_problems(root: SystemRoot, path: str, members: Iterable[str]) -> list[str]:
     """Why mdadm must not write a bitmap file at ``path`` for an array of ``members`` (kernel names).
 
     The file must be new (mdtui never overwrites a file it did not create), in a directory no one but root can
-    write and reached through no link (else another user could plant a link between this check and mdadm's
-    write, and mdadm would follow it), and not on the array's members or any md array (the bitmap must survive
-    what it protects against).
+    write, below directories no one but root can change (rootsafe.path_problem), and reached through no link
+    (else another user could plant a link between this check and mdadm's write, and mdadm would follow it),
+    and not on the array's members or any md array (the bitmap must survive what it protects against).
     """
     found: list[str] = []
     if not root.is_live:
@@ -77,12 +88,17 @@ def bitmap_file_problems(root: SystemRoot, path: str, members: Iterable[str]) ->
             f"{directory} may be written by someone other than root (owner uid {info.st_uid}, mode "
             f"{stat.S_IMODE(info.st_mode):o}): another user could put a link where the bitmap goes"
         )
+    elif problem := path_problem(directory, owners=_ROOT):
+        # The directory is root's, but a directory above it (or where a link leads) is not: its owner could
+        # swap the way to it.
+        found.append(f"{problem}: another user could change the way to {directory} and where the bitmap goes")
     device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
-    holder = root.resolve(f"/sys/dev/block/{device}")
+    tree = BlockTree.read(root)
+    holder = tree.node_by_major_minor(device)
     if holder is not None:
-        under = _underlying(root, holder.name, set())
+        under = tree.nodes_under(holder)
         if any(name.startswith("md") for name in under):
-            found.append(f"{directory} is on an md array ({holder.name}): a bitmap must not live on an array")
+            found.append(f"{directory} is on an md array ({holder}): a bitmap must not live on an array")
         shared = sorted(under & set(members))
         if shared:
             found.append(f"{directory} is on {', '.join(shared)}, a member of this array: the bitmap must outlive it")

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mdtui.keep.conf import normalize_uuid
+from mdtui.model.array import normalize_uuid
 
 from .harness import CommandResult, Guest, Machine, boot, nvme, sata
 

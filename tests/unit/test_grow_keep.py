@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -19,8 +20,9 @@ import pytest
 from mdtui.command import run_command
 from mdtui.errors import MdtuiError
 from mdtui.execute.state import ReshapeEntry, ReshapeJournal
-from mdtui.keep.grow_facts import backup_place, parse_examine
+from mdtui.keep.grow_facts import backup_place, default_backup_path, parse_examine
 from mdtui.probe.contents import ext_size, kind_of, lvm_pv_size, xfs_size
+from mdtui.probe.mounts import parse_mountinfo, parse_proc_mounts
 from mdtui.probe.root import SystemRoot
 
 MIB = 1 << 20
@@ -96,6 +98,25 @@ def test_parse_examine() -> None:
     assert parse_examine("Version : 0.90.00\n") == (None, None, None)
 
 
+@pytest.mark.parametrize(
+    "uuid",
+    [
+        "d4d41c85:895e5776:71782047:35012576",  # mdadm --detail (MD_UUID=, UUID :)
+        "d4d41c85-895e-5776-7178-204735012576",  # md/uuid in sysfs
+        "D4D41C85:895E5776:71782047:35012576",
+    ],
+)
+def test_files_named_after_a_uuid_take_its_digits_from_normalize_uuid(uuid: str) -> None:
+    """The reshape journal's file and the default backup file take the UUID's digits from one place
+    (model.array.normalize_uuid), with the names they had from their own regexes."""
+    assert ReshapeJournal._file(uuid) == re.sub(r"[^0-9a-f]", "", uuid.lower()) + ".json"
+    assert ReshapeJournal._file(uuid) == "d4d41c85895e57767178204735012576.json"
+    assert default_backup_path("md0", uuid).endswith("/md0-d4d41c85.backup")
+    assert default_backup_path("md0", None).endswith("/md0-nouuid.backup")
+    with pytest.raises(MdtuiError, match="not an md UUID"):
+        ReshapeJournal._file("")
+
+
 def test_backup_place_on_a_real_directory(tmp_path: Path) -> None:
     place_dir = tmp_path / "keep"
     place_dir.mkdir(mode=0o700)
@@ -122,6 +143,28 @@ def test_the_attacks_on_the_backup_file(tmp_path: Path) -> None:
     (tmp_path / "via").symlink_to(real)
     place = backup_place(SystemRoot("/"), str(tmp_path / "via" / "md0.backup"), chosen=True)
     assert place.path == str(real / "md0.backup")
+
+
+def test_a_read_only_mount_whose_point_has_a_space_is_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mountinfo escapes a space as \\040; the mount's options come from the one parse (probe.mounts), which
+    unescapes the mount point, so a read-only mount at "a b" is read-only."""
+    place_dir = tmp_path / "a b"
+    place_dir.mkdir(mode=0o700)
+    info = place_dir.stat()
+    escaped = str(place_dir).replace(" ", "\\040")
+    device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
+    mountinfo = f"36 25 {device} / {escaped} ro,relatime shared:1 - ext4 /dev/sdz1 rw\n"
+    system = SystemRoot("/")
+    monkeypatch.setattr(system, "read_table", lambda path, **_: mountinfo if path == "/proc/self/mountinfo" else None)
+    place = backup_place(system, str(place_dir / "md0.backup"), chosen=True)
+    assert place.mount_point == str(place_dir) and place.fs_type == "ext4"
+    assert place.read_only
+    (mount,) = parse_mountinfo(mountinfo)
+    assert mount.mount_point == str(place_dir) and mount.options == ("ro", "relatime")
+    (mount,) = parse_proc_mounts("/dev/sdz1 /mnt/a\\040b ext4 ro,relatime 0 0\n")
+    assert mount.mount_point == "/mnt/a b" and mount.options == ("ro", "relatime")
 
 
 def test_a_tmpfs_is_seen_as_one() -> None:

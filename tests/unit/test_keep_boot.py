@@ -14,9 +14,9 @@ import pytest
 from mdtui.advise.rules.inputs import AdviceInput
 from mdtui.advise.rules.keep import rule_boot, rule_monitoring
 from mdtui.keep.boot import read_boot_state
-from mdtui.keep.conf import add_array_line, detect_distribution, normalize_uuid, parse_conf
+from mdtui.keep.conf import add_array_line, detect_distribution, parse_conf
 from mdtui.keep.initramfs import InitramfsError, read_initramfs
-from mdtui.model.array import ArrayMember, MdArray
+from mdtui.model.array import ArrayMember, MdArray, normalize_uuid
 from mdtui.probe.root import SystemRoot
 
 UUID = "3f1a2b4c:5d6e7f80:91a2b3c4:d5e6f708"

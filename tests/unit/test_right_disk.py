@@ -81,6 +81,22 @@ def test_the_slot_comes_from_the_enclosure_class(tmp_path: Path) -> None:
     assert enclosure_slot(SystemRoot(tmp_path), "sdz") is None
 
 
+def test_a_captured_trees_device_links_leading_out_of_it_are_not_followed(tmp_path: Path) -> None:
+    """The tree's links are resolved inside it (SystemRoot.resolve): a disk and a slot whose device links both
+    lead to one directory of this machine are no match, as mdtui never follows a tree out of itself."""
+    tree = tmp_path / "tree"
+    locate = enclosure_tree(tree)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for link in (
+        tree / HBA / "end_device-0:0:3" / "target0:0:3" / "0:0:3:0" / "block" / "sdc" / "device",
+        locate.parent / "device",
+    ):
+        link.unlink()
+        link.symlink_to(outside)
+    assert enclosure_slot(SystemRoot(tree), "sdc") is None
+
+
 def test_an_enclosure_name_a_terminal_would_misread_is_neither_shown_nor_written(tmp_path: Path) -> None:
     enclosure_tree(tmp_path, component="Slot\x1b[2J03")
     assert enclosure_slot(SystemRoot(tmp_path), "sdc") is None

@@ -16,6 +16,7 @@ from mdtui.model.safety import LiveSafety
 from mdtui.plan.figures import GIVEN, MemberFigures
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.write_safety import SafetyChoice, change_steps, cost_lines, costs, live_problems, problems
+from mdtui.probe.arrays import read_arrays
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
 from mdtui.tune import safety_journal
@@ -119,6 +120,25 @@ def test_a_bitmap_file_is_refused_where_it_would_overwrite_or_could_be_redirecte
     assert "--root" in bitmap_file_problems(SystemRoot(str(TREE)), "/srv/b", [])[0]
 
 
+@pytest.mark.parametrize("owner, mode", [(0, 0o777), (4242, 0o755)])
+def test_a_bitmap_file_below_a_directory_another_user_can_change_is_refused(
+    tmp_path: Path, owner: int, mode: int
+) -> None:
+    """The attack: root's own directory, inside one another user can write (or owns). That user renames root's
+    directory away and puts one of theirs, holding a link where the bitmap goes, in its place: every directory
+    on the way must be root's alone, not only the last (rootsafe.path_problem)."""
+    if os.geteuid() != 0:
+        pytest.skip("the directories must be root's and another user's")
+    parent = tmp_path / "theirs"
+    parent.mkdir()
+    inner = parent / "roots"
+    inner.mkdir(mode=0o755)
+    os.chown(parent, owner, owner)
+    parent.chmod(mode)
+    found = bitmap_file_problems(SystemRoot("/"), f"{inner}/b", [])
+    assert any("another user could change the way to" in p and str(parent) in p for p in found), found
+
+
 def test_a_bitmap_file_on_a_member_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bitmap must outlive what it protects: a directory on one of the array's members (here the filesystem
     holding tmp_path, whatever device that is) is refused, and so is one on an md array."""
@@ -139,6 +159,35 @@ def test_the_live_safety_reads_sysfs() -> None:
     found = read_live_safety(root, "md0")
     assert found is not None and found.bitmap == "none" and found.choice_policy == "resync"
     assert read_live_safety(root, "md99") is None
+
+
+@pytest.mark.parametrize("types", ["llbitmap", "none bitmap [llbitmap]"])
+def test_a_lockless_bitmap_is_one_kind_to_the_scan_and_to_the_safety_plan(tmp_path: Path, types: str) -> None:
+    """md/bitmap/location and md/bitmap_type are read once (probe.safety.bitmap_kind): the scan's array and the
+    safety plan say lockless alike, whether bitmap_type is the lone word or kernel 6.18's list with the array's
+    type in brackets."""
+    files = {
+        "proc/mdstat": (
+            "md3 : active raid1 sdb[1] sda[0]\n"
+            "      1046528 blocks super 1.2 [2/2] [UU]\n"
+            "      bitmap: 0/1 pages [0KB], 65536KB chunk\n"
+        ),
+        "sys/block/md3/md/level": "raid1\n",
+        "sys/block/md3/md/array_state": "clean\n",
+        "sys/block/md3/md/consistency_policy": "bitmap\n",
+        "sys/block/md3/md/bitmap/location": "+8\n",
+        "sys/block/md3/md/bitmap_type": types + "\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    root = SystemRoot(str(tmp_path))
+    (array,) = read_arrays(root)
+    live = read_live_safety(root, "md3")
+    assert live is not None
+    assert array.bitmap == live.bitmap == "lockless"
+    scanned = read_live_safety(root, "md3", bitmap=array.bitmap)
+    assert scanned is not None and scanned.bitmap == "lockless"
 
 
 # --- the restore journal -----------------------------------------------------------------------------------------
