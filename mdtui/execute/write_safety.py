@@ -13,12 +13,10 @@ from mdtui.execute.state import ActionLog
 from mdtui.model.array import MdArray
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel, level_from_name
-from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
+from mdtui.plan.write_safety import GROW_TIMEOUT_S, SafetyChoice, change_steps, live_problems
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
 from mdtui.state_dir import same_uuid
-
-GROW_TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.ascii_numbers import parse_int
-from mdtui.command import CommandResult, run_command
+from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
+from mdtui.plan.write_safety import GROW_TIMEOUT_S, SafetyChoice, change_steps, live_problems
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
@@ -32,19 +33,20 @@ from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, l
 from mdtui.tune.journal import recover_at_start
 
 log = logging.getLogger(__name__)
-Runner = Callable[[list[str]], CommandResult]
+# Runs one mdadm --grow step (argv, the action log's note for it).
+Runner = Callable[[list[str], str], CommandResult]
 # What a restore may put back: what md reports for an array mdtui may change (never a file, never a journal).
 _RESTORABLE_BITMAPS = ("none", "internal", "lockless")
 _RESTORABLE_POLICIES = ("resync", "bitmap", "ppl")
-GROW_TIMEOUT_S = 300
 
 
 def journal_dir() -> Path:
     return state_dir() / "safety-journal"
 
 
-def _run(argv: list[str]) -> CommandResult:
-    return run_command(argv, timeout_s=GROW_TIMEOUT_S)
+def _run(argv: list[str], note: str) -> CommandResult:
+    """One step, run as root and recorded in the action log and the system journal; _apply judges its exit."""
+    return ActionLog().run(argv, note, timeout_s=GROW_TIMEOUT_S, check=False)
 
 
 @dataclass
@@ -134,14 +136,15 @@ def _array_problem(root: SystemRoot, array: str, uuid: str) -> str | None:
     return None
 
 
-def _apply(root: SystemRoot, array: str, want: SafetyChoice, runner: Runner) -> list[str]:
-    """Run the mdadm --grow steps from the array's live safety to ``want``; the lines each one said."""
+def _apply(root: SystemRoot, array: str, want: SafetyChoice, runner: Runner, note: str) -> list[str]:
+    """Run the mdadm --grow steps from the array's live safety to ``want`` (each logged as ``note``); the
+    lines each one said."""
     now = read_live_safety(root, array)
     if now is None:
         raise MdtuiError(f"{array} reports no consistency policy: md does not answer for it")
     lines = []
     for argv in change_steps(f"/dev/{array}", now, want):
-        result = runner(list(argv))
+        result = runner(list(argv), note)
         if not result.ok:
             raise MdtuiError(f"{' '.join(argv)} failed: {(result.stderr or result.stdout).strip()[:300]}")
         lines.append(" ".join(argv))
@@ -155,7 +158,8 @@ def restore_entry(root: SystemRoot, entry: SafetyEntry, runner: Runner = _run) -
     if problem is not None:
         return (False, f"{what} not restored: {problem}")
     try:
-        steps = _apply(root, entry.array, _want(entry.original), runner)
+        note = f"put back the write safety of /dev/{entry.array} changed by {entry.purpose} (pid {entry.pid})"
+        steps = _apply(root, entry.array, _want(entry.original), runner, note)
     except MdtuiError as exc:
         return (False, f"{what} not restored: {exc}")
     return (True, f"{what} restored" + (f" ({'; '.join(steps)})" if steps else " (it already was)"))
@@ -201,7 +205,7 @@ class SafetyChanger:
             self._journal(array, array_uuid, now)
         elif self.entry.array != array:
             raise MdtuiError(f"this change already holds {self.entry.array}; one array at a time")
-        return _apply(self.root, array, want, self.runner)
+        return _apply(self.root, array, want, self.runner, f"{self.purpose}: write safety of /dev/{array}")
 
     def _journal(self, array: str, array_uuid: str | None, now: LiveSafety) -> None:
         if not array_uuid:

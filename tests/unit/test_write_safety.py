@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
@@ -163,7 +164,7 @@ class FakeMd:
     def now(self) -> LiveSafety | None:
         return read_live_safety(self.root, "md7")
 
-    def run(self, argv: list[str]) -> CommandResult:
+    def run(self, argv: list[str], note: str = "") -> CommandResult:
         self.ran.append(argv)
         option = argv[-1] if len(argv) == 4 else argv[3]
         now = self.now()
@@ -206,6 +207,34 @@ def test_a_killed_experiments_change_is_put_back_at_the_next_start_on_that_array
     lines = recover_dead(md.root, journal, runner=md.run)
     assert "another array" in lines[0] and md.now() == LiveSafety("none", None, "resync")
     assert load_entries(journal) == []  # an entry for a gone array is not kept to act on later
+
+
+def test_a_change_and_its_restore_are_in_the_action_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mdadm --grow run as root by an experiment, its restore and a dead one's recovery are logged like any other
+    command (they ran without the action log before)."""
+    md = FakeMd(tmp_path)
+    journal = tmp_path / "journal"
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: md.run(list(argv)))
+    with SafetyChanger(md.root, purpose="a test A/B", directory=journal) as changer:
+        changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+    changer = SafetyChanger(md.root, purpose="a killed A/B", directory=journal)
+    changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+    monkeypatch.setattr(safety_journal, "owner_alive", lambda owner: False)
+    recover_dead(md.root, journal)
+    logged = [(entry["argv"], entry["note"]) for entry in ActionLog().entries()]
+    assert logged == [
+        (["mdadm", "--grow", "/dev/md7", "--bitmap=none"], "a test A/B: write safety of /dev/md7"),
+        (
+            ["mdadm", "--grow", "/dev/md7", "--bitmap=internal", "--bitmap-chunk=65536K"],
+            f"put back the write safety of /dev/md7 changed by a test A/B (pid {os.getpid()})",
+        ),
+        (["mdadm", "--grow", "/dev/md7", "--bitmap=none"], "a killed A/B: write safety of /dev/md7"),
+        (
+            ["mdadm", "--grow", "/dev/md7", "--bitmap=internal", "--bitmap-chunk=65536K"],
+            f"put back the write safety of /dev/md7 changed by a killed A/B (pid {os.getpid()})",
+        ),
+    ]
+    assert md.now() == LiveSafety("internal", 64 << 20, "bitmap")
 
 
 def test_a_tampered_journal_is_never_acted_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
