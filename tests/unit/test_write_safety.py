@@ -209,6 +209,24 @@ def test_a_killed_experiments_change_is_put_back_at_the_next_start_on_that_array
     assert load_entries(journal) == []  # an entry for a gone array is not kept to act on later
 
 
+def test_a_failed_restore_keeps_its_journal_whatever_mdadm_said(tmp_path: Path) -> None:
+    """Whether the journal is dropped is restore_entry's answer, not words found in mdadm's message (a failure
+    whose stderr said "no longer exists" dropped the journal before, and the array stayed changed)."""
+    md = FakeMd(tmp_path)
+    journal = tmp_path / "journal"
+    changer = SafetyChanger(md.root, directory=journal, runner=md.run)
+    changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+
+    def refused(argv: list[str], note: str = "") -> CommandResult:
+        return CommandResult(tuple(argv), 1, "", "mdadm: the bitmap no longer exists", 0.0)
+
+    changer.runner = refused
+    [text] = changer.restore()
+    assert "not restored" in text and "no longer exists" in text
+    assert [entry.array for entry in load_entries(journal)] == ["md7"]  # kept for the next start
+    assert md.now() == LiveSafety("none", None, "resync")
+
+
 def test_a_change_and_its_restore_are_in_the_action_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """mdadm --grow run as root by an experiment, its restore and a dead one's recovery are logged like any other
     command (they ran without the action log before)."""
