@@ -295,3 +295,30 @@ def test_safety_shows_the_plan_then_refuses_a_captured_tree(capsys: pytest.Captu
     assert "read-only" in captured.err and "Traceback" not in captured.err
     assert main(["--root", str(TREE), "safety", "md0", "--policy", "ppl", "--dry-run"]) == 2
     assert "raid5's only" in capsys.readouterr().err
+
+
+def test_a_live_change_runs_each_step_through_the_action_log_and_stops_at_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.errors import CommandError
+    from mdtui.execute.write_safety import SafetyChangePlan, execute_safety_change
+
+    md = FakeMd(tmp_path)
+    now = md.now()
+    assert now is not None
+    want = SafetyChoice("none", None, "ppl")
+    steps = tuple(change_steps("/dev/md7", now, want))
+    plan = SafetyChangePlan("md7", UUID, RAID5, ("sdb", "sdc", "sdd"), now, want, steps)
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: md.run(list(argv)))
+    log = ActionLog(tmp_path / "actions.log")
+    results = execute_safety_change(plan, confirmed="md7", root=md.root, log=log)
+    assert [r.argv for r in results] == list(steps) and md.now() == LiveSafety("none", None, "ppl")
+    assert [(tuple(e["argv"]), e["note"]) for e in log.entries()] == [(s, "write safety of /dev/md7") for s in steps]
+    after = md.now()
+    assert after is not None
+    two = (("mdadm", "x"), ("mdadm", "y"))
+    failing = SafetyChangePlan("md7", UUID, RAID5, (), after, SafetyChoice("internal"), two)
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: CommandResult(tuple(argv), 1, "", "no", 0.0))
+    with pytest.raises(CommandError):
+        execute_safety_change(failing, confirmed="md7", root=md.root, log=log)
+    assert [e["argv"] for e in log.entries()][-1] == ["mdadm", "x"]  # logged, and the next step never ran
