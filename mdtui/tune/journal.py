@@ -70,7 +70,8 @@ def write_sysfs(root: SystemRoot, path: str, value: str, note: str, log: ActionL
     /sys/devices or /proc/sys/dev/raid (no link planted since is followed); MdtuiError if refused.
 
     The one writer of kernel attributes (knobs, a sweep's points and restores, a sync boost, sync_action, a
-    locate LED): every write is recorded in the action log and the system journal as ``note``, refused or not."""
+    locate LED, a CPU governor): every write is recorded in the action log and the system journal as ``note``,
+    refused or not."""
     log = log or ActionLog()
     started = time.monotonic()
     try:
