@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.execute.record import kernel_release
-from mdtui.execute.state import ActionLog
 from mdtui.model.array import MdArray
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel, level_from_name

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError
 from mdtui.execute.mdadm import find_array, resolve_member
-from mdtui.execute.state import ActionLog, ReshapeEntry, ReshapeJournal
+from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
 from mdtui.keep.grow import GROW_TIMEOUT_S, SHAPE_WAIT_S
 from mdtui.keep.grow_facts import reshape_position

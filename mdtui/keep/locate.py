@@ -12,8 +12,8 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.model.disk import Disk
 from mdtui.probe.enclosure import EnclosureSlot, enclosure_slot
 from mdtui.probe.root import SystemRoot

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.advise.experiments import (
     ArrayTools,
     ExperimentCancelled,
@@ -32,7 +33,7 @@ from mdtui.advise.governor import GovernorError, governor_switched, read_governo
 from mdtui.advise.runner import BenchRunner
 from mdtui.errors import PlanError, SafetyError
 from mdtui.execute.mdadm import CreateOutcome
-from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray
+from mdtui.execute.state import ArrayRegistry, CreatedArray
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
