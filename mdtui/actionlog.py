@@ -16,7 +16,7 @@ from mdtui.errors import CommandError
 from mdtui.probe.owner import state_dir
 from mdtui.state_dir import StateDir, UnsafeStateError
 
-log = logging.getLogger("mdtui.execute.state")
+log = logging.getLogger(__name__)
 
 
 def skipped(where: Path, why: object) -> None:
@@ -26,7 +26,7 @@ def skipped(where: Path, why: object) -> None:
 
 class ActionLog:
     """Every action that writes (a command, a knob, a file), one JSON line each, kept for the admin to audit,
-    and the same told to the system journal (mdtui.execute.audit): this is the one place actions are logged."""
+    and the same told to the system journal (mdtui.audit): this is the one place actions are logged."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or state_dir() / "actions.log"

@@ -1,7 +1,7 @@
 """Every action that writes, told to the system journal: syslog identifier mdtui, with the command, who ran it
 and how it ended, so `journalctl -t mdtui` (or /var/log/syslog) holds what root did with mdtui.
 
-mdtui.execute.state.ActionLog calls :func:`tell_system_log` for every entry it records: that is the one place an
+mdtui.actionlog.ActionLog calls :func:`tell_system_log` for every entry it records: that is the one place an
 action is logged, so a new verb that records its actions there is in the journal too.
 
 What is trusted here: nothing in the message is taken as a fact about who ran mdtui. ``SUDO_USER`` is

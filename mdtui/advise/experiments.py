@@ -10,13 +10,14 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mdtui.actionlog import ActionLog
 from mdtui.advise.governor import governor_label, governor_switched, read_governors
 from mdtui.advise.sweep_stop import skipped_note, sweep_stop
 from mdtui.command import run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.execute import mdadm as md_run
-from mdtui.execute.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
+from mdtui.execute.state import ArrayRegistry, TemporaryArrayJournal
 from mdtui.format import plural
 from mdtui.model.disk import Disk
 from mdtui.model.job import MIB

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError, PlanError
 from mdtui.probe.cpu import cpufreq_dirs
 from mdtui.probe.root import SystemRoot
+from mdtui.tune.journal import write_sysfs
 
 
 class GovernorError(MdtuiError):
@@ -51,22 +50,20 @@ def check_switchable(root: SystemRoot, governor: str) -> dict[Path, str]:
     return current
 
 
-def _write(path: Path, value: str) -> str | None:
-    """Write one sysfs value (recorded in the action log and the journal); a sentence naming the file on
-    failure, None on success."""
-    started = time.monotonic()
+def _write(root: SystemRoot, directory: Path, governor: str) -> str | None:
+    """Write one policy's scaling_governor through tune.journal.write_sysfs, the one writer of kernel attributes
+    (it records the write in the action log and the journal); a sentence naming the file on failure, None on
+    success."""
     try:
-        path.write_text(value + "\n")
-    except OSError as exc:
-        ActionLog().record_write(str(path), value, "CPU governor", started=started, error=exc.strerror or str(exc))
-        return f"{path}: {exc.strerror or exc}"
-    ActionLog().record_write(str(path), value, "CPU governor", started=started)
+        write_sysfs(root, root.to_system(directory / "scaling_governor"), governor, "CPU governor")
+    except MdtuiError as exc:
+        return str(exc)
     return None
 
 
-def restore_governors(saved: dict[Path, str]) -> list[str]:
+def restore_governors(root: SystemRoot, saved: dict[Path, str]) -> list[str]:
     """Put every saved governor back; the files that refused, one sentence each (empty when all went back)."""
-    problems = [_write(directory / "scaling_governor", governor) for directory, governor in saved.items()]
+    problems = [_write(root, directory, governor) for directory, governor in saved.items()]
     return [problem for problem in problems if problem]
 
 
@@ -80,13 +77,13 @@ def governor_switched(root: SystemRoot, governor: str) -> Iterator[dict[Path, st
     saved = check_switchable(root, governor)
     try:
         for directory in saved:
-            if problem := _write(directory / "scaling_governor", governor):
+            if problem := _write(root, directory, governor):
                 raise GovernorError(f"could not switch the governor to {governor}: {problem}")
         yield dict(saved)
     except BaseException as exc:
-        if problems := restore_governors(saved):
+        if problems := restore_governors(root, saved):
             exc.add_note("governors NOT restored: " + "; ".join(problems))
         raise
-    problems = restore_governors(saved)
+    problems = restore_governors(root, saved)
     if problems:
         raise GovernorError("the run finished but these governors could not be put back: " + "; ".join(problems))

@@ -34,12 +34,11 @@ from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
 from mdtui.execute import record
-from mdtui.execute.argv import job_argv
 from mdtui.execute.presets import Step
 from mdtui.execute.record import step_title
 from mdtui.execute.runners import run_step
 from mdtui.model.inventory import Inventory
-from mdtui.model.job import JobSpec, JobStatus, Progress
+from mdtui.model.job import JobResult, JobSpec, JobStatus, Progress
 from mdtui.model.snapshot import Snapshot
 from mdtui.probe.root import SystemRoot
 from mdtui.sample.sampler import Sampler
@@ -281,7 +280,7 @@ class _Session:
             await self._closing_sample()
             cpu = meter.stop() if meter is not None else None
             status = step_status(results)
-            self._record_writes(step, status, duration)
+            self._record_writes(step, results)
             metrics = record.metrics_from_results(results, md_thread_cpu_pct=cpu)
             outcome = StepOutcome(
                 index=index,
@@ -310,16 +309,18 @@ class _Session:
         self.emit(StepFinished(outcome, len(plan.steps)))
         return outcome
 
-    def _record_writes(self, step: Step, status: JobStatus, duration_s: float) -> None:
-        """A step that wrote to a device is an action like any other: in the action log and the system journal,
-        with the first writing job's argv and how the step ended."""
-        writing = [spec for spec in step.jobs if spec.writes]
-        if not writing:
-            return
-        returncode = 0 if status is JobStatus.COMPLETE else 1
-        targets = ", ".join(dict.fromkeys(spec.target for spec in writing))
-        note = f"bench {self.plan.preset.key}: {step_title(step)} writes {targets} ({status.value})"
-        ActionLog().record(CommandResult(tuple(job_argv(writing[0])), returncode, "", "", duration_s), note)
+    def _record_writes(self, step: Step, results: tuple[JobResult, ...]) -> None:
+        """A job that wrote to a device is an action like any other: each in the action log and the system
+        journal, with the argv the runner ran (fio's --size and --offset_increment fitted to the target), its
+        exit, stderr and duration, and how it ended."""
+        for result in results:
+            if not result.spec.writes:
+                continue
+            # No exit status (the process was never reaped): how the job ended stands for it.
+            returncode = result.returncode if result.returncode is not None else (0 if result.ok else 1)
+            title = f"{step_title(step)} writes {result.spec.target}"
+            note = f"bench {self.plan.preset.key}: {title} ({result.status.value})"
+            ActionLog().record(CommandResult(result.argv, returncode, "", result.stderr, result.duration_s), note)
 
     async def run_check(self) -> CheckOutcome:
         plan = self.plan

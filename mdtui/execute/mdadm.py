@@ -8,10 +8,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
-from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
+from mdtui.execute.state import ArrayRegistry, CreatedArray, TemporaryArrayJournal
 from mdtui.model.array import MdArray
 from mdtui.model.disk import Disk, InUseKind, InUseReason
 from mdtui.plan.create import CreatePlan, member_path

@@ -1,5 +1,5 @@
-"""Where mdtui keeps its own state: the action log, the registry of arrays it created, and the journal of
-temporary arrays an experiment has up right now."""
+"""Where mdtui keeps its own state: the registry of arrays it created, the journal of temporary arrays an
+experiment has up right now, and the reshape journal (the action log is mdtui.actionlog)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-# The action log lives below the tune layer (mdtui.actionlog) so that a knob write records itself; verbs
-# import it from here as before.
-from mdtui.actionlog import ActionLog as ActionLog
 from mdtui.actionlog import skipped
 from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray, normalize_uuid

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mdtui.command import CommandResult, run_command
+from mdtui.actionlog import ActionLog
+from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
-from mdtui.errors import CommandError, MdtuiError, SafetyError
+from mdtui.errors import MdtuiError, SafetyError
 from mdtui.execute.record import kernel_release
-from mdtui.execute.state import ActionLog
 from mdtui.model.array import MdArray
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel, level_from_name
-from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
+from mdtui.plan.write_safety import GROW_TIMEOUT_S, SafetyChoice, change_steps, live_problems
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import bitmap_file_problems, read_live_safety
 from mdtui.state_dir import same_uuid
-
-GROW_TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)
@@ -86,11 +84,4 @@ def execute_safety_change(
         problems = bitmap_file_problems(system, plan.want.bitmap, plan.members)
         if problems:
             raise SafetyError(f"{plan.device}: {'; '.join(problems)}")
-    results = []
-    for argv in plan.steps:
-        result = run_command(list(argv), timeout_s=GROW_TIMEOUT_S)
-        log.record(result, f"write safety of {plan.device}")
-        results.append(result)
-        if not result.ok:
-            raise CommandError(list(argv), result.returncode, result.stderr)
-    return results
+    return [log.run(argv, f"write safety of {plan.device}", timeout_s=GROW_TIMEOUT_S) for argv in plan.steps]

@@ -16,10 +16,10 @@ import stat
 import time
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.keep.boot import monitor_pids, read_monitoring
 from mdtui.keep.conf import (
     ConfEdit,

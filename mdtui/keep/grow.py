@@ -10,11 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.execute.mdadm import array_uuid, find_array, recheck_disk
-from mdtui.execute.state import ActionLog, ReshapeEntry, ReshapeJournal
+from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
 from mdtui.keep.grow_facts import backup_place, default_backup_path, gather, member_nodes
 from mdtui.keep.persist import PersistPlan, detail_brief, plan_persist

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdtui.command import CommandResult, run_command
+from mdtui.actionlog import ActionLog
+from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import CommandError, MdtuiError
 from mdtui.execute.mdadm import find_array, resolve_member
-from mdtui.execute.state import ActionLog, ReshapeEntry, ReshapeJournal
+from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
 from mdtui.keep.grow import GROW_TIMEOUT_S, SHAPE_WAIT_S
 from mdtui.keep.grow_facts import reshape_position
@@ -259,8 +260,8 @@ def execute_resume(
     log = log or ActionLog()
     results = []
     for step in plan.steps:
-        result = run_command(list(step.argv), timeout_s=GROW_TIMEOUT_S, leaves_child=step.leaves_child)
-        log.record(result, f"resume {plan.device}: {step.description}")
+        note = f"resume {plan.device}: {step.description}"
+        result = log.run(step.argv, note, timeout_s=GROW_TIMEOUT_S, check=False, leaves_child=step.leaves_child)
         results.append(result)
         if not result.ok:
             array = find_array(system, plan.device)

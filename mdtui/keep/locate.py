@@ -12,9 +12,8 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from mdtui.command import run_command
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.model.disk import Disk
 from mdtui.probe.enclosure import EnclosureSlot, enclosure_slot
 from mdtui.probe.root import SystemRoot
@@ -109,8 +108,7 @@ def _run(plan: LocatePlan, root: SystemRoot, on: bool, log: ActionLog) -> None:
     if plan.slot is not None:
         write_sysfs(root, plan.slot.locate_path, "1" if on else "0", note, log)
         return
-    result = run_command(list(plan.on_argv if on else plan.off_argv), timeout_s=30)
-    log.record(result, note)
+    result = log.run(plan.on_argv if on else plan.off_argv, note, timeout_s=30, check=False)
     if not result.ok:
         raise MdtuiError(f"{' '.join(result.argv)} failed: {result.stderr.strip()[-300:] or result.returncode}")
 

@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
 from mdtui.execute.mdadm import find_array
 from mdtui.execute.process import run_streaming
-from mdtui.execute.state import ActionLog
 from mdtui.keep.conf import ConfEdit, Distribution, add_array_line, detect_distribution, read_conf
 from mdtui.model.array import MdArray
 from mdtui.probe.root import SystemRoot

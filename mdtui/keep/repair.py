@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import SafetyError
 from mdtui.execute.mdadm import array_uuid, find_array, resolve_member
-from mdtui.execute.state import ActionLog
 from mdtui.format import plural
 from mdtui.keep.locate import Identity
 from mdtui.model.array import ArrayMember, MdArray

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult, run_command
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError, SafetyError
-from mdtui.execute.state import ActionLog
 from mdtui.keep.conf import text_diff
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.scrub import CRON_FILE, UNIT_DIRS, WANTS_DIR

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mdtui.actionlog import ActionLog
 from mdtui.confirmation import require_confirmed
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.model.array import MdArray
 from mdtui.plan.sync_time import SyncTime

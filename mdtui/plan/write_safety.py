@@ -133,6 +133,10 @@ def create_options(choice: SafetyChoice, level: RaidLevel) -> list[str]:
     return options
 
 
+# How long one of change_steps' mdadm --grow commands may take (a bitmap is written or dropped on every member).
+GROW_TIMEOUT_S = 300
+
+
 def change_steps(device: str, now: LiveSafety, want: SafetyChoice) -> list[tuple[str, ...]]:
     """mdadm --grow commands that take ``device`` from ``now`` to ``want``, in order; [] when nothing changes.
 

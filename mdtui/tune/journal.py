@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from mdtui.actionlog import ActionLog
+from mdtui.actionlog import ActionLog, skipped
 from mdtui.errors import MdtuiError
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
@@ -70,7 +70,8 @@ def write_sysfs(root: SystemRoot, path: str, value: str, note: str, log: ActionL
     /sys/devices or /proc/sys/dev/raid (no link planted since is followed); MdtuiError if refused.
 
     The one writer of kernel attributes (knobs, a sweep's points and restores, a sync boost, sync_action, a
-    locate LED): every write is recorded in the action log and the system journal as ``note``, refused or not."""
+    locate LED, a CPU governor): every write is recorded in the action log and the system journal as ``note``,
+    refused or not."""
     log = log or ActionLog()
     started = time.monotonic()
     try:
@@ -135,7 +136,9 @@ def _save(entry: JournalFile) -> None:
         raise OSError(str(exc)) from None
 
 
-def _text(raw: dict, key: str, limit: int = 256) -> str:
+def entry_text(raw: dict, key: str, limit: int = 256) -> str:
+    """A journal's field that must be one printable line of at most ``limit`` characters ("" when absent);
+    BadEntry otherwise. Read so by the knob journal and the safety journal (mdtui.tune.safety_journal)."""
     value = raw.get(key, "")
     if not isinstance(value, str) or len(value) > limit or not value.isprintable():
         raise BadEntry(f"{key} {value!r} is not a line of text")
@@ -147,41 +150,41 @@ def _change(raw: object) -> Change:
     array named with its UUID, with an original the knob's range allows. Anything else is never written."""
     if not isinstance(raw, dict) or set(raw) - {f.name for f in fields(Change)}:
         raise BadEntry("a change is not a journal change")
-    name = _text(raw, "knob")
+    name = entry_text(raw, "knob")
     knob = KNOBS_BY_NAME.get(name)
     if knob is None:
         raise BadEntry(f"knob {name!r} is not in the catalogue")
-    device = _text(raw, "device")
+    device = entry_text(raw, "device")
     if knob.scope is Scope.GLOBAL:
         if device:
             raise BadEntry(f"{name} is global; device {device!r} is not")
     else:
         kernel_name(device, "device")
-    array = kernel_name(_text(raw, "array"), "array")
+    array = kernel_name(entry_text(raw, "array"), "array")
     if knob.scope in (Scope.MD, Scope.QUEUE) and device != array:
         raise BadEntry(f"{name} is a knob of the array itself, not of {device}")
-    array_uuid = uuid_text(_text(raw, "array_uuid"), "array_uuid")
+    array_uuid = uuid_text(entry_text(raw, "array_uuid"), "array_uuid")
     if array_uuid is None:
         raise BadEntry(f"the change of {name} names no array UUID")
-    path = _text(raw, "path")
+    path = entry_text(raw, "path")
     if path != knob.system_path(device):
         raise BadEntry(f"{path!r} is not where {name} lives")
-    original = _text(raw, "original")
+    original = entry_text(raw, "original")
     try:
         knob.check_value(original)
     except MdtuiError as exc:
         raise BadEntry(str(exc)) from None
-    return Change(name, device, path, original, _text(raw, "shown"), array, array_uuid)
+    return Change(name, device, path, original, entry_text(raw, "shown"), array, array_uuid)
 
 
 def _journal(raw: object, path: Path) -> JournalFile:
     if not isinstance(raw, dict) or not isinstance(raw.get("changes", []), list):
         raise BadEntry("not a knob journal")
     return JournalFile(
-        owner=_text(raw, "owner"),
+        owner=entry_text(raw, "owner"),
         pid=int(raw["pid"]),
-        purpose=_text(raw, "purpose") or "knob change",
-        root=_text(raw, "root", 4096) or "/",
+        purpose=entry_text(raw, "purpose") or "knob change",
+        root=entry_text(raw, "root", 4096) or "/",
         created_at=float(raw.get("created_at", 0)),
         changes=[_change(item) for item in raw.get("changes", [])],
         path=path,
@@ -192,10 +195,6 @@ def load_journals(directory: Path | None = None) -> list[JournalFile]:
     """Every journal that passes its checks, oldest first; any other is skipped with one line on stderr,
     never acted on, and left for a person to see."""
     directory = directory or journal_dir()
-
-    def skipped(where: Path, why: object) -> None:
-        log.warning("mdtui: skipped %s: %s", where, why)
-
     found = load_json_entries(directory, _journal, "knob journal", skipped)
     return sorted(found, key=lambda entry: entry.created_at)
 
@@ -210,17 +209,27 @@ class Restored:
     keep: bool = False  # not written for lack of permission: the journal keeps it for the next start
 
 
+def array_problem(root: SystemRoot, array: str, uuid: str) -> str | None:
+    """Why ``array`` is not the array with ``uuid`` a journal changed (gone, or another UUID or none readable
+    there now); None when it still is. Checked before the knob journal or the safety journal writes to it."""
+    md = f"/sys/block/{array}/md"
+    if not root.path(md).is_dir():
+        return f"{array} no longer exists"
+    now = root.read_text(f"{md}/uuid")
+    if not same_uuid(now, uuid):
+        return f"{array} is now another array (UUID {now or 'unknown'})"
+    return None
+
+
 def _array_problem(root: SystemRoot, change: Change) -> str | None:
-    """Why the array a change was made for is not the one there now; None when it still is."""
+    """Why the array a change was made for is not the one there now (or the device no longer its member);
+    None when it still is."""
     if not change.array:
         return None
-    md = f"/sys/block/{change.array}/md"
-    if not root.path(md).is_dir():
-        return f"{change.array} no longer exists"
-    uuid = root.read_text(f"{md}/uuid")
-    if change.array_uuid and uuid and not same_uuid(uuid, change.array_uuid):
-        return f"{change.array} is now another array (UUID {uuid})"
-    if change.device != change.array and not root.path(f"{md}/dev-{change.device}").exists():
+    problem = array_problem(root, change.array, change.array_uuid)
+    if problem is not None or change.device == change.array:
+        return problem
+    if not root.path(f"/sys/block/{change.array}/md/dev-{change.device}").exists():
         return f"{change.device} is no longer a member of {change.array}"
     return None
 

@@ -12,39 +12,39 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from mdtui.actionlog import ActionLog, skipped
 from mdtui.ascii_numbers import parse_int
-from mdtui.command import CommandResult, run_command
+from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
 from mdtui.model.safety import LiveSafety
 from mdtui.plan.levels import RaidLevel
-from mdtui.plan.write_safety import SafetyChoice, change_steps, live_problems
+from mdtui.plan.write_safety import GROW_TIMEOUT_S, SafetyChoice, change_steps, live_problems
 from mdtui.probe.owner import current_owner, owner_alive, state_dir
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
-from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, same_uuid, uuid_text
-from mdtui.tune.journal import recover_at_start
+from mdtui.state_dir import BadEntry, StateDir, UnsafeStateError, kernel_name, load_json_entries, uuid_text
+from mdtui.tune.journal import array_problem, entry_text, recover_at_start
 
-log = logging.getLogger(__name__)
-Runner = Callable[[list[str]], CommandResult]
+# Runs one mdadm --grow step (argv, the action log's note for it).
+Runner = Callable[[list[str], str], CommandResult]
 # What a restore may put back: what md reports for an array mdtui may change (never a file, never a journal).
 _RESTORABLE_BITMAPS = ("none", "internal", "lockless")
 _RESTORABLE_POLICIES = ("resync", "bitmap", "ppl")
-GROW_TIMEOUT_S = 300
 
 
 def journal_dir() -> Path:
     return state_dir() / "safety-journal"
 
 
-def _run(argv: list[str]) -> CommandResult:
-    return run_command(argv, timeout_s=GROW_TIMEOUT_S)
+def _run(argv: list[str], note: str) -> CommandResult:
+    """One step, run as root and recorded in the action log and the system journal; _apply judges its exit."""
+    return ActionLog().run(argv, note, timeout_s=GROW_TIMEOUT_S, check=False)
 
 
 @dataclass
@@ -71,24 +71,17 @@ class SafetyEntry:
         return LiveSafety(self.bitmap, self.bitmap_chunk_bytes, self.policy)
 
 
-def _text(raw: dict, key: str, limit: int = 256) -> str:
-    value = raw.get(key, "")
-    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
-        raise BadEntry(f"{key} {value!r} is not a line of text")
-    return value
-
-
 def _entry(raw: object, path: Path) -> SafetyEntry:
     """One journal, checked: an array named by kernel name and UUID, and an original mdtui can put back."""
     if not isinstance(raw, dict):
         raise BadEntry("not a safety journal")
-    bitmap, policy = _text(raw, "bitmap"), _text(raw, "policy")
+    bitmap, policy = entry_text(raw, "bitmap"), entry_text(raw, "policy")
     if bitmap not in _RESTORABLE_BITMAPS or policy not in _RESTORABLE_POLICIES:
         raise BadEntry(f"bitmap {bitmap!r} and policy {policy!r} are not what mdtui puts back")
     chunk = raw.get("bitmap_chunk_bytes")
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or not 0 < chunk < 1 << 50):
         raise BadEntry(f"bitmap_chunk_bytes {chunk!r} is not a chunk size")
-    array_uuid = uuid_text(_text(raw, "array_uuid"), "array_uuid")
+    array_uuid = uuid_text(entry_text(raw, "array_uuid"), "array_uuid")
     if array_uuid is None:
         raise BadEntry("the journal names no array UUID")
     pid = raw.get("pid")
@@ -96,12 +89,12 @@ def _entry(raw: object, path: Path) -> SafetyEntry:
         raise BadEntry("pid is not a number")
     created = raw.get("created_at", 0)
     return SafetyEntry(
-        owner=_text(raw, "owner"),
+        owner=entry_text(raw, "owner"),
         pid=pid,
-        purpose=_text(raw, "purpose") or "write safety change",
-        root=_text(raw, "root", 4096) or "/",
+        purpose=entry_text(raw, "purpose") or "write safety change",
+        root=entry_text(raw, "root", 4096) or "/",
         created_at=float(created) if isinstance(created, int | float) else 0.0,
-        array=kernel_name(_text(raw, "array"), "array"),
+        array=kernel_name(entry_text(raw, "array"), "array"),
         array_uuid=array_uuid,
         bitmap=bitmap,
         bitmap_chunk_bytes=chunk,
@@ -112,10 +105,6 @@ def _entry(raw: object, path: Path) -> SafetyEntry:
 
 def load_entries(directory: Path | None = None) -> list[SafetyEntry]:
     directory = directory or journal_dir()
-
-    def skipped(where: Path, why: object) -> None:
-        log.warning("mdtui: skipped %s: %s", where, why)
-
     return sorted(load_json_entries(directory, _entry, "safety journal", skipped), key=lambda e: e.created_at)
 
 
@@ -124,41 +113,43 @@ def _want(original: LiveSafety) -> SafetyChoice:
     return SafetyChoice(original.bitmap, chunk if original.bitmap != "none" else None, original.choice_policy)
 
 
-def _array_problem(root: SystemRoot, array: str, uuid: str) -> str | None:
-    md = f"/sys/block/{array}/md"
-    if not root.path(md).is_dir():
-        return f"{array} no longer exists"
-    now = root.read_text(f"{md}/uuid")
-    if not same_uuid(now, uuid):
-        return f"{array} is now another array (UUID {now or 'unknown'})"
-    return None
-
-
-def _apply(root: SystemRoot, array: str, want: SafetyChoice, runner: Runner) -> list[str]:
-    """Run the mdadm --grow steps from the array's live safety to ``want``; the lines each one said."""
+def _apply(root: SystemRoot, array: str, want: SafetyChoice, runner: Runner, note: str) -> list[str]:
+    """Run the mdadm --grow steps from the array's live safety to ``want`` (each logged as ``note``); the
+    lines each one said."""
     now = read_live_safety(root, array)
     if now is None:
         raise MdtuiError(f"{array} reports no consistency policy: md does not answer for it")
     lines = []
     for argv in change_steps(f"/dev/{array}", now, want):
-        result = runner(list(argv))
+        result = runner(list(argv), note)
         if not result.ok:
             raise MdtuiError(f"{' '.join(argv)} failed: {(result.stderr or result.stdout).strip()[:300]}")
         lines.append(" ".join(argv))
     return lines
 
 
-def restore_entry(root: SystemRoot, entry: SafetyEntry, runner: Runner = _run) -> tuple[bool, str]:
-    """Put an entry's original back on the array that still has its UUID: (done, what happened)."""
+@dataclass(frozen=True)
+class SafetyRestored:
+    """What putting one entry's original back did: ``ok`` when it is back; ``keep`` when its journal stays for
+    a later try (mdadm failed on the array that is still there; a gone or other array is never tried again)."""
+
+    ok: bool
+    text: str
+    keep: bool = False
+
+
+def restore_entry(root: SystemRoot, entry: SafetyEntry, runner: Runner = _run) -> SafetyRestored:
+    """Put an entry's original back on the array that still has its UUID."""
     what = f"{entry.array} bitmap {entry.bitmap}, policy {entry.original.choice_policy}"
-    problem = _array_problem(root, entry.array, entry.array_uuid)
+    problem = array_problem(root, entry.array, entry.array_uuid)
     if problem is not None:
-        return (False, f"{what} not restored: {problem}")
+        return SafetyRestored(False, f"{what} not restored: {problem}")
     try:
-        steps = _apply(root, entry.array, _want(entry.original), runner)
+        note = f"put back the write safety of /dev/{entry.array} changed by {entry.purpose} (pid {entry.pid})"
+        steps = _apply(root, entry.array, _want(entry.original), runner, note)
     except MdtuiError as exc:
-        return (False, f"{what} not restored: {exc}")
-    return (True, f"{what} restored" + (f" ({'; '.join(steps)})" if steps else " (it already was)"))
+        return SafetyRestored(False, f"{what} not restored: {exc}", keep=True)
+    return SafetyRestored(True, f"{what} restored" + (f" ({'; '.join(steps)})" if steps else " (it already was)"))
 
 
 class SafetyChanger:
@@ -201,7 +192,7 @@ class SafetyChanger:
             self._journal(array, array_uuid, now)
         elif self.entry.array != array:
             raise MdtuiError(f"this change already holds {self.entry.array}; one array at a time")
-        return _apply(self.root, array, want, self.runner)
+        return _apply(self.root, array, want, self.runner, f"{self.purpose}: write safety of /dev/{array}")
 
     def _journal(self, array: str, array_uuid: str | None, now: LiveSafety) -> None:
         if not array_uuid:
@@ -238,12 +229,12 @@ class SafetyChanger:
         """The original back, then the journal removed (kept when the restore failed). Safe to call twice."""
         if self.entry is None:
             return []
-        done, text = restore_entry(self.root, self.entry, self.runner)
-        self.restored.append(text)
-        if done or "no longer exists" in text or "another array" in text:
+        result = restore_entry(self.root, self.entry, self.runner)
+        self.restored.append(result.text)
+        if not result.keep:
             _remove(self.entry)
             self.entry = None
-        return [text]
+        return [result.text]
 
 
 def _save(entry: SafetyEntry) -> None:
@@ -264,9 +255,9 @@ def recover_dead(root: SystemRoot | None = None, directory: Path | None = None, 
     for entry in load_entries(directory):
         if owner_alive(entry.owner) or Path(entry.root).resolve() != system.root.resolve():
             continue
-        done, text = restore_entry(system, entry, runner)
-        lines.append(f"{text} (left changed by {entry.purpose}, pid {entry.pid}, which did not finish)")
-        if done or "no longer exists" in text or "another array" in text:
+        result = restore_entry(system, entry, runner)
+        lines.append(f"{result.text} (left changed by {entry.purpose}, pid {entry.pid}, which did not finish)")
+        if not result.keep:
             _remove(entry)
     return lines
 

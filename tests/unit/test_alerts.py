@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError, SafetyError
-from mdtui.execute.state import ActionLog
 from mdtui.keep import alerts
 from mdtui.keep.conf import parse_conf, read_conf
 from mdtui.probe.root import SystemRoot

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from unprivileged import NOBODY, Attacker, give_to_nobody
 
-from mdtui.execute.state import ActionLog
+from mdtui.actionlog import ActionLog
 from mdtui.keep import metrics
 from mdtui.keep.conf import ConfEdit
 from mdtui.keep.persist import write_planned_conf

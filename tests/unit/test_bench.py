@@ -740,3 +740,32 @@ async def test_a_step_that_writes_is_in_the_action_log_and_the_journal(
     assert "bench parity-cost:" in told[0] and "writes /dev/md2 (complete): ran fio " in told[0], told
     [entry] = ActionLog().entries()
     assert entry["argv"][0] == "fio" and entry["returncode"] == 0
+
+
+async def test_the_action_log_holds_the_argv_each_writing_job_ran_and_how_it_ended(
+    inventory: Inventory, root: SystemRoot, store: ResultsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner fits fio's --size to the target (execute.runners): the log records that argv, its exit and
+    stderr, for every writing job (it recorded job_argv of the first one, with an exit made up from the step)."""
+    from mdtui.actionlog import ActionLog
+
+    canned_runner = FakeRunner(lambda spec: (0.0, 200 * MB) if spec.writes else (400 * MB, 0.0))
+
+    async def runner(step: Step, on_progress: Any = None, **kw: Any) -> tuple[JobResult, ...]:
+        results = await canned_runner(step, on_progress, **kw)
+        return tuple(
+            dataclasses.replace(r, argv=(*r.argv, "--size=123456"), returncode=3, stderr="fio: warn", duration_s=1.5)
+            if r.spec.writes
+            else r
+            for r in results
+        )
+
+    monkeypatch.setattr(session, "run_step", runner)
+    checked = CheckOutcome("md2", JobStatus.COMPLETE)
+    monkeypatch.setattr(session, "run_check_pass", lambda *a, **k: asyncio.sleep(0, checked))
+    planned = plan(inventory, root, "parity-cost", "md2", quick=True)
+    await run_bench(planned, root=root, store=store, confirmed="/dev/md2", sample_interval_s=None)
+    writing = [spec for step in canned_runner.steps for spec in step.jobs if spec.writes]
+    entries = ActionLog().entries()
+    assert [entry["argv"] for entry in entries] == [[*job_argv(spec), "--size=123456"] for spec in writing]
+    assert all((e["returncode"], e["stderr"], e["duration_s"]) == (3, "fio: warn", 1.5) for e in entries), entries

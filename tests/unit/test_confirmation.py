@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 import mdtui
+from mdtui.actionlog import ActionLog
 from mdtui.advise.experiments import ArrayTools, temporary_array
 from mdtui.confirmation import confirms, require_confirmed
 from mdtui.errors import SafetyError
 from mdtui.execute import calibrate, mdadm
-from mdtui.execute.state import ActionLog, ArrayRegistry, TemporaryArrayJournal
+from mdtui.execute.state import ArrayRegistry, TemporaryArrayJournal
 from mdtui.keep import alerts, persist, repair, schedule, scrub
 from mdtui.keep.conf import ConfEdit, Distribution
 from mdtui.model.array import ArrayMember, MdArray

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.advise.experiments import (
     ArrayTools,
     ExperimentCancelled,
@@ -32,7 +33,7 @@ from mdtui.advise.governor import GovernorError, governor_switched, read_governo
 from mdtui.advise.runner import BenchRunner
 from mdtui.errors import PlanError, SafetyError
 from mdtui.execute.mdadm import CreateOutcome
-from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray
+from mdtui.execute.state import ArrayRegistry, CreatedArray
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -113,6 +114,31 @@ def test_a_restore_that_fails_is_reported(cpu_root: SystemRoot) -> None:
 
 def governor_files_without_cpu1(root: SystemRoot) -> str:
     return root.path("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor").read_text().strip()
+
+
+def test_a_governor_is_written_by_the_one_sysfs_writer_and_never_through_a_planted_link(
+    cpu_root: SystemRoot, tmp_path: Path
+) -> None:
+    """tune.journal.write_sysfs writes the governor: logged by its system path, and a link planted in place of
+    scaling_governor is not followed out of /sys (the governor's own write_text followed it before)."""
+    from mdtui.actionlog import ActionLog
+
+    with governor_switched(cpu_root, "performance"):
+        pass
+    policy0 = "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor"
+    assert [(e["argv"][1:], e["note"]) for e in ActionLog().entries()][::2] == [
+        ([policy0, "performance"], "CPU governor"),
+        ([policy0, "powersave"], "CPU governor"),
+    ]
+    victim = tmp_path / "victim"
+    victim.write_text("secret\n")
+    with pytest.raises(GovernorError, match=r"could not be put back.*outside /sys/block"), governor_switched(
+        cpu_root, "performance"
+    ):
+        planted = cpu_root.path(policy0)  # swapped for a link while the block runs
+        planted.unlink()
+        planted.symlink_to(victim)
+    assert victim.read_text() == "secret\n"
 
 
 def test_no_cpufreq_means_no_switch(tmp_path: Path) -> None:

@@ -435,10 +435,11 @@ def test_a_leftover_entry_for_another_array_on_that_device_is_dropped(md9_root: 
 def test_temporary_array_journals_before_the_create_and_forgets_after_the_teardown(
     md9_root: Path, tmp_path: Path
 ) -> None:
+    from mdtui.actionlog import ActionLog
     from mdtui.advise.experiments import ArrayTools, sweep_request, temporary_array
     from mdtui.errors import MdtuiError
     from mdtui.execute.mdadm import CreateOutcome
-    from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
+    from mdtui.execute.state import ArrayRegistry, CreatedArray, TemporaryArrayJournal
     from mdtui.model.disk import Disk, Transport
     from mdtui.plan.create import plan_create
     from mdtui.plan.levels import level_from_name

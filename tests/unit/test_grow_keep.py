@@ -356,3 +356,36 @@ def test_following_a_stalled_pass_stops_and_says_so(monkeypatch: pytest.MonkeyPa
     outcome = follow_grow(plan, system=SystemRoot("/"), poll_s=0.01, stall_s=0.2)
     assert outcome.stalled is not None and "has not moved" in outcome.stalled and "7.5%" in outcome.stalled
     assert not outcome.reached
+
+
+def test_resuming_runs_each_step_through_the_action_log_and_a_started_array_outweighs_assembles_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mdadm 4.2 may exit non-zero after it started the array: the last step's failure then is no failure."""
+    from mdtui.actionlog import ActionLog
+    from mdtui.command import CommandResult
+    from mdtui.errors import CommandError
+    from mdtui.keep.grow_resume import ReshapeState, ResumePlan, ResumeStep, execute_resume
+    from mdtui.model.array import MdArray
+
+    ran: list[tuple[tuple[str, ...], bool]] = []
+
+    def fake_run(argv: list[str], *, timeout_s: float, leaves_child: bool = False) -> CommandResult:
+        ran.append((tuple(argv), leaves_child))
+        return CommandResult(tuple(argv), 0 if argv[1] == "--stop" else 1, "", "mdadm: crashed", 0.1)
+
+    monkeypatch.setattr("mdtui.actionlog.run_command", fake_run)
+    steps = (
+        ResumeStep(("mdadm", "--stop", "/dev/md0"), "stop it"),
+        ResumeStep(("mdadm", "--assemble", "/dev/md0"), "assemble it", leaves_child=True),
+    )
+    plan = ResumePlan("/dev/md0", ReshapeState("/dev/md0", "not assembled", "assembling", None), steps)
+    log = ActionLog(tmp_path / "actions.log")
+    array = MdArray("md0", "active", "raid6", ())
+    monkeypatch.setattr("mdtui.keep.grow_resume.find_array", lambda system, device: array)
+    results = execute_resume(plan, confirmed="md0", system=SystemRoot(tmp_path), log=log)
+    assert [r.returncode for r in results] == [0, 1] and [leaves for _, leaves in ran] == [False, True]
+    assert [e["note"] for e in log.entries()] == ["resume /dev/md0: stop it", "resume /dev/md0: assemble it"]
+    array = MdArray("md0", "inactive", "raid6", ())
+    with pytest.raises(CommandError):
+        execute_resume(plan, confirmed="md0", system=SystemRoot(tmp_path), log=log)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.keep import persist
 from mdtui.keep.conf import Distribution, add_array_line, parse_conf, read_conf, strip_comment
 from mdtui.probe.root import SystemRoot

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog
 from mdtui.format import distinct_serials, ident_text
 from mdtui.keep.locate import Locating, identify, plan_locate
 from mdtui.model.disk import Disk, Transport

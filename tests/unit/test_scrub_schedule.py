@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.cli.main import main
 from mdtui.errors import MdtuiError, SafetyError
-from mdtui.execute.state import ActionLog
 from mdtui.keep import schedule
 from mdtui.probe.root import SystemRoot
 

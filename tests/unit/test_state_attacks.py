@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.errors import MdtuiError
-from mdtui.execute.state import ActionLog, ArrayRegistry, CreatedArray, TemporaryArrayJournal
+from mdtui.execute.state import ArrayRegistry, CreatedArray, TemporaryArrayJournal
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.probe.owner import boot_id, current_owner
 from mdtui.probe.root import SystemRoot

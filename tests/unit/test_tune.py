@@ -158,6 +158,20 @@ def test_a_knob_of_an_array_that_is_gone_is_reported_not_forced(tmp_path: Path) 
     assert load_journals(journals) == []
 
 
+def test_a_knob_of_an_array_whose_uuid_reads_empty_is_not_written(tmp_path: Path) -> None:
+    """A UUID md no longer shows is no proof of the same array: the knob journal refuses as the safety journal
+    does (both use journal.array_problem; the knob journal wrote the knob back before)."""
+    root, _ = _tree(tmp_path / "root")
+    changer = KnobChanger(root, directory=tmp_path / "journal")
+    changer.set(KNOBS_BY_NAME["stripe_cache_size"], "md0", "4096", array="md0", array_uuid=UUID)
+    root.path("/sys/block/md0/md/uuid").write_text("\n")  # md0 stopped and its name taken by an inactive array
+    [restored] = changer.restore()
+    assert not restored.ok and restored.text == (
+        "md0 stripe_cache_size not restored: md0 is now another array (UUID unknown) (it was 256)"
+    )
+    assert _value(root, "/sys/block/md0/md/stripe_cache_size") == "4096"
+
+
 def test_udev_rule_apply_show_and_remove(tmp_path: Path) -> None:
     _, array = _tree(tmp_path / "root")
     path = tmp_path / "rules.d" / "90-mdtui-tune.rules"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mdtui.actionlog import ActionLog
 from mdtui.cli.main import main
 from mdtui.command import CommandResult
 from mdtui.errors import MdtuiError
@@ -212,7 +213,7 @@ class FakeMd:
     def now(self) -> LiveSafety | None:
         return read_live_safety(self.root, "md7")
 
-    def run(self, argv: list[str]) -> CommandResult:
+    def run(self, argv: list[str], note: str = "") -> CommandResult:
         self.ran.append(argv)
         option = argv[-1] if len(argv) == 4 else argv[3]
         now = self.now()
@@ -257,6 +258,52 @@ def test_a_killed_experiments_change_is_put_back_at_the_next_start_on_that_array
     assert load_entries(journal) == []  # an entry for a gone array is not kept to act on later
 
 
+def test_a_failed_restore_keeps_its_journal_whatever_mdadm_said(tmp_path: Path) -> None:
+    """Whether the journal is dropped is restore_entry's answer, not words found in mdadm's message (a failure
+    whose stderr said "no longer exists" dropped the journal before, and the array stayed changed)."""
+    md = FakeMd(tmp_path)
+    journal = tmp_path / "journal"
+    changer = SafetyChanger(md.root, directory=journal, runner=md.run)
+    changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+
+    def refused(argv: list[str], note: str = "") -> CommandResult:
+        return CommandResult(tuple(argv), 1, "", "mdadm: the bitmap no longer exists", 0.0)
+
+    changer.runner = refused
+    [text] = changer.restore()
+    assert "not restored" in text and "no longer exists" in text
+    assert [entry.array for entry in load_entries(journal)] == ["md7"]  # kept for the next start
+    assert md.now() == LiveSafety("none", None, "resync")
+
+
+def test_a_change_and_its_restore_are_in_the_action_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mdadm --grow run as root by an experiment, its restore and a dead one's recovery are logged like any other
+    command (they ran without the action log before)."""
+    md = FakeMd(tmp_path)
+    journal = tmp_path / "journal"
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: md.run(list(argv)))
+    with SafetyChanger(md.root, purpose="a test A/B", directory=journal) as changer:
+        changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+    changer = SafetyChanger(md.root, purpose="a killed A/B", directory=journal)
+    changer.set("md7", UUID, RAID5, SafetyChoice("none"), "6.1")
+    monkeypatch.setattr(safety_journal, "owner_alive", lambda owner: False)
+    recover_dead(md.root, journal)
+    logged = [(entry["argv"], entry["note"]) for entry in ActionLog().entries()]
+    assert logged == [
+        (["mdadm", "--grow", "/dev/md7", "--bitmap=none"], "a test A/B: write safety of /dev/md7"),
+        (
+            ["mdadm", "--grow", "/dev/md7", "--bitmap=internal", "--bitmap-chunk=65536K"],
+            f"put back the write safety of /dev/md7 changed by a test A/B (pid {os.getpid()})",
+        ),
+        (["mdadm", "--grow", "/dev/md7", "--bitmap=none"], "a killed A/B: write safety of /dev/md7"),
+        (
+            ["mdadm", "--grow", "/dev/md7", "--bitmap=internal", "--bitmap-chunk=65536K"],
+            f"put back the write safety of /dev/md7 changed by a killed A/B (pid {os.getpid()})",
+        ),
+    ]
+    assert md.now() == LiveSafety("internal", 64 << 20, "bitmap")
+
+
 def test_a_tampered_journal_is_never_acted_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     md = FakeMd(tmp_path, bitmap="none")
     journal = tmp_path / "journal"
@@ -297,3 +344,30 @@ def test_safety_shows_the_plan_then_refuses_a_captured_tree(capsys: pytest.Captu
     assert "read-only" in captured.err and "Traceback" not in captured.err
     assert main(["--root", str(TREE), "safety", "md0", "--policy", "ppl", "--dry-run"]) == 2
     assert "raid5's only" in capsys.readouterr().err
+
+
+def test_a_live_change_runs_each_step_through_the_action_log_and_stops_at_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdtui.errors import CommandError
+    from mdtui.execute.write_safety import SafetyChangePlan, execute_safety_change
+
+    md = FakeMd(tmp_path)
+    now = md.now()
+    assert now is not None
+    want = SafetyChoice("none", None, "ppl")
+    steps = tuple(change_steps("/dev/md7", now, want))
+    plan = SafetyChangePlan("md7", UUID, RAID5, ("sdb", "sdc", "sdd"), now, want, steps)
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: md.run(list(argv)))
+    log = ActionLog(tmp_path / "actions.log")
+    results = execute_safety_change(plan, confirmed="md7", root=md.root, log=log)
+    assert [r.argv for r in results] == list(steps) and md.now() == LiveSafety("none", None, "ppl")
+    assert [(tuple(e["argv"]), e["note"]) for e in log.entries()] == [(s, "write safety of /dev/md7") for s in steps]
+    after = md.now()
+    assert after is not None
+    two = (("mdadm", "x"), ("mdadm", "y"))
+    failing = SafetyChangePlan("md7", UUID, RAID5, (), after, SafetyChoice("internal"), two)
+    monkeypatch.setattr("mdtui.actionlog.run_command", lambda argv, **kw: CommandResult(tuple(argv), 1, "", "no", 0.0))
+    with pytest.raises(CommandError):
+        execute_safety_change(failing, confirmed="md7", root=md.root, log=log)
+    assert [e["argv"] for e in log.entries()][-1] == ["mdadm", "x"]  # logged, and the next step never ran
