@@ -276,20 +276,13 @@ class SyncView:
 
 
 def sync_view(
-    root: SystemRoot,
-    array: MdArray,
-    inventory: Inventory | None,
-    runs: Sequence[RunRecord],
-    *,
-    predicted: SyncTime | None = None,
-    foreground_io: bool | None = None,
+    root: SystemRoot, array: MdArray, *, predicted: SyncTime | None = None, foreground_io: bool | None = None
 ) -> SyncView | None:
-    """The pass running on ``array`` now beside its prediction (given, or predicted here); None when none runs."""
+    """The pass running on ``array`` now beside its prediction, made once by the caller (running_pass_time, or
+    the plan's) and never here: ``predicted`` None is "not predicted (yet)". None when no pass runs."""
     sync = array.sync
     if sync is None:
         return None
-    if predicted is None:
-        predicted = running_pass_time(root, array, inventory, runs)
     limits = read_sync_limits(root, array.name)
     rate = float(sync.speed_bytes_per_s) if sync.speed_bytes_per_s is not None else None
     if sync.state != "running":

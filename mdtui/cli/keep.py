@@ -158,7 +158,7 @@ def _follow(device: str, args: argparse.Namespace, system: SystemRoot, predicted
             seen["actions"].append(array.sync.action)
         if array.sync is not None and array.sync.state == "running" and not started:
             started.append(time.monotonic())
-        view = sync_view(system, array, None, [], predicted=predicted)
+        view = sync_view(system, array, predicted=predicted)
         if view is not None:
             seen["bound"] = view.bound
             if not args.json:

@@ -168,3 +168,27 @@ def test_a_planned_raid5_rebuilds_its_last_member_and_raid0_has_no_initial_sync(
     assert answer.bound == "speed_limit_max (200,000 KiB/s)" and answer.basis == BASIS_DEFAULT
     raid0 = plan_create(CreateRequest(device="/dev/md9", level="raid0", members=tuple(free)))
     assert create_time(SystemRoot(str(TREE)), raid0, runs) is None
+
+
+def test_sync_view_shows_the_prediction_it_is_given_and_makes_none(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One prediction per pass, made by the caller: sync_view never predicts again (on a tick, from no figures)."""
+    from mdtui.bench import sync_forecast
+
+    system = SystemRoot(str(tree))
+    inventory = scan(system)
+    md0 = inventory.array("md0")
+    assert md0 is not None
+    given = running_pass_time(system, md0, inventory, [])
+    assert given is not None and given.predicted_seconds is not None
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("sync_view predicted the pass itself")
+
+    monkeypatch.setattr(sync_forecast, "running_pass_time", refused)
+    monkeypatch.setattr(sync_forecast, "pass_time", refused)
+    monkeypatch.setattr(sync_forecast, "host_ceilings", refused)
+    view = sync_forecast.sync_view(system, md0, predicted=given)
+    assert view is not None and view.predicted is given and "predicted " in view.prediction_line()
+    unknown = sync_forecast.sync_view(system, md0)  # not predicted (yet): md's figures and the bound alone
+    assert unknown is not None and unknown.predicted is None and unknown.predicted_left_seconds is None
+    assert unknown.prediction_line().startswith("bound: ")

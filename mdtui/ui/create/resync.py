@@ -151,7 +151,7 @@ class ResyncScreen(MdtuiScreen[None]):
         def report(array: MdArray) -> None:
             if worker.is_cancelled:
                 raise _StopFollowing
-            self.post_message(SyncProgress(array, sync_view(root, array, None, [], predicted=self.predicted)))
+            self.post_message(SyncProgress(array, sync_view(root, array, predicted=self.predicted)))
 
         try:
             final = md_run.follow_sync(self.device, root=root, on_update=report, poll_s=POLL_S)
