@@ -16,7 +16,7 @@ from mdtui.format import rate_mb_s
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.model.job import KIB, JobSpec, RwMode
-from mdtui.plan.forecast import FORECAST_NAMES, forecast, significant
+from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, forecast, significant
 from mdtui.plan.levels import level_from_name
 from mdtui.plan.md_limits import DEFAULT_STRIPE_CACHE
 from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
@@ -64,11 +64,13 @@ def predicted_entry(
     *,
     stripe_cache_size: int | None = DEFAULT_STRIPE_CACHE,
     safety: WriteSafety = NO_SAFETY,
+    md: CeilingsChoice | None = None,
 ) -> dict[str, Any] | None:
     """What to store as ``params["predicted"]`` for a step on ``array``; None when the step is no workload
     the model predicts. ``value`` is None (with ``why``) when a member has no figures, or when the model names
     a bound it cannot put a figure on (the array's stripe cache). ``stripe_cache_size``: the array's own;
-    ``safety``: its bitmap and consistency policy as sysfs reports them."""
+    ``safety``: its bitmap and consistency policy as sysfs reports them; ``md``: this host's ceilings, when the
+    caller has read them already (member_sources reads them otherwise)."""
     if len(jobs) != 1 or array.level is None:
         return None
     shape = workload_of(jobs[0])
@@ -85,7 +87,7 @@ def predicted_entry(
     if not names or any(d is None for d in disks):
         entry["why"] = "a member is not in the inventory"
         return entry
-    sources = member_sources(member_runs, [d for d in disks if d is not None])
+    sources = member_sources(member_runs, [d for d in disks if d is not None], md)
     # A stored prediction is held against what the run measured: only members' own figures make one (a link
     # or a platter is a bound, not a figure a run falls short of).
     missing = [s.missing for s in sources if not s.measured]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mdtui.ascii_numbers import parse_int
 from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
 from mdtui.bench.plan import BenchPlan
 from mdtui.bench.predicted import predicted_entry
@@ -15,9 +16,11 @@ from mdtui.execute import record
 from mdtui.execute.presets import Step
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
+from mdtui.plan.forecast import CeilingsChoice
 from mdtui.plan.safety_cost import NO_SAFETY, WriteSafety
 from mdtui.probe.root import SystemRoot
 from mdtui.probe.safety import read_live_safety
+from mdtui.store.calibration import host_ceilings
 from mdtui.store.records import RunRecord, RunSetup
 from mdtui.store.runs import ResultsStore
 from mdtui.tune.read import knob_context
@@ -34,6 +37,7 @@ class RunSetups:
     context: dict[str, Any]
     notes: list[str]  # the session's: what the benchmark tells the user at its end
     _member_runs: list[RunRecord] | None = None  # member-matrix runs, read once for the predicted figures
+    _host: CeilingsChoice | None = None  # this host's md ceilings (store.calibration), read once likewise
 
     def setup(self, step: Step, index: int) -> RunSetup:
         """The stored run's setup for step ``index``: targets, devices, knobs, parameters, the predicted figure."""
@@ -53,7 +57,7 @@ class RunSetups:
         params = {**record.step_params(step), "quick": plan.request.quick, "step_index": index + 1}
         params["steps"] = len(plan.steps)
         if on_array and plan.target.array is not None:
-            predicted = self._predicted(plan.target.array, step)
+            predicted = self._predicted(plan.target.array, step, context["knobs"])
             if predicted is not None:
                 params["predicted"] = predicted
         return RunSetup(
@@ -65,15 +69,19 @@ class RunSetups:
             label=plan.label,
         )
 
-    def _predicted(self, array: MdArray, step: Step) -> dict[str, Any] | None:
+    def _predicted(self, array: MdArray, step: Step, knobs: dict[str, str]) -> dict[str, Any] | None:
         """The step's predicted figure from the member figures stored so far; never stops the benchmark."""
         if self.store is None:
             return None
         try:
             if self._member_runs is None:
                 self._member_runs = [r for r in self.store.list_runs() if r.preset == MEMBER_MATRIX_PRESET]
-            # The array's own stripe cache, which bounds a parity level's sequential writes (None: not readable).
-            cache = self.root.read_int(f"/sys/block/{array.name}/md/stripe_cache_size", lo=1, hi=1 << 20)
+            if self._host is None:
+                self._host = host_ceilings()
+            # The array's own stripe cache, which bounds a parity level's sequential writes (None: not readable),
+            # as the step's knobs (``knobs``, tune.read.knob_context) read it right before the step.
+            words = knobs.get("md/stripe_cache_size", "").split(maxsplit=1)
+            cache = parse_int(words[0], lo=1, hi=1 << 20) if words else None
             # Its bitmap and consistency policy, whose cost the prediction carries.
             live = read_live_safety(self.root, array.name)
             safety = (
@@ -82,7 +90,13 @@ class RunSetups:
                 else WriteSafety(live.bitmap, live.bitmap_chunk_bytes, live.choice_policy, None, array.size_bytes)
             )
             return predicted_entry(
-                array, step.jobs, self._member_runs, self.inventory, stripe_cache_size=cache, safety=safety
+                array,
+                step.jobs,
+                self._member_runs,
+                self.inventory,
+                stripe_cache_size=cache,
+                safety=safety,
+                md=self._host,
             )
         except MdtuiError as exc:
             self.notes.append(f"no prediction stored: {exc}")

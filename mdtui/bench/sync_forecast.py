@@ -12,6 +12,7 @@ from mdtui.format import duration, rate_mb_s
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.plan.create import CreatePlan
+from mdtui.plan.forecast import CeilingsChoice
 from mdtui.plan.levels import RaidLevel, running_level
 from mdtui.plan.md_limits import MdCeilings
 from mdtui.plan.sync_inputs import SyncLimits, SyncMember
@@ -48,11 +49,63 @@ def _being_written(array: MdArray) -> list[ArrayMember]:
     ]
 
 
-def _context(root: SystemRoot, array: MdArray) -> tuple[RaidLevel, str | None, int, SyncLimits] | None:
+@dataclass(frozen=True)
+class _Inputs:
+    """What every pass over one array is timed from, read once: its geometry, md's limits for it, this host's
+    ceilings, its members in sync (slot order) with their figures, and what a rebuild's targets are read from."""
+
+    level: RaidLevel
+    layout: str | None
+    component_bytes: int
+    limits: SyncLimits
+    host: CeilingsChoice
+    in_sync: dict[str, SyncMember]
+    inventory: Inventory | None
+    runs: Sequence[RunRecord]
+
+
+def _inputs(
+    root: SystemRoot,
+    array: MdArray,
+    inventory: Inventory | None,
+    runs: Sequence[RunRecord],
+    host: CeilingsChoice | None = None,
+) -> _Inputs | None:
+    """None when the array has no redundancy or its geometry cannot be read; ``host`` the ceilings already read."""
     level, layout = array_level(array)
     if level is None or not level.redundant or not array.component_bytes:
         return None
-    return level, layout, array.component_bytes, read_sync_limits(root, array.name)
+    return _Inputs(
+        level,
+        layout,
+        array.component_bytes,
+        read_sync_limits(root, array.name),
+        host if host is not None else host_ceilings(),
+        {m.name: sync_member(runs, inventory, m.name) for m in _in_sync(array)},
+        inventory,
+        runs,
+    )
+
+
+def _time(
+    inputs: _Inputs, array: MdArray, action: str, targets: Sequence[str] = (), dirty_fraction: float | None = None
+) -> SyncTime | None:
+    sources = list(inputs.in_sync.values())
+    written = [sync_member(inputs.runs, inputs.inventory, name) for name in targets]
+    if not sources or (action == RECOVER and not written):
+        return None
+    return sync_time(
+        action,
+        inputs.level,
+        sources,
+        targets=written,
+        component_bytes=inputs.component_bytes,
+        limits=inputs.limits,
+        layout=inputs.layout,
+        array_bytes=array.size_bytes,
+        dirty_fraction=dirty_fraction,
+        ceilings=inputs.host.for_level(inputs.level.name),
+    )
 
 
 def pass_time(
@@ -67,27 +120,8 @@ def pass_time(
 ) -> SyncTime | None:
     """How long ``action`` (resync, recover, check, repair) takes on ``array`` now; ``targets`` the members or
     disks a rebuild writes. None when the array has no redundancy or its geometry cannot be read."""
-    context = _context(root, array)
-    if context is None or action == RESHAPE:
-        return None
-    level, layout, component, limits = context
-    sources = [sync_member(runs, inventory, m.name) for m in _in_sync(array)]
-    written = [sync_member(runs, inventory, name) for name in targets]
-    if not sources or (action == RECOVER and not written):
-        return None
-    md = host_ceilings().for_level(level.name)
-    return sync_time(
-        action,
-        level,
-        sources,
-        targets=written,
-        component_bytes=component,
-        limits=limits,
-        layout=layout,
-        array_bytes=array.size_bytes,
-        dirty_fraction=dirty_fraction,
-        ceilings=md,
-    )
+    inputs = None if action == RESHAPE else _inputs(root, array, inventory, runs)
+    return None if inputs is None else _time(inputs, array, action, targets, dirty_fraction)
 
 
 def repair_time(
@@ -136,14 +170,51 @@ def repair_forecast(
     return None, ""
 
 
+def _running_action(array: MdArray) -> str | None:
+    """The pass running now when the model times it (resync, rebuild, check, repair; never a reshape)."""
+    action = array.sync.action if array.sync is not None else None
+    return action if action in (RESYNC, RECOVER, CHECK, REPAIR) else None
+
+
+def _running(inputs: _Inputs, array: MdArray) -> SyncTime | None:
+    action = _running_action(array)
+    if action is None:
+        return None
+    targets = [m.name for m in _being_written(array)] if action == RECOVER else []
+    return _time(inputs, array, action, targets)
+
+
 def running_pass_time(
     root: SystemRoot, array: MdArray, inventory: Inventory | None, runs: Sequence[RunRecord]
 ) -> SyncTime | None:
     """The whole of the pass running now, predicted as if it started now (resync, rebuild, check, repair)."""
-    if array.sync is None or array.sync.action not in (RESYNC, RECOVER, CHECK, REPAIR):
+    inputs = _inputs(root, array, inventory, runs) if _running_action(array) is not None else None
+    return None if inputs is None else _running(inputs, array)
+
+
+def _rebuild(inputs: _Inputs, array: MdArray, failing: str | None = None) -> tuple[SyncTime, str] | None:
+    members = inputs.in_sync
+    if len(members) < 2:
         return None
-    targets = [m.name for m in _being_written(array)] if array.sync.action == RECOVER else []
-    return pass_time(root, array, inventory, runs, array.sync.action, targets=targets)
+    worst: tuple[SyncTime, str] | None = None
+    for failed in members.values():
+        if failing is not None and failed.name != failing:
+            continue
+        replacement = SyncMember(f"a disk like {failed.name}", failed.figures)
+        answer = sync_time(
+            RECOVER,
+            inputs.level,
+            [m for name, m in members.items() if name != failed.name],
+            targets=[replacement],
+            component_bytes=inputs.component_bytes,
+            limits=inputs.limits,
+            layout=inputs.layout,
+            array_bytes=array.size_bytes,
+            ceilings=inputs.host.for_level(inputs.level.name),
+        )
+        if worst is None or _longer(answer, worst[0]):
+            worst = (answer, failed.name)
+    return worst
 
 
 def rebuild_if_one_fails(
@@ -155,34 +226,8 @@ def rebuild_if_one_fails(
 ) -> tuple[SyncTime, str] | None:
     """How long a rebuild takes if a member fails now and a disk like it replaces it: the longest over the
     members (which one fails is not known), or for ``failing`` alone; and the member that gives it."""
-    context = _context(root, array)
-    if context is None:
-        return None
-    level, layout, component, limits = context
-    active = _in_sync(array)
-    if len(active) < 2:
-        return None
-    members = {m.name: sync_member(runs, inventory, m.name) for m in active}
-    md = host_ceilings().for_level(level.name)
-    worst: tuple[SyncTime, str] | None = None
-    for failed in members.values():
-        if failing is not None and failed.name != failing:
-            continue
-        replacement = SyncMember(f"a disk like {failed.name}", failed.figures)
-        answer = sync_time(
-            RECOVER,
-            level,
-            [m for name, m in members.items() if name != failed.name],
-            targets=[replacement],
-            component_bytes=component,
-            limits=limits,
-            layout=layout,
-            array_bytes=array.size_bytes,
-            ceilings=md,
-        )
-        if worst is None or _longer(answer, worst[0]):
-            worst = (answer, failed.name)
-    return worst
+    inputs = _inputs(root, array, inventory, runs)
+    return None if inputs is None else _rebuild(inputs, array, failing)
 
 
 def _longer(answer: SyncTime, than: SyncTime) -> bool:
@@ -276,20 +321,13 @@ class SyncView:
 
 
 def sync_view(
-    root: SystemRoot,
-    array: MdArray,
-    inventory: Inventory | None,
-    runs: Sequence[RunRecord],
-    *,
-    predicted: SyncTime | None = None,
-    foreground_io: bool | None = None,
+    root: SystemRoot, array: MdArray, *, predicted: SyncTime | None = None, foreground_io: bool | None = None
 ) -> SyncView | None:
-    """The pass running on ``array`` now beside its prediction (given, or predicted here); None when none runs."""
+    """The pass running on ``array`` now beside its prediction, made once by the caller (running_pass_time, or
+    the plan's) and never here: ``predicted`` None is "not predicted (yet)". None when no pass runs."""
     sync = array.sync
     if sync is None:
         return None
-    if predicted is None:
-        predicted = running_pass_time(root, array, inventory, runs)
     limits = read_sync_limits(root, array.name)
     rate = float(sync.speed_bytes_per_s) if sync.speed_bytes_per_s is not None else None
     if sync.state != "running":
@@ -320,18 +358,22 @@ class ArrayForecast:
 
 
 def forecast_arrays(root: SystemRoot, inventory: Inventory, runs: Sequence[RunRecord]) -> dict[str, ArrayForecast]:
-    """Every array's forecast, from the member-matrix runs among ``runs``."""
-    from mdtui.bench.member_figures import MEMBER_MATRIX_PRESET
-
-    members = [run for run in runs if run.preset == MEMBER_MATRIX_PRESET]
+    """Every array's forecast from the member-matrix runs among ``runs``: each array's limits and members read once
+    for its three answers, this host's ceilings once for all."""
     found = {}
+    host: CeilingsChoice | None = None
     for array in inventory.arrays:
-        rebuild = rebuild_if_one_fails(root, array, inventory, members)
+        inputs = _inputs(root, array, inventory, runs, host)
+        if inputs is None:
+            found[array.name] = ArrayForecast()
+            continue
+        host = inputs.host
+        rebuild = _rebuild(inputs, array)
         found[array.name] = ArrayForecast(
-            running_pass_time(root, array, inventory, members),
+            _running(inputs, array),
             rebuild[0] if rebuild else None,
             rebuild[1] if rebuild else None,
-            scrub_time(root, array, inventory, members),
+            _time(inputs, array, CHECK),
         )
     return found
 

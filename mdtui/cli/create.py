@@ -61,7 +61,7 @@ def add_create_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.bench.member_figures import load_member_runs, member_sources
     from mdtui.bench.sync_forecast import create_time
-    from mdtui.cli.keep import boost_plan, follow_pass
+    from mdtui.cli.keep import follow_pass
     from mdtui.execute.mdadm import execute_create, find_array
     from mdtui.execute.record import kernel_release
     from mdtui.plan import CreateRequest, plan_create
@@ -69,6 +69,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     from mdtui.plan.sync_words import initial_sync_line
     from mdtui.probe.root import SystemRoot
     from mdtui.store.errors import StoreError
+    from mdtui.tune.boost import plan_boost
 
     inventory = scan(args.root)
     members = tuple(find_disk(inventory, m, args.root) for m in args.members)
@@ -138,7 +139,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         boost = None
         array = find_array(system, outcome.device)
         if args.boost and array is not None:
-            boost = boost_plan(system, array, initial)
+            boost = plan_boost(system, array, initial)
             out = sys.stderr if args.json else sys.stdout
             print("\n".join(["with --boost:", *("  " + line for line in boost.cost_lines())]), file=out)
         args.expect_sync = True

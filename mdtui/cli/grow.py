@@ -12,6 +12,9 @@ from mdtui.cli.common import confirm, find_disk, print_json, show_plan
 from mdtui.errors import MdtuiError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mdtui.model.array import MdArray
     from mdtui.plan.sync_time import SyncTime
 
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -144,7 +147,7 @@ def _run(args: argparse.Namespace, system: Any, plan: Any, report: dict[str, Any
             _say(args, f"md runs the {plan.pass_action} now: `mdtui grow {plan.array} --follow` follows it")
         report["outcome"] = {"followed": False}
         return True
-    outcome = follow_grow(plan, system=system, on_update=_progress(args, system, plan.time))
+    outcome = follow_grow(plan, system=system, on_update=_progress(args, system, lambda _array: plan.time))
     if sys.stdout.isatty() and not args.json:
         print()
     if outcome.stalled is not None:
@@ -170,16 +173,17 @@ def _run(args: argparse.Namespace, system: Any, plan: Any, report: dict[str, Any
     return True
 
 
-def _progress(args: argparse.Namespace, system: Any, predicted: SyncTime | None) -> Any:
-    """Progress, speed and ETA beside the prediction and what bounds the pass now (bench.sync_forecast.sync_view,
-    the line repair and scrub follow with), rewritten in place (only on a terminal)."""
+def _progress(args: argparse.Namespace, system: Any, predicted: Callable[[MdArray], SyncTime | None]) -> Any:
+    """Progress, speed and ETA beside the prediction (``predicted``: the pass seen, predicted once before) and
+    what bounds the pass now (bench.sync_forecast.sync_view, the line repair and scrub follow with), rewritten in
+    place (only on a terminal)."""
     from mdtui.bench.sync_forecast import sync_view
     from mdtui.cli.progress import LinePrinter
 
     printer = LinePrinter(sys.stdout, live=sys.stdout.isatty() and not args.json)
 
     def show(array: Any) -> None:
-        view = sync_view(system, array, None, [], predicted=predicted)
+        view = sync_view(system, array, predicted=predicted(array))
         if view is not None and view.fraction is not None:
             printer.live_line(view.line() + "   ")
 
@@ -234,6 +238,31 @@ def _boot(args: argparse.Namespace, system: Any, device: str) -> dict[str, Any]:
     return {"stale": True, "lines": list(check.lines), "persisted": persisted}
 
 
+def _running_predictions(args: argparse.Namespace, system: Any) -> Callable[[MdArray], SyncTime | None]:
+    """The pass a follow sees, predicted once per pass (bench.sync_forecast.running_pass_time) from the stored
+    member figures and the disks, both read once here before the follow starts, never on each poll."""
+    from mdtui.bench.member_figures import load_member_runs
+    from mdtui.bench.sync_forecast import running_pass_time
+    from mdtui.probe.inventory import scan
+    from mdtui.store.errors import StoreError
+
+    try:
+        runs = load_member_runs(args.db)
+    except StoreError as exc:
+        print(f"mdtui: no stored member figures for the time: {exc}", file=sys.stderr)
+        runs = []
+    inventory = scan(system)
+    made: dict[str, SyncTime | None] = {}
+
+    def predicted(array: MdArray) -> SyncTime | None:
+        action = array.sync.action if array.sync is not None else ""
+        if action not in made:
+            made[action] = running_pass_time(system, array, inventory, runs)
+        return made[action]
+
+    return predicted
+
+
 def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     """Follow a reshape already running, beside the prediction mdtui journalled when it started it."""
     from mdtui.execute.mdadm import follow_sync
@@ -243,7 +272,7 @@ def _follow_running(args: argparse.Namespace, system: Any, device: str) -> int:
     arrays = read_arrays(system)
     state = next((s for s in reshape_states(system, arrays) if s.device == device), None)
     predicted = state.entry.predicted_seconds if state is not None and state.entry is not None else None
-    final = follow_sync(device, root=system, on_update=_progress(args, system, None))
+    final = follow_sync(device, root=system, on_update=_progress(args, system, _running_predictions(args, system)))
     if not args.json:
         print()
     report = {"device": device, "state": state.state if state else None, "predicted_seconds": predicted}
@@ -274,7 +303,7 @@ def _resume(args: argparse.Namespace, system: Any, device: str) -> int:
     if not args.no_follow:
         from mdtui.execute.mdadm import follow_sync
 
-        follow_sync(plan.device, root=system, on_update=_progress(args, system, None))
+        follow_sync(plan.device, root=system, on_update=_progress(args, system, _running_predictions(args, system)))
         if not args.json:
             print()
         report["finished"] = finish_resumed(system, plan)

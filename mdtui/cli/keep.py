@@ -158,7 +158,7 @@ def _follow(device: str, args: argparse.Namespace, system: SystemRoot, predicted
             seen["actions"].append(array.sync.action)
         if array.sync is not None and array.sync.state == "running" and not started:
             started.append(time.monotonic())
-        view = sync_view(system, array, None, [], predicted=predicted)
+        view = sync_view(system, array, predicted=predicted)
         if view is not None:
             seen["bound"] = view.bound
             if not args.json:
@@ -221,12 +221,17 @@ def follow_pass(
     return report, code
 
 
-def boost_plan(system: SystemRoot, array: MdArray, predicted: SyncTime | None) -> BoostPlan:
-    """The boost for the pass ``predicted`` on ``array``; its lines say the cost first."""
+def boost_in_plan(
+    system: SystemRoot, array: MdArray, predicted: SyncTime | None, lines: list[str], report: dict
+) -> BoostPlan:
+    """The boost for the pass ``predicted`` on ``array`` (tune.boost.plan_boost), said in the plan's ``lines``
+    (the cost first) and its ``report``."""
     from mdtui.tune.boost import plan_boost
-    from mdtui.tune.read import read_sync_limits
 
-    return plan_boost(system, array, read_sync_limits(system, array.name), predicted)
+    boost = plan_boost(system, array, predicted)
+    lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
+    report["boost"] = boost.as_json()
+    return boost
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
@@ -275,9 +280,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             raise MdtuiError(
                 "--boost lasts while mdtui follows the rebuild: it needs a rebuild to follow (no --no-follow)"
             )
-        boost = boost_plan(system, array, predicted)
-        lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
-        report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
+        boost = boost_in_plan(system, array, predicted, lines, report)
     if show_plan(args, lines, report):
         return 0
     what = f"{action} on {array.dev_path}" + (f" and overwrite {plan.overwritten}" if plan.overwritten else "")
@@ -404,9 +407,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     if args.boost:
         if args.no_follow:
             raise MdtuiError("--boost lasts while mdtui follows the pass: drop --no-follow")
-        boost = boost_plan(system, array, predicted)
-        lines += ["  with --boost:", *("    " + line for line in boost.cost_lines())]
-        report["boost"] = {"kib_s": boost.kib_s, "writes": boost.writes, "cost": boost.cost_lines()}
+        boost = boost_in_plan(system, array, predicted, lines, report)
     if show_plan(args, lines, report):
         return 0
     # A check only reads; a repair rewrites whatever disagrees, so it is confirmed like any write; a boost is

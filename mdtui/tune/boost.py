@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from mdtui.errors import MdtuiError
 from mdtui.format import about, rate_mb_s
 from mdtui.model.array import MdArray
-from mdtui.plan.sync_inputs import KIB, SyncLimits
+from mdtui.plan.sync_inputs import KIB
 from mdtui.plan.sync_time import SyncTime
 from mdtui.probe.root import SystemRoot
 from mdtui.tune.catalogue import KNOBS_BY_NAME, SPEED_MAX
 from mdtui.tune.journal import KnobChanger, Restored
-from mdtui.tune.read import read_value
+from mdtui.tune.read import read_sync_limits, read_value
 
 # Headroom over the members' predicted pace: a boost must not become the limit where the figures were low.
 BOOST_HEADROOM = 1.25
@@ -56,6 +56,10 @@ class BoostPlan:
         """(path, value) of each write, in order."""
         return [(KNOBS_BY_NAME[name].system_path(self.array), str(self.kib_s)) for name in KNOB_NAMES]
 
+    def as_json(self) -> dict[str, object]:
+        """The boost as a plan's report gives it: the rate, each write, the cost lines."""
+        return {"kib_s": self.kib_s, "writes": self.writes, "cost": self.cost_lines()}
+
     def cost_lines(self) -> list[str]:
         """The foreground cost first, then what it buys and how it is undone."""
         rate = rate_mb_s(self.kib_s * KIB)
@@ -84,20 +88,21 @@ class BoostPlan:
         return self.now.words if self.now is not None else "sync"
 
 
-def plan_boost(root: SystemRoot, array: MdArray, limits: SyncLimits, now: SyncTime | None) -> BoostPlan:
-    """The boost for ``array``'s sync predicted as ``now`` (None when it cannot be predicted).
+def plan_boost(root: SystemRoot, array: MdArray, now: SyncTime | None) -> BoostPlan:
+    """The boost for ``array``'s sync predicted as ``now`` (None when it cannot be predicted), from md's limits
+    read here: the array's sync_speed_min/max read once, for what is put back and for the limits they set.
 
     MdtuiError when the array has no UUID (the journal acts only on an array it can name) or no sync speed files.
     """
     if not array.uuid:
         raise MdtuiError(f"{array.name} has no UUID here: its sync speed is changed only with a restore journal")
+    values = {name: read_value(root, KNOBS_BY_NAME[name], array.name) for name in KNOB_NAMES}
     before: dict[str, str] = {}
-    for name in KNOB_NAMES:
-        value = read_value(root, KNOBS_BY_NAME[name], array.name)
+    for name, value in values.items():
         if value is None:
             raise MdtuiError(f"{KNOBS_BY_NAME[name].system_path(array.name)} does not exist: no sync to boost")
         before[name] = value.raw
-    cap, _ = limits.cap()
+    cap, _ = read_sync_limits(root, array.name, own=values).cap()
     free = now.free_rate_bytes_per_s if now is not None else None
     if free:
         wanted = math.ceil(free * BOOST_HEADROOM / KIB)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mdtui.ascii_numbers import parse_int
@@ -142,36 +143,40 @@ def knob_context(root: SystemRoot, array: MdArray) -> dict[str, str]:
     return found
 
 
-def read_sync_limits(root: SystemRoot, array: str | None = None) -> SyncLimits:
+def read_sync_limits(
+    root: SystemRoot, array: str | None = None, *, own: Mapping[str, Value | None] | None = None
+) -> SyncLimits:
     """md's sync speed limits for ``array`` (or the system's alone), for the sync-time model.
 
     The array's ``md/sync_speed_min``/``max`` say the value md uses and whether it is the array's own ("local")
     or follows the system ("system"); /proc/sys/dev/raid gives the system's. A captured tree without /proc/sys
     still names the system's through the array's files; what cannot be read at all is md's default, and the
-    limits say so (``read`` False).
+    limits say so (``read`` False). ``own``: the array's files as the caller read them already, by knob name
+    ({"sync_speed_min": Value, "sync_speed_max": ...}), not read again.
     """
 
     def number(value: Value | None) -> int | None:
         return None if value is None else parse_int(value.value, lo=0, hi=SPEED_MAX)
 
     system: dict[str, int | None] = {}
-    own: dict[str, int | None] = {"min": None, "max": None}
+    found: dict[str, int | None] = {"min": None, "max": None}
     for kind in ("min", "max"):
         system[kind] = number(read_value(root, KNOBS_BY_NAME[f"speed_limit_{kind}"], ""))
         if array is None:
             continue
-        value = read_value(root, KNOBS_BY_NAME[f"sync_speed_{kind}"], array)
+        name = f"sync_speed_{kind}"
+        value = own[name] if own is not None else read_value(root, KNOBS_BY_NAME[name], array)
         if value is not None and value.restore == "system":
             # md prints the system's value beside "(system)": a tree without /proc/sys still tells it.
             system[kind] = system[kind] if system[kind] is not None else number(value)
         else:
-            own[kind] = number(value)
+            found[kind] = number(value)
     defaults = SyncLimits()
     return SyncLimits(
         system_min_kib_s=system["min"] if system["min"] is not None else defaults.system_min_kib_s,
         system_max_kib_s=system["max"] if system["max"] is not None else defaults.system_max_kib_s,
-        array_min_kib_s=own["min"],
-        array_max_kib_s=own["max"],
+        array_min_kib_s=found["min"],
+        array_max_kib_s=found["max"],
         array=array or "",
         read=system["min"] is not None and system["max"] is not None,
     )

@@ -20,7 +20,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.plan.figures import MemberFigures
 from mdtui.plan.levels import RAID5
-from mdtui.plan.sync_inputs import SyncLimits, SyncMember
+from mdtui.plan.sync_inputs import SyncMember
 from mdtui.plan.sync_time import RECOVER, sync_time
 from mdtui.probe.arrays import read_arrays
 from mdtui.probe.root import SystemRoot
@@ -60,7 +60,7 @@ def test_the_boost_reaches_what_the_members_allow_and_says_the_cost_first(tree: 
         component_bytes=1 << 30, limits=limits,
     )  # fmt: skip
     assert now.bound == "speed_limit_max (2,000 KiB/s)"
-    plan = plan_boost(root, md0(root), limits, now)
+    plan = plan_boost(root, md0(root), now)
     # 800 MB/s members plus 25 % headroom, in KiB/s.
     assert plan.kib_s == pytest.approx(800e6 * 1.25 / 1024, abs=1)
     assert plan.boosted_seconds == pytest.approx((1 << 30) / 800e6)
@@ -73,19 +73,19 @@ def test_the_boost_reaches_what_the_members_allow_and_says_the_cost_first(tree: 
 
 def test_without_member_figures_md_is_taken_out_of_the_way(tree: Path) -> None:
     root = SystemRoot(str(tree))
-    plan = plan_boost(root, md0(root), read_sync_limits(root, "md0"), None)
+    plan = plan_boost(root, md0(root), None)
     assert plan.kib_s == UNKNOWN_MEMBERS_KIB_S and "not known" in plan.why
 
 
 def test_an_array_without_a_uuid_is_not_boosted(tree: Path) -> None:
     root = SystemRoot(str(tree))
     with pytest.raises(MdtuiError, match="no UUID"):
-        plan_boost(root, MdArray("md0", "active", "raid6"), SyncLimits(), None)
+        plan_boost(root, MdArray("md0", "active", "raid6"), None)
 
 
 def test_the_block_writes_both_knobs_and_puts_back_what_they_said(tree: Path, tmp_path: Path) -> None:
     root = SystemRoot(str(tree))
-    plan = plan_boost(root, md0(root), read_sync_limits(root, "md0"), None)
+    plan = plan_boost(root, md0(root), None)
     from mdtui.tune.journal import KnobChanger
 
     changer = KnobChanger(root, purpose="a sync boost of md0", directory=tmp_path / "journal")
@@ -104,7 +104,7 @@ def _args() -> argparse.Namespace:
 
 def test_following_to_the_end_of_the_pass_puts_the_knobs_back(tree: Path) -> None:
     root = SystemRoot(str(tree))
-    plan = plan_boost(root, md0(root), read_sync_limits(root, "md0"), None)
+    plan = plan_boost(root, md0(root), None)
     seen: list[tuple[str, str]] = []
 
     def end_the_resync() -> None:
@@ -121,7 +121,7 @@ def test_following_to_the_end_of_the_pass_puts_the_knobs_back(tree: Path) -> Non
 
 def test_a_sigterm_while_following_stops_following_and_puts_the_knobs_back(tree: Path) -> None:
     root = SystemRoot(str(tree))
-    plan = plan_boost(root, md0(root), read_sync_limits(root, "md0"), None)
+    plan = plan_boost(root, md0(root), None)
 
     def terminate() -> None:
         time.sleep(0.5)
@@ -145,10 +145,9 @@ def test_a_killed_mdtui_leaves_the_journal_and_the_next_start_puts_the_knobs_bac
     from mdtui.probe.root import SystemRoot
     from mdtui.tune.boost import SyncBoost, plan_boost
     from mdtui.tune.journal import KnobChanger
-    from mdtui.tune.read import read_sync_limits
     root = SystemRoot({str(tree)!r})
     md0 = next(a for a in read_arrays(root) if a.name == "md0")
-    plan = plan_boost(root, md0, read_sync_limits(root, "md0"), None)
+    plan = plan_boost(root, md0, None)
     changer = KnobChanger(root, purpose="a sync boost of md0", directory=Path({str(journals)!r}))
     SyncBoost(root, plan, changer).apply()
     Path({str(ready)!r}).write_text("ready")
@@ -160,3 +159,22 @@ def test_a_killed_mdtui_leaves_the_journal_and_the_next_start_puts_the_knobs_bac
     lines = recover_dead(SystemRoot(str(tree)), journals)
     assert len(lines) == 2 and all("restored" in line and "a sync boost of md0" in line for line in lines), lines
     assert knobs(tree) == ("system", "system")
+
+
+def test_the_plan_reads_each_speed_file_once_and_reports_what_it_says(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """md's limits and what is put back come from one read of md0's sync_speed_min and sync_speed_max."""
+    root = SystemRoot(str(tree))
+    array = md0(root)
+    reads: list[str] = []
+    read_text = SystemRoot.read_text
+
+    def counted(self: SystemRoot, path: str, *args: object, **kwargs: object) -> str | None:
+        reads.append(str(path).rsplit("/", 1)[-1])
+        return read_text(self, path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SystemRoot, "read_text", counted)
+    plan = plan_boost(root, array, None)
+    assert sorted(name for name in reads if name.startswith("sync_speed_")) == ["sync_speed_max", "sync_speed_min"]
+    assert plan.as_json() == {"kib_s": UNKNOWN_MEMBERS_KIB_S, "writes": plan.writes, "cost": plan.cost_lines()}

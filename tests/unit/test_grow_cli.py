@@ -59,3 +59,35 @@ def test_refusals_are_one_line_each(args: tuple[str, ...], words: str) -> None:
 def test_a_live_grow_on_a_tree_is_refused(idle: Path) -> None:
     done = run(idle, "md0", "--add", "nvme4n1", "--yes")
     assert done.returncode == 2 and "read-only" in done.stderr and "mdadm --grow" in done.stderr, done.stderr
+
+
+def test_follow_shows_the_running_pass_beside_its_prediction(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`grow --follow` predicts the pass it follows once (the stored figures and the disks read before the loop),
+    and its progress line carries that prediction on every poll."""
+    from mdtui.bench import sync_forecast
+    from mdtui.cli import progress
+    from mdtui.cli.grow import cmd_grow
+    from mdtui.cli.main import build_parser
+    from mdtui.execute import mdadm
+
+    predicted: list[str] = []
+    real = sync_forecast.running_pass_time
+
+    def counted(*args: object, **kwargs: object) -> object:
+        predicted.append("once")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    def follow(device: str, *, root: object, on_update: object, **_: object) -> object:
+        array = mdadm.find_array(root, device)  # type: ignore[arg-type]
+        for _poll in range(3):
+            on_update(array)  # type: ignore[operator]
+        return None
+
+    lines: list[str] = []
+    monkeypatch.setattr(sync_forecast, "running_pass_time", counted)
+    monkeypatch.setattr(mdadm, "follow_sync", follow)
+    monkeypatch.setattr(progress.LinePrinter, "live_line", lambda _self, text: lines.append(text))
+    argv = ["--root", str(TREE), "grow", "md0", "--follow", "--db", str(tmp_path / "none.db")]
+    assert cmd_grow(build_parser(argv).parse_args(argv)) == 0  # the verb itself: run_verb refuses a tree first
+    assert len(lines) == 3 and all("resync" in line and " · predicted " in line for line in lines), lines
+    assert predicted == ["once"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,57 @@ def test_a_parity_arrays_own_stripe_cache_decides_its_sequential_write_predictio
     assert small is not None and small["value"] == 170e6 and "stripe_cache_size 256" in small["bound"]
     large = predicted_entry(raid5, (seq_write,), runs, inventory, stripe_cache_size=4096)
     assert large is not None and large["value"] == 300e6 and large["bound"] == "members (slowest × 3)"
+
+
+def test_each_step_reads_the_stripe_cache_once_and_the_session_the_hosts_ceilings_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step's knobs are read right before it, and its prediction takes the stripe cache from them (not a second
+    read); this host's ceilings (cpuinfo, kernel release, calibration) are read once for the whole benchmark."""
+    import asyncio
+    import shutil
+
+    from mdtui.bench import member_figures, run_setup, session
+    from mdtui.bench.plan import plan_bench
+    from mdtui.bench.requests import BenchRequest
+    from mdtui.store import calibration
+
+    reads: list[str] = []
+    ceilings: list[str] = []
+    read_text = SystemRoot.read_text
+
+    def counted_text(self: SystemRoot, path: str, *args: object, **kwargs: object) -> str | None:
+        if str(path).endswith("/md/stripe_cache_size"):
+            reads.append(str(path))
+        return read_text(self, path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_ceilings(*args: object) -> calibration.CeilingsChoice:
+        ceilings.append("read")
+        return calibration.host_ceilings(*args)  # type: ignore[arg-type]
+
+    caches: list[object] = []
+    entry = run_setup.predicted_entry
+
+    def predicted(*args: Any, **kwargs: Any) -> Any:
+        caches.append(kwargs["stripe_cache_size"])  # what the prediction was given of the array's stripe cache
+        return entry(*args, **kwargs)
+
+    monkeypatch.setattr(SystemRoot, "read_text", counted_text)
+    monkeypatch.setattr(run_setup, "predicted_entry", predicted)
+    monkeypatch.setattr(member_figures, "host_ceilings", counted_ceilings)
+    monkeypatch.setattr(run_setup, "host_ceilings", counted_ceilings, raising=False)
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree, symlinks=True)
+    (tree / "sys/devices/virtual/block/md0/md/stripe_cache_size").write_text("32\n")  # md0's own, not md's 256
+    root = SystemRoot(str(tree))
+    inventory = scan(root, privileged=True)
+    planned = plan_bench(BenchRequest("disk-mark", "md0"), inventory, root)  # raid6 of nvme0n1..nvme3n1
+    slow = (MEMBER[0], Metrics(write_bw_bytes_per_s=100e6), *MEMBER[2:])  # the members or the cache bind
+    member_runs(tmp_path / "r.db", ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"], slow)
+    with ResultsStore(tmp_path / "r.db") as store:
+        sess = session._Session(planned, inventory, root, store, {}, None, asyncio.Event(), None)
+        setups = {step.label: sess.setups.setup(step, index) for index, step in enumerate(planned.steps)}
+    assert len(reads) == len(planned.steps) > 1 and ceilings == ["read"]
+    assert setups["SEQ1MQ8T8 write"].context["knobs"]["md/stripe_cache_size"] == "32"
+    assert caches == [32] * len(planned.steps)
+    assert setups["SEQ1MQ8T8 write"].params["predicted"]["value"] is not None

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,3 +170,56 @@ def test_a_planned_raid5_rebuilds_its_last_member_and_raid0_has_no_initial_sync(
     assert answer.bound == "speed_limit_max (200,000 KiB/s)" and answer.basis == BASIS_DEFAULT
     raid0 = plan_create(CreateRequest(device="/dev/md9", level="raid0", members=tuple(free)))
     assert create_time(SystemRoot(str(TREE)), raid0, runs) is None
+
+
+def test_sync_view_shows_the_prediction_it_is_given_and_makes_none(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One prediction per pass, made by the caller: sync_view never predicts again (on a tick, from no figures)."""
+    from mdtui.bench import sync_forecast
+
+    system = SystemRoot(str(tree))
+    inventory = scan(system)
+    md0 = inventory.array("md0")
+    assert md0 is not None
+    given = running_pass_time(system, md0, inventory, [])
+    assert given is not None and given.predicted_seconds is not None
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("sync_view predicted the pass itself")
+
+    monkeypatch.setattr(sync_forecast, "running_pass_time", refused)
+    monkeypatch.setattr(sync_forecast, "pass_time", refused)
+    monkeypatch.setattr(sync_forecast, "host_ceilings", refused)
+    view = sync_forecast.sync_view(system, md0, predicted=given)
+    assert view is not None and view.predicted is given and "predicted " in view.prediction_line()
+    unknown = sync_forecast.sync_view(system, md0)  # not predicted (yet): md's figures and the bound alone
+    assert unknown is not None and unknown.predicted is None and unknown.predicted_left_seconds is None
+    assert unknown.prediction_line().startswith("bound: ")
+
+
+def test_forecasts_read_each_arrays_limits_and_members_once(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An array's running pass, rebuild and check come from one read of its limits and its members' figures,
+    and this host's ceilings (cpuinfo, kernel release, calibration) are read once for every array."""
+    from mdtui.bench import sync_forecast
+
+    inventory = scan(SystemRoot(str(tree)))
+    reads: dict[str, list[str]] = {"limits": [], "ceilings": [], "members": []}
+
+    def counting(name: str, real: Callable[..., Any], key: Callable[..., str]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            reads[name].append(key(*args))
+            return real(*args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(
+        sync_forecast, "read_sync_limits", counting("limits", sync_forecast.read_sync_limits, lambda _r, a=None: a)
+    )
+    monkeypatch.setattr(sync_forecast, "host_ceilings", counting("ceilings", sync_forecast.host_ceilings, lambda: ""))
+    monkeypatch.setattr(
+        sync_forecast, "sync_member", counting("members", sync_forecast.sync_member, lambda _r, _i, n: n)
+    )
+    found = sync_forecast.forecast_arrays(SystemRoot(str(tree)), inventory, [])
+    assert found["md0"].running is not None and found["md0"].rebuild is not None and found["md0"].check is not None
+    assert sorted(reads["limits"]) == ["md0", "md1", "md2"]
+    assert reads["ceilings"] == [""]
+    assert sorted(reads["members"]) == ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "sdc", "sdd", "vda"]

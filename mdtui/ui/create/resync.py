@@ -24,7 +24,6 @@ from mdtui.plan.sync_time import SyncTime
 from mdtui.probe.root import SystemRoot
 from mdtui.tune.boost import BoostPlan, SyncBoost
 from mdtui.tune.boost import plan_boost as boost_plan
-from mdtui.tune.read import read_sync_limits
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.messages import (
     ActionFailed,
@@ -151,7 +150,7 @@ class ResyncScreen(MdtuiScreen[None]):
         def report(array: MdArray) -> None:
             if worker.is_cancelled:
                 raise _StopFollowing
-            self.post_message(SyncProgress(array, sync_view(root, array, None, [], predicted=self.predicted)))
+            self.post_message(SyncProgress(array, sync_view(root, array, predicted=self.predicted)))
 
         try:
             final = md_run.follow_sync(self.device, root=root, on_update=report, poll_s=POLL_S)
@@ -227,7 +226,7 @@ class ResyncScreen(MdtuiScreen[None]):
             array = md_run.find_array(root, self.device)
             if array is None:
                 raise MdtuiError(f"{self.device} is gone")
-            plan = boost_plan(root, array, read_sync_limits(root, array.name), self.predicted)
+            plan = boost_plan(root, array, self.predicted)
         except Exception as exc:
             self.post_message(ActionFailed("speed", failure_reason("Planning the boost", exc)))
             return

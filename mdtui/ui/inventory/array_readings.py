@@ -49,7 +49,7 @@ def keep_rows(
         if health.failed:
             rows.append(("Failed", ", ".join(health.failed) + " (f repair: remove, then add a disk)", True))
         if array.sync is not None and forecast is not None:
-            view = sync_view(system, array, None, [], predicted=forecast.running)
+            view = sync_view(system, array, predicted=forecast.running)
             if view is not None:
                 rows.append(("Forecast", view.prediction_line(), False))
         if forecast is not None and forecast.rebuild is not None:

@@ -274,7 +274,7 @@ class WatchScreen(MdtuiScreen[None]):
             self.predict_sync(array)
         total = view.total
         busy = foreground_io(total.read_bytes_per_s, total.write_bytes_per_s) if total is not None else None
-        shown = sync_view(SystemRoot(self.root), array, None, [], predicted=self._forecasts[key], foreground_io=busy)
+        shown = sync_view(SystemRoot(self.root), array, predicted=self._forecasts[key], foreground_io=busy)
         return shown.prediction_line() if shown is not None else None
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="forecast")
