@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -238,8 +237,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from mdtui.bench.sync_forecast import repair_forecast
     from mdtui.cli.common import find_disk
     from mdtui.execute.mdadm import array_uuid, find_array
-    from mdtui.keep.locate import identify
-    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair
+    from mdtui.keep.repair import describe_repair, execute_repair, plan_repair, with_identity
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
 
@@ -260,13 +258,12 @@ def cmd_repair(args: argparse.Namespace) -> int:
         component_bytes=array.component_bytes,
     )
     # Before a member is failed, removed or replaced: what tells its drive from the others, at the machine.
-    acted_on = inventory.disk_of(plan.member) if plan.member and action in ("fail", "remove", "replace") else None
-    identity = identify(system, acted_on) if acted_on is not None else None
-    plan = dataclasses.replace(plan, identity=identity)
+    plan = with_identity(plan, system, inventory)
+    identity = plan.identity
     predicted, label = repair_forecast(
         system, array, inventory, member_runs(), action, member=plan.member, disk=disk.name if disk else None
     )
-    lines = describe_repair(plan, identity, predicted, label)
+    lines = describe_repair(plan, predicted, label)
     report: dict = {
         "plan": [list(step.argv) for step in plan.steps],
         "warnings": list(plan.warnings),

@@ -6,7 +6,7 @@ before running, every command logged; the recovery is then followed like a resyn
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mdtui.actionlog import ActionLog
 from mdtui.command import CommandResult
@@ -14,9 +14,10 @@ from mdtui.confirmation import require_confirmed
 from mdtui.errors import SafetyError
 from mdtui.execute.mdadm import array_uuid, find_array, resolve_member
 from mdtui.format import plural
-from mdtui.keep.locate import Identity
+from mdtui.keep.locate import Identity, identify
 from mdtui.model.array import ArrayMember, MdArray
 from mdtui.model.disk import Disk, InUseKind
+from mdtui.model.inventory import Inventory
 from mdtui.plan.create import member_path
 from mdtui.plan.describe import overwrite_line, step_lines
 from mdtui.plan.rejected import PlanRejected
@@ -26,6 +27,8 @@ from mdtui.probe.disks import DiskProber
 from mdtui.probe.root import SystemRoot
 
 ACTIONS = ("fail", "remove", "add", "replace", "re-add")
+# The actions whose member's drive is taken out or handed over: the one the admin must find at the machine.
+PULLED_ACTIONS = ("fail", "remove", "replace")
 # Members an array of each level can lose and still serve all data (raid10 near=2: one for sure).
 _TOLERANCE = {"raid1": None, "raid4": 1, "raid5": 1, "raid6": 2, "raid10": 1, "raid0": 0, "linear": 0}
 # `mdadm --remove` also takes these words for members whose device node is gone (hot-unplugged).
@@ -57,6 +60,11 @@ class RepairPlan:
         return tuple(step.argv for step in self.steps)
 
     @property
+    def pulled(self) -> str | None:
+        """The member whose drive the admin takes out or hands over (fail, remove, replace), or None."""
+        return self.member if self.action in PULLED_ACTIONS else None
+
+    @property
     def overwritten(self) -> str | None:
         """The disk the repair writes over (add, replace --with), or None (a re-add keeps its data)."""
         return self.disk.name if self.disk is not None and self.action != "re-add" else None
@@ -65,7 +73,7 @@ class RepairPlan:
     def confirmation(self) -> str:
         """What the user types: the serial on the label of the member failed, removed or replaced (what the admin
         reads before pulling it); else the disk overwritten; else the array."""
-        if self.identity is not None and self.action in ("fail", "remove", "replace"):
+        if self.identity is not None and self.pulled is not None:
             return self.identity.token
         return self.overwritten or self.array.removeprefix("/dev/")
 
@@ -123,7 +131,7 @@ def plan_repair(
         problems.append(f"{dev} is {array.level or 'inactive'} without redundancy; it cannot rebuild a member")
     found = _member(array, member)
     active = [m for m in array.members if not m.faulty and not m.spare]
-    if action in ("fail", "remove", "replace") and member is None:
+    if action in PULLED_ACTIONS and member is None:
         problems.append(f"name the member to {action}")
     elif action in ("fail", "replace") and found is None:
         names = ", ".join(m.name for m in array.members) or "none"
@@ -211,14 +219,16 @@ def _disk_problems(array: MdArray, disk: Disk, action: str, component_bytes: int
     return problems
 
 
-def describe_repair(
-    plan: RepairPlan,
-    identity: Identity | None = None,
-    predicted: SyncTime | None = None,
-    predicted_label: str = "",
-) -> list[str]:
-    """The plan in lines; with ``identity`` (the member acted on) what tells its drive apart, with ``predicted``
-    how long the rebuild takes (bench/sync_forecast.repair_forecast)."""
+def with_identity(plan: RepairPlan, root: SystemRoot, inventory: Inventory) -> RepairPlan:
+    """The plan with its pulled member's drive told apart at the machine (keep.locate.identify), so what is typed
+    to confirm is the serial on that drive's label; the plan as it was when no member is pulled."""
+    disk = inventory.disk_of(plan.pulled) if plan.pulled is not None else None
+    return replace(plan, identity=identify(root, disk)) if disk is not None else plan
+
+
+def describe_repair(plan: RepairPlan, predicted: SyncTime | None = None, predicted_label: str = "") -> list[str]:
+    """The plan in lines; with the plan's identity (with_identity) what tells the pulled drive apart, with
+    ``predicted`` how long the rebuild takes (bench/sync_forecast.repair_forecast)."""
     lines = [f"{plan.action} on {plan.array}:"]
     lines += step_lines((step.argv, step.description) for step in plan.steps)
     if plan.disk is not None and plan.action != "re-add":
@@ -227,7 +237,8 @@ def describe_repair(
         lines.append(f"  ⚠ {warning}")
     if plan.follows_recovery:
         lines.append("  then md copies data onto it (recovery); mdtui follows it to the end")
-    if identity is not None and plan.action in ("fail", "remove", "replace"):
+    identity = plan.identity
+    if identity is not None and plan.pulled is not None:
         lines += ["  the drive:", *("    " + line for line in identity.lines())]
         lines.append(f"    `mdtui locate {identity.disk}` blinks its LED; the confirmation is the serial on its label")
     if predicted is not None:

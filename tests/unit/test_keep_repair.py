@@ -225,3 +225,22 @@ def test_right_before_the_write_a_disk_that_cannot_be_checked_is_refused_as_at_p
     next((tree / "sys" / "devices").rglob("nvme4n1/size")).unlink()
     with pytest.raises(SafetyError, match=r"nvme4n1\) could not be checked: size unreadable"):
         recheck(plan, root)
+
+
+def test_the_plan_names_the_drive_pulled_and_both_front_ends_identify_it_through_it():
+    """Which member's drive is found at the machine is the plan's (fail, remove, replace), not each front end's."""
+    from mdtui.keep.repair import with_identity
+    from mdtui.probe.inventory import scan
+
+    tree = Path(__file__).resolve().parents[1] / "fixtures" / "trees" / "real-links"
+    root = SystemRoot(str(tree))
+    inventory = scan(root)
+    md0 = inventory.array("md0")
+    assert md0 is not None
+    failed = plan_repair(md0, "fail", member="nvme3n1")
+    assert failed.pulled == "nvme3n1"
+    named = with_identity(failed, root, inventory)
+    assert named.identity is not None and named.identity.disk == "nvme3n1"
+    assert named.confirmation == named.identity.token != failed.confirmation
+    added = plan_repair(raid5(degraded=1), "add", disk=disk(), component_bytes=GIB // 2)
+    assert added.pulled is None and with_identity(added, root, inventory) is added

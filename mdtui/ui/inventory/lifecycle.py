@@ -5,7 +5,6 @@ alerts is refused (refused_on_tree)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from mdtui.ui.inventory.action_runner import ActionRunner, plan_body
 if TYPE_CHECKING:
     from mdtui.keep.alerts import AlertsPlan
     from mdtui.keep.grow_resume import ResumePlan
-    from mdtui.keep.locate import Identity
     from mdtui.keep.persist import PersistPlan
     from mdtui.keep.repair import RepairPlan
     from mdtui.keep.scrub import ScrubPlan
@@ -33,10 +31,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RepairPlanned:
-    """A repair's plan with what is shown beside it: the drive acted on, and its rebuild's predicted time."""
+    """A repair's plan (with its pulled drive's identity) and its rebuild's predicted time."""
 
     plan: RepairPlan
-    identity: Identity | None
     predicted: SyncTime | None
     label: str
 
@@ -261,7 +258,7 @@ class Lifecycle(ActionRunner):
         if choice is None:
             return
         from mdtui.execute.mdadm import array_uuid
-        from mdtui.keep.repair import plan_repair
+        from mdtui.keep.repair import plan_repair, with_identity
 
         system = self.system
         disk = inventory.disk(choice.disk) if choice.disk else None
@@ -269,7 +266,6 @@ class Lifecycle(ActionRunner):
         def plan() -> RepairPlanned:
             from mdtui.bench.member_figures import load_member_runs
             from mdtui.bench.sync_forecast import repair_forecast
-            from mdtui.keep.locate import identify
 
             planned = plan_repair(
                 array,
@@ -280,14 +276,12 @@ class Lifecycle(ActionRunner):
                 component_bytes=array.component_bytes,
             )
             # As the CLI: the drive acted on, told apart from the others, and how long its rebuild takes.
-            named = planned.member if planned.action in ("fail", "remove", "replace") else None
-            acted_on = inventory.disk_of(named) if named else None
-            identity = identify(system, acted_on) if acted_on is not None else None
+            planned = with_identity(planned, system, inventory)
             predicted, label = repair_forecast(
-                system, array, inventory, load_member_runs(None), planned.action, member=named,
+                system, array, inventory, load_member_runs(None), planned.action, member=planned.member,
                 disk=disk.name if disk is not None else None,
             )  # fmt: skip
-            return RepairPlanned(planned, identity, predicted, label)
+            return RepairPlanned(planned, predicted, label)
 
         self.background(f"planning the {choice.action} on {array.dev_path}", plan, self._repair_planned)
 
@@ -296,8 +290,8 @@ class Lifecycle(ActionRunner):
 
         # As the CLI asks (RepairPlan.confirmation): the serial on the label of the member failed, removed or
         # replaced; the disk overwritten; or the array when nothing is overwritten.
-        plan = dataclasses.replace(planned.plan, identity=planned.identity)
-        lines = describe_repair(plan, planned.identity, planned.predicted, planned.label)
+        plan = planned.plan
+        lines = describe_repair(plan, planned.predicted, planned.label)
         if self.dry_run:
             self.show_plan(f"{plan.action.capitalize()} on {plan.array}", lines, plan.command)
             return
