@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from mdtui.execute.presets import MEMBER_MATRIX_TESTS
 from mdtui.model.disk import Disk
@@ -12,9 +14,11 @@ from mdtui.plan.figures import MEASURED, MemberFigures
 from mdtui.plan.forecast import FORECAST_NAMES, CeilingsChoice, MemberSource, unmeasured_source
 from mdtui.plan.member_bounds import unmeasured_figures, with_unmeasured
 from mdtui.store.calibration import host_ceilings
-from mdtui.store.errors import StoreMissingError
+from mdtui.store.errors import StoreError, StoreMissingError
 from mdtui.store.records import RunRecord, RunStatus
 from mdtui.store.runs import ResultsStore
+
+log = logging.getLogger(__name__)
 
 MEMBER_MATRIX_PRESET = "member-matrix"
 # Step label (as stored in params["step"]) → (MemberFigures field, stored metric, scale to the field's unit).
@@ -161,6 +165,16 @@ def load_member_runs(db: str | None) -> list[RunRecord]:
         with ResultsStore(db, create=False) as store:
             return [run for run in store.list_runs() if run.preset == MEMBER_MATRIX_PRESET]
     except StoreMissingError:
+        return []
+
+
+def stored_member_runs(db: str | Path | None) -> list[RunRecord]:
+    """load_member_runs for a prediction shown beside something else (the app's forecasts, plans and tables): a
+    database that cannot be read leaves the prediction without member figures, never the screen broken."""
+    try:
+        return load_member_runs(str(db) if db is not None else None)
+    except StoreError as exc:
+        log.warning("no stored member figures: %s", exc)
         return []
 
 

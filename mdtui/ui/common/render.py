@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
@@ -39,6 +40,13 @@ class Palette:
 # Under NO_COLOR Textual draws every colour as the grey of its brightness: a degraded array's red became the
 # dimmest row of the table. There the states keep the text's own colour; their words, signs and bold tell them.
 NO_COLOR_PALETTE = Palette(good="", warning="", error="")
+
+
+def app_db_path(app: App[Any]) -> Path | None:
+    """The results database the running app was started with (--db), None for the default one: what every
+    screen reads stored runs and member figures from (a test's bare App has none)."""
+    path = getattr(app, "db_path", None)
+    return Path(path) if path is not None else None
 
 
 def app_palette(app: App[Any]) -> Palette:

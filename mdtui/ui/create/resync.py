@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from mdtui.bench.member_figures import load_member_runs
+from mdtui.bench.member_figures import stored_member_runs
 from mdtui.bench.sync_forecast import create_time, sync_view
 from mdtui.errors import MdtuiError
 from mdtui.execute import mdadm as md_run
@@ -33,6 +33,7 @@ from mdtui.ui.common.messages import (
     SyncProgress,
     failure_reason,
 )
+from mdtui.ui.common.render import app_db_path
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.dialogs.confirm import ConfirmScreen
 
@@ -143,7 +144,7 @@ class ResyncScreen(MdtuiScreen[None]):
         worker = get_current_worker()
         root = SystemRoot(self.root)
         try:
-            self.predicted = create_time(root, self.plan, load_member_runs(None))
+            self.predicted = create_time(root, self.plan, stored_member_runs(app_db_path(self.app)))
         except Exception as exc:  # no prediction is no reason to stop following
             self.log.warning(f"no prediction for {self.device}: {exc}")
 

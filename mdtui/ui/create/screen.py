@@ -14,9 +14,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
 
-from mdtui.bench.member_figures import load_member_runs
+from mdtui.bench.member_figures import stored_member_runs
 from mdtui.bench.sync_forecast import create_time
-from mdtui.errors import MdtuiError
 from mdtui.execute import mdadm as md_run
 from mdtui.execute.mdadm import CreateOutcome
 from mdtui.execute.record import kernel_release
@@ -32,7 +31,7 @@ from mdtui.store.records import RunRecord
 from mdtui.ui.common.live import refused_on_tree
 from mdtui.ui.common.member_picker import MemberPicker
 from mdtui.ui.common.messages import ActionFailed, CreateFinished, failure_reason
-from mdtui.ui.common.render import Palette, app_palette
+from mdtui.ui.common.render import Palette, app_db_path, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.toggles import MarkCheckbox
 from mdtui.ui.create import form as cf
@@ -201,12 +200,7 @@ class CreateScreen(MdtuiScreen[Created | None]):
     def _member_runs(self) -> list[RunRecord]:
         """The stored member-matrix runs, read once: the preview predicts from them on every change."""
         if self._member_run_cache is None:
-            db_path = getattr(self.app, "db_path", None)
-            try:
-                self._member_run_cache = load_member_runs(str(db_path) if db_path is not None else None)
-            except MdtuiError:
-                # A database that cannot be read leaves the preview without a prediction, not broken.
-                self._member_run_cache = []
+            self._member_run_cache = stored_member_runs(app_db_path(self.app))
         return self._member_run_cache
 
     # -- form ⇄ widgets --------------------------------------------------------------------------

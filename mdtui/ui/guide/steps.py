@@ -23,8 +23,7 @@ from textual.widgets import RadioButton, RadioSet, SelectionList, Static
 
 from mdtui.advise import guide as core
 from mdtui.advise.findings import EXPERIMENT_TITLES, WORKLOADS, Finding, Pattern, Severity, why_text
-from mdtui.bench.member_figures import load_member_runs, member_sources
-from mdtui.errors import MdtuiError
+from mdtui.bench.member_figures import member_sources, stored_member_runs
 from mdtui.format import iec_bytes
 from mdtui.model.disk import Disk
 from mdtui.model.inventory import Inventory
@@ -295,10 +294,7 @@ class PlanStep(GuideStep):
         """Every level these members can make, side by side on each workload (the md model over the members'
         stored figures), the workload's own columns first in mind: sequential or random."""
         if self._member_runs is None:
-            try:
-                self._member_runs = load_member_runs(str(view.db_path))
-            except MdtuiError:
-                self._member_runs = []  # an unreadable database leaves the table unknown, not the step broken
+            self._member_runs = stored_member_runs(view.db_path)
         sources = member_sources(self._member_runs, members)
         rows = level_table(LEVELS, sources, chunk_bytes=chunk_kib * 1024 if chunk_kib else None)
         if not rows:

@@ -15,6 +15,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.probe.root import SystemRoot
+from mdtui.ui.common.render import app_db_path
 from mdtui.ui.findings.render import FINDINGS_KEY, array_rows
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class ArrayReadings(Widget):
         from mdtui.advise.host import host_findings
 
         try:
-            db = getattr(self.app, "db_path", None)  # None: the default database, as `mdtui advise` finds it
+            db = app_db_path(self.app)  # None: the default database, as `mdtui advise` finds it
             found = host_findings(SystemRoot(self.root), db=db, privileged=self.privileged, inventory=inventory)
         except (MdtuiError, OSError):
             return
@@ -198,11 +199,11 @@ class ArrayReadings(Widget):
     @work(thread=True, exclusive=True, exit_on_error=False, group="forecasts")
     def read_forecasts(self, inventory: Inventory) -> None:
         """Thread worker: each array's forecast from the stored member figures (a database read)."""
-        from mdtui.bench.member_figures import load_member_runs
+        from mdtui.bench.member_figures import stored_member_runs
         from mdtui.bench.sync_forecast import forecast_arrays
 
         try:
-            forecasts = forecast_arrays(SystemRoot(self.root), inventory, load_member_runs(None))
+            forecasts = forecast_arrays(SystemRoot(self.root), inventory, stored_member_runs(app_db_path(self.app)))
         except (MdtuiError, OSError) as exc:
             self.log.warning(f"no sync-time forecasts: {exc}")
             return

@@ -15,6 +15,7 @@ from mdtui.errors import MdtuiError
 from mdtui.model.array import MdArray
 from mdtui.model.inventory import Inventory
 from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.render import app_db_path
 from mdtui.ui.inventory.action_runner import ActionRunner, plan_body
 
 if TYPE_CHECKING:
@@ -201,15 +202,12 @@ class Lifecycle(ActionRunner):
             command = f"mdtui scrub {array.name}" + (" --repair" if chosen == "repair" else "")
 
             def planned() -> list[str]:
-                from mdtui.bench.member_figures import load_member_runs
+                from mdtui.bench.member_figures import stored_member_runs
                 from mdtui.bench.sync_forecast import scrub_time
                 from mdtui.keep.scrub import describe_scrub
                 from mdtui.probe.inventory import scan
 
-                try:
-                    runs = load_member_runs(None)
-                except MdtuiError:
-                    runs = []
+                runs = stored_member_runs(app_db_path(self.app))
                 # What `mdtui scrub --dry-run` reads: the scan (for members' links) and the stored figures.
                 predicted = scrub_time(self.system, array, scan(self.root), runs, repair=action == "repair")
                 return describe_scrub(plan_scrub(array, action, root=self.system), predicted)
@@ -264,7 +262,7 @@ class Lifecycle(ActionRunner):
         disk = inventory.disk(choice.disk) if choice.disk else None
 
         def plan() -> RepairPlanned:
-            from mdtui.bench.member_figures import load_member_runs
+            from mdtui.bench.member_figures import stored_member_runs
             from mdtui.bench.sync_forecast import repair_forecast
 
             planned = plan_repair(
@@ -278,8 +276,8 @@ class Lifecycle(ActionRunner):
             # As the CLI: the drive acted on, told apart from the others, and how long its rebuild takes.
             planned = with_identity(planned, system, inventory)
             predicted, label = repair_forecast(
-                system, array, inventory, load_member_runs(None), planned.action, member=planned.member,
-                disk=disk.name if disk is not None else None,
+                system, array, inventory, stored_member_runs(app_db_path(self.app)), planned.action,
+                member=planned.member, disk=disk.name if disk is not None else None,
             )  # fmt: skip
             return RepairPlanned(planned, predicted, label)
 
@@ -336,7 +334,7 @@ class Lifecycle(ActionRunner):
                 self._resume_planned,
             )
             return
-        from mdtui.bench.member_figures import load_member_runs
+        from mdtui.bench.member_figures import stored_member_runs
         from mdtui.bench.sync_forecast import grow_inputs
         from mdtui.keep.grow import plan_grow_now
         from mdtui.plan.grow_request import GrowRequest
@@ -358,10 +356,7 @@ class Lifecycle(ActionRunner):
                 backup_file=choice.backup_file,
                 filesystem_only=choice.change == "filesystem",
             )
-            try:
-                runs = load_member_runs(None)
-            except MdtuiError:
-                runs = []
+            runs = stored_member_runs(app_db_path(self.app))
             members, limits, ceilings = grow_inputs(
                 self.system, array, inventory, runs, [disk.name] if disk is not None else []
             )

@@ -33,6 +33,7 @@ from mdtui.tune.journal import KnobChanger
 from mdtui.tune.read import KnobReading, read_knobs
 from mdtui.tune.udev import NO_RULE, NOT_KEPT, Rule, kept_by_rule, rule_cell, rule_of, rules_for, rules_path
 from mdtui.ui.common.live import refused_on_tree
+from mdtui.ui.common.render import app_db_path
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.common.table import SizedTable
 from mdtui.ui.dialogs.confirm import ConfirmScreen
@@ -254,7 +255,7 @@ class TuneScreen(MdtuiScreen[None], job_groups=("tune-sweep",), job_name="a knob
     @work(thread=True, exclusive=True, exit_on_error=False, group="tune-sweep")
     def sweep_worker(self, array: MdArray, item: KnobReading, values: list[str], confirmed: str) -> None:
         root = SystemRoot(self.root)
-        db_path = self.db_path or getattr(self.app, "db_path", None) or default_db_path()
+        db_path = self.db_path or app_db_path(self.app) or default_db_path()
         changer = KnobChanger(root, purpose=f"a knob sweep of {item.knob.name} on {array.name}")
         try:
             with ResultsStore(db_path) as store:

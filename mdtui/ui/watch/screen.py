@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Footer, Header
 
-from mdtui.bench.member_figures import load_member_runs
+from mdtui.bench.member_figures import stored_member_runs
 from mdtui.bench.sync_forecast import foreground_io, running_pass_time, sync_view
 from mdtui.model.array import MdArray
 from mdtui.model.snapshot import Snapshot
@@ -41,7 +41,7 @@ from mdtui.sample.members import MemberPage, MemberSort, member_page
 from mdtui.sample.sampler import DEFAULT_INTERVAL_S, Sampler, check_interval
 from mdtui.sample.series import DiskTotals, PastSnapshot, past
 from mdtui.ui.common.messages import failure_reason
-from mdtui.ui.common.render import Palette, app_palette
+from mdtui.ui.common.render import Palette, app_db_path, app_palette
 from mdtui.ui.common.screen import MdtuiScreen
 from mdtui.ui.watch.chart import LINE_MARKS
 from mdtui.ui.watch.render import cpu_panel, members_table, members_title, summary
@@ -281,7 +281,7 @@ class WatchScreen(MdtuiScreen[None]):
     def predict_sync(self, array: MdArray) -> None:
         """Thread worker: the running sync predicted from the stored member figures (once per sync)."""
         try:
-            runs = load_member_runs(None)
+            runs = stored_member_runs(app_db_path(self.app))
             inventory = scan(self.root)
             predicted = running_pass_time(SystemRoot(self.root), array, inventory, runs)
         except Exception as exc:  # no prediction is no reason to stop watching
