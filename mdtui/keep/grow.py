@@ -186,22 +186,23 @@ class GrowOutcome:
     stalled: str | None = None  # why following stopped before the pass ended: md's position did not move
 
 
-def reached(array: MdArray | None, plan: GrowPlan) -> bool:
-    """Whether the array has the shape the plan asked for."""
-    if array is None:
-        return False
-    now = current_geometry(array)
+def has_shape(
+    array: MdArray | None, level: str, members: int, chunk_bytes: int | None, component_bytes: int, layout: str | None
+) -> bool:
+    """Whether the array has this shape (a layout None: any), as a grow and a resumed reshape wait for it."""
+    now = current_geometry(array) if array is not None else None
     return (
         now is not None
-        and (now.level, now.members, now.chunk_bytes, now.component_bytes)
-        == (
-            plan.after.level,
-            plan.after.members,
-            plan.after.chunk_bytes,
-            plan.after.component_bytes,
-        )
-        and (now.layout == plan.after.layout or plan.after.layout is None)
+        and (now.level.name, now.members, now.chunk_bytes, now.component_bytes)
+        == (level, members, chunk_bytes, component_bytes)
+        and (layout is None or now.layout == layout)
     )
+
+
+def reached(array: MdArray | None, plan: GrowPlan) -> bool:
+    """Whether the array has the shape the plan asked for."""
+    after = plan.after
+    return has_shape(array, after.level.name, after.members, after.chunk_bytes, after.component_bytes, after.layout)
 
 
 def follow_grow(
@@ -221,7 +222,6 @@ def follow_grow(
     first_seen: float | None = None
     position: tuple[int | None, float] = (None, time.monotonic())
     deadline = time.monotonic() + PASS_START_WAIT_S
-    array = find_array(system, plan.array)
     while plan.pass_action is not None and time.monotonic() < deadline:
         array = find_array(system, plan.array)
         if array is None or array.sync is not None or reached(array, plan):

@@ -16,11 +16,10 @@ from mdtui.errors import CommandError, MdtuiError
 from mdtui.execute.mdadm import find_array, resolve_member
 from mdtui.execute.state import ReshapeEntry, ReshapeJournal
 from mdtui.format import plural
-from mdtui.keep.grow import GROW_TIMEOUT_S, SHAPE_WAIT_S
+from mdtui.keep.grow import GROW_TIMEOUT_S, SHAPE_WAIT_S, has_shape
 from mdtui.keep.grow_facts import reshape_position
 from mdtui.model.array import MdArray
 from mdtui.plan.describe import step_lines
-from mdtui.plan.grow_shape import current_geometry
 from mdtui.plan.sync_time import RESHAPE
 from mdtui.probe.root import SystemRoot
 from mdtui.state_dir import same_uuid
@@ -214,13 +213,9 @@ def plan_resume(system: SystemRoot, device: str, journal: ReshapeJournal | None 
 
 
 def _has_target(array: MdArray, entry: ReshapeEntry) -> bool:
-    now = current_geometry(array)
-    return now is not None and (now.level.name, now.members, now.chunk_bytes, now.component_bytes) == (
-        entry.target_level,
-        entry.target_members,
-        entry.target_chunk_bytes,
-        entry.target_component_bytes,
-    )
+    """The journal entry's shape reached, as grow's own wait (keep.grow.has_shape) decides it, its layout too."""
+    return has_shape(array, entry.target_level, entry.target_members, entry.target_chunk_bytes,
+                     entry.target_component_bytes, entry.target_layout)  # fmt: skip
 
 
 def finish_resumed(system: SystemRoot, plan: ResumePlan, journal: ReshapeJournal | None = None) -> bool:

@@ -389,3 +389,19 @@ def test_resuming_runs_each_step_through_the_action_log_and_a_started_array_outw
     array = MdArray("md0", "inactive", "raid6", ())
     with pytest.raises(CommandError):
         execute_resume(plan, confirmed="md0", system=SystemRoot(tmp_path), log=log)
+
+
+def test_a_resumed_reshape_is_done_only_at_its_whole_shape_layout_included() -> None:
+    """grow waited for the plan's layout too, a resumed reshape did not: a raid6 still on the raid5 layout md's
+    level change leaves (left-symmetric-6) read as done. Both ask keep.grow.has_shape."""
+    from mdtui.keep.grow_resume import _has_target
+    from mdtui.model.array import ArrayMember, MdArray
+
+    def raid6(layout: str) -> MdArray:
+        members = tuple(ArrayMember(f"nvme{i}n1", i, ("in_sync",)) for i in range(5))
+        return MdArray(name="md0", state="clean", level="raid6", members=members, raid_disks=5, chunk_bytes=65536,
+                       layout=layout, component_bytes=40894464, metadata="1.2")  # fmt: skip
+
+    target = ReshapeEntry(**entry())  # type: ignore[arg-type]
+    assert _has_target(raid6("left-symmetric"), target)
+    assert not _has_target(raid6("left-symmetric-6"), target)
