@@ -67,10 +67,15 @@ def output_width(args: argparse.Namespace) -> int | None:
     return shutil.get_terminal_size().columns
 
 
+def md_device(text: str) -> str:
+    """An array as the user named it, as a device path: "md0" → "/dev/md0" (a path stays as it is)."""
+    return text if text.startswith("/dev/") else f"/dev/{text}"
+
+
 def print_leftovers(args: argparse.Namespace) -> None:
     """A line on stderr per array a killed experiment left behind (not the one `destroy` is removing)."""
     removing = getattr(args, "device", None) if getattr(args, "command", None) == "destroy" else None
-    removing = removing if removing is None or removing.startswith("/dev/") else f"/dev/{removing}"
+    removing = md_device(removing) if removing is not None else None
     for leftover in leftovers_at_start(getattr(args, "root", "/")):
         if leftover.entry.device != removing:
             print(f"mdtui: {leftover.notice}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mdtui.cli.common import confirm, find_disk, first_free_md, print_json, show_plan
+from mdtui.cli.common import confirm, find_disk, first_free_md, md_device, print_json, show_plan
 from mdtui.cli.keep import BOOST_HELP
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
@@ -76,10 +76,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     spares = tuple(find_disk(inventory, m, args.root) for m in args.spare)
     journal = find_disk(inventory, args.write_journal, args.root) if args.write_journal else None
     policy = "journal" if journal is not None and args.policy == "resync" else args.policy
-    if args.device is None:
-        device = first_free_md(inventory)
-    else:
-        device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+    device = first_free_md(inventory) if args.device is None else md_device(args.device)
     request = CreateRequest(
         device=device,
         level=args.level,
@@ -186,7 +183,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     from mdtui.probe.root import SystemRoot
 
     system = SystemRoot(args.root)
-    device = args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+    device = md_device(args.device)
     array = find_array(system, device)
     if array is None:
         raise MdtuiError(f"{device} is not an active md array")

@@ -24,6 +24,7 @@ from mdtui.cli.common import (
     find_disk,
     first_free_md,
     ignore_late_signals,
+    md_device,
     signal_exit_code,
     signals_restored,
     stop_reason,
@@ -149,7 +150,7 @@ def add_experiment_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 def _device(args: argparse.Namespace, inventory: Inventory) -> str:
     if args.device:
-        return args.device if args.device.startswith("/dev/") else f"/dev/{args.device}"
+        return md_device(args.device)
     return first_free_md(inventory)
 
 

@@ -8,17 +8,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mdtui.cli.common import confirm, find_disk, print_json, show_plan
-from mdtui.errors import MdtuiError
+from mdtui.bench.requests import parse_size
+from mdtui.cli.common import confirm, find_disk, md_device, print_json, show_plan
+from mdtui.errors import MdtuiError, PlanError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mdtui.model.array import MdArray
     from mdtui.plan.sync_time import SyncTime
-
-SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
 
 def add_grow_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     grow = sub.add_parser(
@@ -54,18 +52,12 @@ def add_grow_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     grow.add_argument("--conf", metavar="PATH", help="mdadm.conf to check and update (default: the distribution's)")
 
 
-def parse_size(text: str) -> int:
-    """A size as --size takes it: bytes, or a number with K, M, G or T (binary units); "max" is handled apart."""
-    value = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = value[-1:] if value[-1:] in SIZE_UNITS and value[-1:] else ""
-    digits = value[: len(value) - len(unit)]
-    if not digits.isdigit() or len(digits) > 20:
-        raise MdtuiError(f"--size {text!r}: give max, or a size such as 30G or 512M")
-    return int(digits) * SIZE_UNITS[unit]
-
-
-def _device(text: str) -> str:
-    return text if text.startswith("/dev/") else f"/dev/{text}"
+def member_size(text: str) -> int:
+    """--size as a number of bytes (bench.requests.parse_size: K, M, G, T binary, as everywhere); "max" apart."""
+    try:
+        return parse_size(text, "--size")
+    except PlanError:
+        raise MdtuiError(f"--size {text!r}: give max, or a size such as 30G or 512M") from None
 
 
 def cmd_grow(args: argparse.Namespace) -> int:
@@ -80,7 +72,7 @@ def cmd_grow(args: argparse.Namespace) -> int:
     from mdtui.store.errors import StoreError
 
     system = SystemRoot(args.root)
-    device = _device(args.device)
+    device = md_device(args.device)
     if args.resume:
         return _resume(args, system, device)
     array = find_array(system, device)
@@ -99,7 +91,7 @@ def cmd_grow(args: argparse.Namespace) -> int:
         chunk_kib=args.chunk,
         layout=args.layout,
         size_max=size_max,
-        size_bytes=parse_size(args.size) if args.size and not size_max else None,
+        size_bytes=member_size(args.size) if args.size and not size_max else None,
         backup_file=args.backup_file,
         filesystem_only=args.filesystem,
     )

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from mdtui.cli.common import confirm, print_json, show_plan
+from mdtui.cli.common import confirm, md_device, print_json, show_plan
 from mdtui.errors import MdtuiError
 from mdtui.format import plural
 
@@ -25,10 +25,6 @@ BOOST_HELP = (
     "first); put back when it ends, when you stop following it, or at the next mdtui start if mdtui is killed. "
     "--full-speed is the old name"
 )
-
-
-def _device(text: str) -> str:
-    return text if text.startswith("/dev/") else f"/dev/{text}"
 
 
 def add_keep_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +46,7 @@ def cmd_persist(args: argparse.Namespace) -> int:
     from mdtui.probe.root import SystemRoot
 
     system = SystemRoot(args.root)
-    plan = plan_persist(_device(args.device), root=system, conf_path=args.conf)
+    plan = plan_persist(md_device(args.device), root=system, conf_path=args.conf)
     report: dict = {
         "device": plan.device,
         "array_line": plan.brief,
@@ -242,7 +238,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from mdtui.probe.root import SystemRoot
 
     system = SystemRoot(args.root)
-    device = _device(args.device)
+    device = md_device(args.device)
     array = find_array(system, device)
     if array is None:
         raise MdtuiError(f"{device} is not an active md array")
@@ -391,7 +387,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         if args.json:
             print_json(report)
         return 0
-    device = _device(args.device)
+    device = md_device(args.device)
     array = find_array(system, device)
     if array is None:
         raise MdtuiError(f"{device} is not an active md array")
