@@ -371,9 +371,8 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         mismatch_sectors,
         plan_scrub,
         read_schedule,
-        start_scrub,
     )
-    from mdtui.keep.scrub_history import ScrubHistory, mismatch_meaning, trend
+    from mdtui.keep.scrub_history import ScrubHistory, begin_scrub, mismatch_meaning, trend
     from mdtui.probe.inventory import scan
     from mdtui.probe.root import SystemRoot
 
@@ -416,9 +415,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         print("Cancelled; nothing was started.")
         return 1
     history = ScrubHistory()
-    started = time.time()
-    start_scrub(plan, confirmed=confirmed, root=system)
-    opened = history.record_start(array, plan.action, started)
+    opened = begin_scrub(plan, array, history, confirmed=confirmed, root=system)
     if args.no_follow:
         if args.json:
             print_json(report)

@@ -21,8 +21,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import mdtui.keep.scrub as scrub_module
 from mdtui.keep.health import MISMATCH_LIMIT
 from mdtui.keep.schedule import LastScrub
+from mdtui.keep.scrub import ScrubPlan
 from mdtui.model.array import MdArray
 from mdtui.probe.owner import state_dir
 from mdtui.probe.root import SystemRoot
@@ -255,3 +257,18 @@ def mismatch_meaning(level: str | None, count: int | None) -> str:
             "parity from the data (which is then trusted); find the member first (SMART, the kernel log)"
         )
     return f"{count:,} sectors mismatched"
+
+
+def begin_scrub(
+    plan: ScrubPlan,
+    array: MdArray,
+    history: ScrubHistory,
+    *,
+    confirmed: str | None = None,
+    root: SystemRoot | None = None,
+) -> ScrubPass:
+    """Start the pass (start_scrub) and open its row in the scrub history, as the CLI and the app both do: the
+    row a later look (scrub_history.observe) or the follower closes."""
+    started = time.time()
+    scrub_module.start_scrub(plan, confirmed=confirmed, root=root)  # by its module: one place a test stops it
+    return history.record_start(array, plan.action, started)

@@ -154,3 +154,17 @@ def test_the_trend_of_the_counts() -> None:
     assert trend([row(5)]) == "5 sectors mismatched in the one pass kept"
     assert trend([row(9), row(5)]) == "falling: 9 → 5 sectors"
     assert trend([row(5), row(5)]) == "steady: 5 → 5 sectors"
+
+
+def test_a_scrub_started_by_either_front_end_opens_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI recorded the start of a scrub and the app did not (its passes came back only from the kernel log):
+    begin_scrub starts the pass and opens the row for both."""
+    from mdtui.keep import scrub
+    from mdtui.keep.scrub_history import begin_scrub
+
+    started: list[str] = []
+    monkeypatch.setattr(scrub, "start_scrub", lambda plan, **_: started.append(plan.action))
+    history = ScrubHistory(tmp_path)
+    opened = begin_scrub(scrub.ScrubPlan("md1", "check", "/sys/block/md1/md/sync_action"), MD1, history)
+    assert started == ["check"] and opened.ended is None and opened.source == "mdtui"
+    assert [row.action for row in history.rows()] == ["check"]

@@ -219,7 +219,7 @@ class Lifecycle(ActionRunner):
             )
             return
         if chosen == "check":
-            self._scrub_start(plan_scrub(array, "check", root=self.system))
+            self._scrub_start(array, plan_scrub(array, "check", root=self.system))
         elif chosen == "repair":
             plan = plan_scrub(array, "repair", root=self.system)
             body = plan_body(
@@ -227,14 +227,14 @@ class Lifecycle(ActionRunner):
                 self._palette(),
             )
             title = f"Repair mismatches on {array.name}"
-            self.confirm(title, body, plan.confirmation, "Repair", lambda typed: self._scrub_start(plan, typed))
+            self.confirm(title, body, plan.confirmation, "Repair", lambda typed: self._scrub_start(array, plan, typed))
 
-    def _scrub_start(self, plan: ScrubPlan, confirmed: str | None = None) -> None:
-        from mdtui.keep.scrub import start_scrub
+    def _scrub_start(self, array: MdArray, plan: ScrubPlan, confirmed: str | None = None) -> None:
+        from mdtui.keep.scrub_history import ScrubHistory, begin_scrub
 
         self.background(
             f"starting a {plan.action} of {plan.array}",
-            lambda: start_scrub(plan, confirmed=confirmed, root=self.system),
+            lambda: begin_scrub(plan, array, ScrubHistory(), confirmed=confirmed, root=self.system),
             lambda _none: self._scrub_started(plan),
         )
 
